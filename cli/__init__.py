@@ -1,0 +1,3 @@
+"""The heedful command line."""
+
+__version__ = "0.1.0"

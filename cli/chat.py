@@ -1,0 +1,107 @@
+"""``heedful`` with no subcommand: wire the store, the model and the turn service, then run the app."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
+
+from engine.errors import StoreError
+from engine.protocols import ChatModel, TokenCounter
+from engine.tokens import LazyTokenCounter, load_counter
+from engine.turn import TurnService
+from providers.resolve import ModelChoice, resolve_model
+from sessions import paths
+from sessions.config import Config, load_config, write_default_config
+from sessions.store import SqliteChatStore, open_store
+from tui.services import THEME_STATE_KEY, AppServices, Notice
+
+
+def build_model(choice: ModelChoice, config: Config, counter: TokenCounter) -> ChatModel:
+    """The offline model, or an OpenAI-compatible client (whose import is deferred to first use)."""
+    if choice.offline:
+        from providers.offline import OfflineModel
+
+        return OfflineModel(counter)
+    from providers.openai_chat import OpenAIChatModel
+
+    return OpenAIChatModel(
+        model=choice.model,
+        base_url=choice.base_url,
+        api_key=choice.api_key,
+        context_window=choice.context_window,
+        connect_timeout=config.timeouts.connect,
+        read_timeout=config.timeouts.read,
+        max_retries=config.max_retries,
+        key_hint=choice.key_hint,
+    )
+
+
+def _open_store(database: Path, notices: list[Notice]) -> SqliteChatStore:
+    try:
+        opened = open_store(database)
+    except StoreError as err:
+        # Still start, so the user can read the message; nothing of this run will be kept.
+        notices.append(Notice(f"{err.user_message} Nothing you write now will be saved.", "error"))
+        return SqliteChatStore(Path(":memory:"))
+    if opened.notice:
+        notices.append(Notice(opened.notice, "warning"))
+    return opened.store
+
+
+def build_services(
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    session_id: int | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[AppServices, str | None]:
+    """Everything the app needs, and the theme to restore. Never raises for bad config or storage."""
+    environment = os.environ if env is None else env
+    notices: list[Notice] = []
+    config_path = paths.config_path()
+    loaded = load_config(config_path)
+    notices.extend(Notice(problem, "error") for problem in loaded.problems)
+    if not loaded.exists:
+        try:
+            if write_default_config(config_path):
+                notices.append(Notice(f"Wrote a starter config to {config_path}."))
+        except OSError as err:
+            notices.append(
+                Notice(f"Could not write a starter config to {config_path}: {err.strerror}.", "warning")
+            )
+
+    database = paths.database_path()
+    store = _open_store(database, notices)
+
+    choice = resolve_model(loaded.config, environment, base_url=base_url, model=model)
+    notices.extend(Notice(text, "warning") for text in choice.notices)
+    counter = LazyTokenCounter(partial(load_counter, choice.model, model_is_offline=choice.offline))
+    chat_model = build_model(choice, loaded.config, counter)
+    turns = TurnService(store, chat_model, counter, system_prompt=loaded.config.system_prompt)
+    services = AppServices(
+        store=store,
+        turns=turns,
+        counter=counter,
+        config_path=config_path,
+        database_path=database,
+        notices=notices,
+        session_id=session_id,
+    )
+    return services, store.get_state(THEME_STATE_KEY)
+
+
+def run_chat(*, base_url: str | None, model: str | None, session_id: int | None) -> int:
+    services, theme = build_services(base_url=base_url, model=model, session_id=session_id)
+    from tui.app import HeedfulApp  # Textual is imported only once the arguments are known to be good.
+
+    app = HeedfulApp(services, theme=theme)
+    try:
+        app.run()
+    finally:
+        services.store.close()
+    if app.return_code not in (None, 0):
+        print("Heedful stopped unexpectedly; your messages are saved.", file=sys.stderr)
+    return app.return_code or 0

@@ -1,0 +1,1 @@
+"""Heedful curation engine: pure, typed, no Textual and no network."""

@@ -1,0 +1,78 @@
+"""Domain types of a conversation: sessions, stored messages and prompt messages.
+
+These are plain frozen dataclasses so that the engine, the store and the UI can pass them around
+without sharing any mutable state; an update to a message produces a new object.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+"""Who wrote a message; the same names as the chat-completions protocol."""
+
+ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
+
+
+class MessageStatus(enum.StrEnum):
+    """Where a stored message is in its life.
+
+    A user message is ``complete`` from the moment it is stored. An assistant reply starts as
+    ``streaming`` and ends as ``complete``, ``interrupted`` (some text arrived, then the stream was
+    stopped or cut) or ``failed`` (nothing arrived). Retrying a turn marks its earlier replies
+    ``superseded``: they stay in the store but are neither shown nor sent again.
+    """
+
+    COMPLETE = "complete"
+    STREAMING = "streaming"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+    SUPERSEDED = "superseded"
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A conversation."""
+
+    id: int
+    title: str
+    """Taken from the first user message; the user may rename it."""
+    created_at: datetime
+    updated_at: datetime
+    message_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A message as it is kept in the store."""
+
+    id: int
+    session_id: int
+    role: Role
+    content: str
+    status: MessageStatus
+    created_at: datetime
+    tokens: int | None = None
+    """Token count of ``content`` (None until counted)."""
+    model: str | None = None
+    """For replies: the model that wrote it."""
+    error: str | None = None
+    """For failed or interrupted replies: what went wrong, in words for the user."""
+
+    @property
+    def is_reply(self) -> bool:
+        return self.role == "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class PromptMessage:
+    """One message of a request to the model."""
+
+    role: Role
+    content: str
+
+    def as_openai(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}

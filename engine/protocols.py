@@ -1,0 +1,157 @@
+"""The small interfaces through which the engine reaches the outside world.
+
+``sessions.store.SqliteChatStore`` implements :class:`ChatStore`; ``providers.openai_chat`` and
+``providers.offline`` implement :class:`ChatModel`; ``engine.tokens`` implements
+:class:`TokenCounter`. Tests use the real implementations against a temporary database and a
+loopback fake server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from engine.chat import MessageStatus, PromptMessage, Role, Session, StoredMessage
+
+# --- the model -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the reply's text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """Token usage as the server reported it (the last chunk of a stream)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyFinished:
+    """The model said it had finished (``finish_reason`` from the protocol: stop, length, ...)."""
+
+    finish_reason: str
+
+
+ModelEvent = TextDelta | UsageReport | ReplyFinished
+
+
+class ChatModel(Protocol):
+    """Something that answers a list of messages with a stream of events."""
+
+    @property
+    def name(self) -> str:
+        """The model's name as the user knows it (shown in the header)."""
+        ...
+
+    @property
+    def is_offline(self) -> bool:
+        """True for the built-in offline model, which answers locally."""
+        ...
+
+    @property
+    def context_window(self) -> int:
+        """The model's context window in tokens."""
+        ...
+
+    def stream(self, messages: Sequence[PromptMessage]) -> AsyncGenerator[ModelEvent, None]:
+        """Stream the reply to ``messages``.
+
+        Yields :class:`TextDelta` events, at most one :class:`UsageReport`, and ends with exactly one
+        :class:`ReplyFinished`. Raises :class:`engine.errors.ModelError` on any failure, including
+        a stream that ends without saying it finished.
+        """
+        ...
+
+
+# --- tokens ----------------------------------------------------------------------------------
+
+
+class TokenCounter(Protocol):
+    """Counts tokens the way the model would, or as near as can be done offline."""
+
+    @property
+    def exact(self) -> bool:
+        """False when the count is an approximation (the UI then shows "≈")."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """What the counter uses, for the UI (e.g. "cl100k_base (offline copy)")."""
+        ...
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text``."""
+        ...
+
+
+# --- the store -------------------------------------------------------------------------------
+
+
+class ChatStore(Protocol):
+    """Sessions and their messages. Every method commits before it returns.
+
+    Methods are synchronous and quick; async callers run them in a thread, so an implementation
+    must be safe to call from any one thread at a time.
+    """
+
+    def create_session(self, title: str) -> Session: ...
+
+    def get_session(self, session_id: int) -> Session | None: ...
+
+    def latest_session(self) -> Session | None:
+        """The most recently updated session, or None when there is none."""
+        ...
+
+    def list_sessions(self) -> list[Session]:
+        """All sessions, the most recently updated first."""
+        ...
+
+    def rename_session(self, session_id: int, title: str) -> Session: ...
+
+    def delete_session(self, session_id: int) -> None:
+        """Delete a session and its messages (the user asked for it)."""
+        ...
+
+    def add_message(
+        self,
+        session_id: int,
+        role: Role,
+        content: str,
+        *,
+        status: MessageStatus = MessageStatus.COMPLETE,
+        tokens: int | None = None,
+        model: str | None = None,
+    ) -> StoredMessage:
+        """Append a message to a session and touch the session's ``updated_at``."""
+        ...
+
+    def update_message(
+        self,
+        message_id: int,
+        *,
+        content: str | None = None,
+        status: MessageStatus | None = None,
+        tokens: int | None = None,
+        error: str | None = None,
+    ) -> StoredMessage:
+        """Change the given fields of a message; fields left as None keep their value."""
+        ...
+
+    def messages(self, session_id: int) -> list[StoredMessage]:
+        """A session's messages in the order they were added, superseded ones included."""
+        ...
+
+    def get_state(self, key: str) -> str | None:
+        """App state the app itself wrote (theme, last session), never user config."""
+        ...
+
+    def set_state(self, key: str, value: str) -> None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,1 @@
+"""Model clients: the openai adapter and the built-in offline model."""

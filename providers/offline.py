@@ -1,0 +1,80 @@
+"""The built-in offline model: answers locally and deterministically with a digest of its input.
+
+It lets a newcomer with no key and no network use every part of the app, and it shows what a
+real model would have been sent. Its replies stream word by word so they take the same path
+through the app as a real model's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncGenerator, Sequence
+
+from engine.chat import PromptMessage
+from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
+from engine.protocols import ModelEvent, ReplyFinished, TextDelta, TokenCounter, UsageReport
+
+OFFLINE_MODEL_NAME = "offline"
+OFFLINE_CONTEXT_WINDOW = 8192
+_QUOTE_CHARS = 160
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def digest(messages: Sequence[PromptMessage], counter: TokenCounter) -> str:
+    """The offline model's reply to ``messages``: what it received, in numbers."""
+    roles = Counter(m.role for m in messages)
+    tokens = REPLY_PRIMING_TOKENS + sum(counter.count(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+    approx = "" if counter.exact else "≈ "
+    last = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    words = len(last.split())
+    parts = [
+        "**Offline model.** No model is connected, so this answer was made on your machine.",
+        "",
+        f"I received {_plural(len(messages), 'message')} "
+        f"({roles['system']} system, {roles['user']} from you, {roles['assistant']} replies), "
+        f"{approx}{tokens:,} tokens in all.",
+        f"Your last message has {_plural(len(last), 'character')}, {_plural(words, 'word')} "
+        f"and {approx}{_plural(counter.count(last), 'token')}.",
+    ]
+    first_line = " ".join(last.split())[:_QUOTE_CHARS]
+    if first_line:
+        ellipsis = "…" if len(" ".join(last.split())) > _QUOTE_CHARS else ""
+        parts += ["", f"> {first_line}{ellipsis}"]
+    parts += ["", "Press **F1** to connect a real model (OpenAI, Ollama or any OpenAI-compatible server)."]
+    return "\n".join(parts)
+
+
+class OfflineModel:
+    """A :class:`engine.protocols.ChatModel` that needs no network."""
+
+    def __init__(self, counter: TokenCounter, *, word_delay: float = 0.004) -> None:
+        self._counter = counter
+        self._word_delay = word_delay
+
+    @property
+    def name(self) -> str:
+        return OFFLINE_MODEL_NAME
+
+    @property
+    def is_offline(self) -> bool:
+        return True
+
+    @property
+    def context_window(self) -> int:
+        return OFFLINE_CONTEXT_WINDOW
+
+    async def stream(self, messages: Sequence[PromptMessage]) -> AsyncGenerator[ModelEvent, None]:
+        # Counting a large paste takes a while; keep it off the caller's event loop.
+        text = await asyncio.to_thread(digest, messages, self._counter)
+        pieces = text.split(" ")
+        for i, piece in enumerate(pieces):
+            yield TextDelta(piece if i == len(pieces) - 1 else piece + " ")
+            if self._word_delay:
+                await asyncio.sleep(self._word_delay)
+        prompt_tokens = await asyncio.to_thread(lambda: sum(self._counter.count(m.content) for m in messages))
+        yield UsageReport(prompt_tokens=prompt_tokens, completion_tokens=len(pieces))
+        yield ReplyFinished("stop")

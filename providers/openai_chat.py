@@ -1,0 +1,375 @@
+"""A :class:`engine.protocols.ChatModel` for any OpenAI-compatible chat-completions endpoint.
+
+OpenAI itself, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, Groq... all speak the same
+``/v1/chat/completions`` protocol, so one adapter over ``openai.AsyncOpenAI`` serves them all.
+
+The ``openai`` package is imported on the first request, not with this module: it costs about
+0.3 s, which the first screen should not wait for. Every exception the package (or a broken
+server) can produce is translated into :class:`engine.errors.ModelError`, whose message tells the
+user what happened and what to do; cancellation is never translated.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, Sequence
+from datetime import UTC
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from engine.chat import PromptMessage
+from engine.errors import ModelError, ModelErrorKind
+from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
+
+if TYPE_CHECKING:
+    import openai
+    from openai.types.chat import ChatCompletionMessageParam
+
+PLACEHOLDER_API_KEY = "not-needed"
+"""Sent when no key is configured: openai refuses an empty key, and local servers ignore it."""
+
+WRITE_TIMEOUT = 30.0
+POOL_TIMEOUT = 10.0
+_DETAIL_CHARS = 300
+
+_Phase = Literal["request", "stream", "models"]
+"""Where an error happened: before the reply started, while it streamed, or listing models."""
+
+
+class OpenAIChatModel:
+    """A chat model behind an OpenAI-compatible HTTP API.
+
+    Args:
+        model: The model's name as the server knows it.
+        base_url: The API's base URL (e.g. ``http://localhost:11434/v1``); None means the openai
+            package's default (``$OPENAI_BASE_URL``, else OpenAI's own API).
+        api_key: The key, or None (or empty) for servers that need none.
+        context_window: The model's context window in tokens.
+        connect_timeout: Seconds to wait for the connection.
+        read_timeout: Seconds to wait for the answer's headers, and then for each next piece.
+        max_retries: How often the openai client retries a failed request (429, 5xx, timeouts
+            and connection errors before the reply starts; never once the reply streams).
+        key_hint: Where the key comes from (e.g. ``$OPENAI_API_KEY``), for error messages.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None,
+        api_key: str | None,
+        context_window: int,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 60.0,
+        max_retries: int = 2,
+        key_hint: str | None = None,
+    ) -> None:
+        self._model = model
+        self._base_url = base_url
+        self._api_key = api_key or None
+        self._context_window = context_window
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._max_retries = max_retries
+        self._key_hint = key_hint
+        self._client: openai.AsyncOpenAI | None = None
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    @property
+    def is_offline(self) -> bool:
+        return False
+
+    @property
+    def context_window(self) -> int:
+        return self._context_window
+
+    def _get_client(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            import openai
+
+            self._client = openai.AsyncOpenAI(
+                base_url=self._base_url,
+                api_key=self._api_key or PLACEHOLDER_API_KEY,
+                max_retries=self._max_retries,
+                timeout=openai.Timeout(
+                    connect=self._connect_timeout,
+                    read=self._read_timeout,
+                    write=WRITE_TIMEOUT,
+                    pool=POOL_TIMEOUT,
+                ),
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections. The model may be used again afterwards (a new client is made)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def stream(self, messages: Sequence[PromptMessage]) -> AsyncGenerator[ModelEvent, None]:
+        """Stream the reply to ``messages``; see :meth:`engine.protocols.ChatModel.stream`.
+
+        Raises:
+            ModelError: on any failure of the request, the connection or the server's answer,
+                including a stream that ends without a finish reason (kind ``CUT``).
+        """
+        import openai
+
+        phase: _Phase = "request"
+        finish_reason: str | None = None
+        usage: UsageReport | None = None
+        chunks = 0
+        try:
+            client = self._get_client()
+            response = await client.chat.completions.create(
+                model=self._model,
+                messages=cast("list[ChatCompletionMessageParam]", [m.as_openai() for m in messages]),
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            phase = "stream"
+            # Leaving the block by any route (an error, the consumer stopping, cancellation)
+            # closes the HTTP response, so the server stops generating.
+            async with response:
+                async for chunk in response:
+                    chunks += 1
+                    usage = _usage_of(chunk) or usage
+                    for choice in getattr(chunk, "choices", None) or ():
+                        if getattr(choice, "index", 0) != 0:
+                            continue  # only one reply was asked for
+                        delta = getattr(choice, "delta", None)
+                        text = getattr(delta, "content", None)
+                        if isinstance(text, str) and text:
+                            yield TextDelta(text)
+                        reason = getattr(choice, "finish_reason", None)
+                        if isinstance(reason, str) and reason:
+                            finish_reason = reason
+        except (openai.APIConnectionError, openai.APITimeoutError) as err:
+            # Once the model has said it finished, the reply is whole: a connection that drops
+            # (or stalls) before the usage chunk or [DONE] loses nothing the user would see.
+            if finish_reason is None:
+                raise self._translate(err, phase) from err
+        except (openai.OpenAIError, ValueError) as err:
+            # ValueError covers json.JSONDecodeError (a bad SSE data line: openai lets it through
+            # unwrapped), UnicodeDecodeError and pydantic's ValidationError.
+            raise self._translate(err, phase) from err
+        if finish_reason is None:
+            if chunks == 0:
+                raise ModelError(
+                    ModelErrorKind.BAD_RESPONSE,
+                    f"The server at {self._where()} answered, but not with a stream of chat replies. "
+                    "Check that the base URL points at an OpenAI-compatible API.",
+                )
+            raise ModelError(
+                ModelErrorKind.CUT,
+                "The reply stopped before the model said it had finished. Retry to ask again.",
+            )
+        if usage is not None:
+            yield usage
+        yield ReplyFinished(finish_reason)
+
+    async def list_models(self) -> list[str]:
+        """The names of the models the server offers (``GET /models``).
+
+        Raises:
+            ModelError: as :meth:`stream` does.
+        """
+        import openai
+
+        try:
+            page = await self._get_client().models.list()
+            data = getattr(page, "data", None) or []
+            return [str(model.id) for model in data if getattr(model, "id", None) is not None]
+        # openai builds the page without validating it, so an answer of the wrong shape (an HTML
+        # page, say) fails with AttributeError or TypeError inside the package.
+        except (openai.OpenAIError, ValueError, AttributeError, TypeError) as err:
+            raise self._translate(err, "models") from err
+
+    # --- errors ------------------------------------------------------------------------------
+
+    def _where(self) -> str:
+        return self._base_url or "the default OpenAI endpoint"
+
+    def _translate(self, err: Exception, phase: _Phase) -> ModelError:
+        """The :class:`ModelError` that tells the user what ``err`` means."""
+        import openai
+
+        kind = ModelErrorKind
+        if isinstance(err, openai.AuthenticationError):
+            return ModelError(kind.AUTH, self._auth_message())
+        if isinstance(err, openai.PermissionDeniedError):
+            hint = f" Check that the key in {self._key_hint} may use it." if self._key_hint else ""
+            return ModelError(
+                kind.AUTH, f"The server refused access to {self._model} (403): {_detail(err)}.{hint}"
+            )
+        if isinstance(err, openai.RateLimitError):
+            return self._rate_limit(err)
+        if isinstance(err, openai.BadRequestError) and _code(err) == "context_length_exceeded":
+            return ModelError(
+                kind.CONTEXT_LENGTH,
+                f"The conversation is too long for {self._model} ({_detail(err)}). "
+                "Start a new session, or retry with a model that has a larger context window.",
+            )
+        if isinstance(err, openai.InternalServerError):
+            return ModelError(
+                kind.SERVER,
+                f"The server failed ({err.status_code}{_colon_detail(err)}). Try again in a moment.",
+            )
+        if isinstance(err, openai.NotFoundError):
+            if phase == "models":
+                message = f"The server at {self._where()} does not list its models (404)."
+            else:
+                message = (
+                    f"The server at {self._where()} has no chat endpoint or no model named {self._model} "
+                    f"(404{_colon_detail(err)}). Check the base URL and the model name."
+                )
+            return ModelError(kind.BAD_REQUEST, message)
+        if isinstance(err, openai.APIStatusError):
+            return ModelError(
+                kind.BAD_REQUEST, f"The server refused the request ({err.status_code}{_colon_detail(err)})."
+            )
+        if isinstance(err, openai.APITimeoutError):
+            return ModelError(kind.TIMEOUT, self._timeout_message(err, phase))
+        if isinstance(err, openai.APIConnectionError):
+            return ModelError(kind.CONNECTION, self._connection_message(err, phase))
+        if isinstance(err, openai.APIResponseValidationError):
+            return ModelError(kind.BAD_RESPONSE, self._bad_response_message(str(err)))
+        if isinstance(err, openai.APIError):
+            # A plain APIError is an error the server sent inside an otherwise good stream.
+            return ModelError(
+                kind.SERVER,
+                f"The server reported an error{' during the reply' if phase == 'stream' else ''}: "
+                f"{_detail(err)}. Try again in a moment.",
+            )
+        return ModelError(kind.BAD_RESPONSE, self._bad_response_message(f"{type(err).__name__}: {err}"))
+
+    def _auth_message(self) -> str:
+        if self._api_key is None:
+            return (
+                f"The server at {self._where()} needs an API key (401). "
+                "Set api_key_env for the provider in your config to the variable that holds it."
+            )
+        if self._key_hint:
+            return (
+                f"The server refused the API key (401). "
+                f"Check the key in {self._key_hint} or the provider's api_key_env in your config."
+            )
+        return "The server refused the API key (401). Check the provider's api_key_env in your config."
+
+    def _rate_limit(self, err: openai.RateLimitError) -> ModelError:
+        retry_after = _retry_after(err.response.headers)
+        if _code(err) == "insufficient_quota":
+            return ModelError(
+                ModelErrorKind.RATE_LIMIT,
+                "The provider says your account has run out of quota (429). "
+                "Check your plan and billing with the provider.",
+            )
+        seconds = f"{retry_after:.0f} s" if retry_after is not None and retry_after >= 1 else "a moment"
+        return ModelError(
+            ModelErrorKind.RATE_LIMIT,
+            f"The server is limiting requests (429{_colon_detail(err)}). Wait {seconds}, then retry.",
+            retry_after=retry_after,
+        )
+
+    def _timeout_message(self, err: Exception, phase: _Phase) -> str:
+        # openai wraps every httpx2 timeout in the same APITimeoutError; the cause tells connect
+        # from read. The name is compared so as not to import httpx2, openai's private dependency.
+        if type(err.__cause__).__name__ == "ConnectTimeout":
+            return (
+                f"Could not connect to {self._where()} within {self._connect_timeout:g} seconds. "
+                "Check that the server is running and reachable."
+            )
+        if phase == "stream":
+            return (
+                f"Nothing more of the reply arrived for {self._read_timeout:g} seconds, so it was "
+                "abandoned. Retry, or raise the read timeout in your config."
+            )
+        return (
+            f"The server did not answer within {self._read_timeout:g} seconds. It may be busy or still "
+            "loading the model: retry, or raise the read timeout in your config."
+        )
+
+    def _connection_message(self, err: Exception, phase: _Phase) -> str:
+        if phase == "stream":
+            return "The connection to the server dropped in the middle of the reply. Retry to ask again."
+        if type(err.__cause__).__name__ == "UnsupportedProtocol":
+            return f"The base URL {self._where()} is not valid: it must start with http:// or https://."
+        return (
+            f"Could not connect to the server at {self._where()}. "
+            "Check that it is running and that the base URL is right."
+        )
+
+    def _bad_response_message(self, what: str) -> str:
+        return (
+            f"The server's answer could not be understood ({_shorten(what)}). "
+            "Check that the base URL points at an OpenAI-compatible API."
+        )
+
+
+def _usage_of(chunk: Any) -> UsageReport | None:
+    usage = getattr(chunk, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", None)
+    completion = getattr(usage, "completion_tokens", None)
+    if isinstance(prompt, int) and isinstance(completion, int):
+        return UsageReport(prompt_tokens=prompt, completion_tokens=completion)
+    return None
+
+
+def _code(err: openai.APIStatusError) -> str | None:
+    code = err.code or (err.body.get("code") if isinstance(err.body, dict) else None)
+    return code if isinstance(code, str) else None
+
+
+def _detail(err: openai.APIError) -> str:
+    """The server's own words about an error, on one line, without the "Error code: N - " prefix."""
+    body = err.body
+    message: object = None
+    if isinstance(body, dict):
+        message = body.get("message")
+        if message is None and isinstance(body.get("error"), dict):
+            message = body["error"].get("message")
+        if message is None and isinstance(body.get("error"), str):
+            message = body["error"]  # Ollama and llama.cpp send {"error": "..."}
+    elif isinstance(body, str) and not body.lstrip().startswith("<"):
+        message = body  # a plain-text body; an HTML error page says nothing useful
+    if not isinstance(message, str) or not message.strip():
+        return "no details given"
+    return _shorten(message).rstrip(".")
+
+
+def _colon_detail(err: openai.APIError) -> str:
+    detail = _detail(err)
+    return "" if detail == "no details given" else f": {detail}"
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _DETAIL_CHARS else text[: _DETAIL_CHARS - 1] + "…"
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds the server asked us to wait: ``retry-after-ms``, or ``retry-after`` (seconds or a date)."""
+    try:
+        millis = headers.get("retry-after-ms")
+        if millis is not None:
+            return max(0.0, float(millis) / 1000)
+    except ValueError:
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    from email.utils import parsedate_to_datetime  # rarely needed, and slow-ish to import
+
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # "-0000" in the date means UTC, with no zone said
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - time.time())

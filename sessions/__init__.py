@@ -1,0 +1,1 @@
+"""Persistence (SQLite) and configuration."""

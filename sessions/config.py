@@ -1,0 +1,301 @@
+"""The user's settings: one pydantic model tree read from a TOML file.
+
+The file belongs to the user. Heedful reads it, reports what is wrong with it in words, and falls back
+to its defaults rather than refusing to start; it writes the file only once, when there is none
+(:func:`write_default_config`). What the app itself remembers (the theme, the last session) lives
+in the database instead.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from sessions.paths import ensure_private_dir
+
+FALLBACK = "using the default settings"
+
+
+class _Section(BaseModel):
+    # strict: TOML values are already typed, so "5" for a number is a mistake to report, not to
+    # coerce. extra="allow": an unknown key is reported as a warning (see _unknown_keys) instead of
+    # making the whole file unusable, so a typo never costs the user the rest of their settings.
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True, use_attribute_docstrings=True)
+
+
+class ProviderConfig(_Section):
+    """An OpenAI-compatible server and the models it offers."""
+
+    base_url: str
+    """The server's API root, e.g. ``https://api.openai.com/v1`` or ``http://localhost:11434/v1``."""
+    api_key_env: str | None = None
+    """The NAME of the environment variable that holds the key; None or "" when the server needs none."""
+    models: dict[str, int] = Field(default_factory=dict)
+    """Model name → its context window in tokens."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _is_http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("should start with http:// or https://")
+        return value
+
+    @field_validator("models")
+    @classmethod
+    def _windows_are_positive(cls, value: dict[str, int]) -> dict[str, int]:
+        for name, window in value.items():
+            if window <= 0:
+                raise ValueError(f"the context window of {name!r} should be a positive number of tokens")
+        return value
+
+
+class Timeouts(_Section):
+    """How long to wait for the server."""
+
+    connect: float = Field(default=10.0, gt=0, allow_inf_nan=False)
+    """Seconds to wait for a connection."""
+    read: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    """Seconds to wait between two streamed chunks of a reply (not for the whole reply)."""
+
+
+class Config(_Section):
+    """Everything the user can set in ``config.toml``."""
+
+    model: str | None = None
+    """The model to use: "provider/model" naming an entry of ``providers``, or a bare model name
+    used with the OPENAI_API_KEY / OPENAI_BASE_URL environment variables."""
+    system_prompt: str = "You are a helpful assistant."
+    """The system message sent first in every request."""
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    """Named servers; ``model = "name/model"`` selects one."""
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    """Network timeouts."""
+    max_retries: int = Field(default=2, ge=0)
+    """How many times the client retries a request that failed in a way worth retrying."""
+
+
+@dataclass(slots=True)
+class ConfigLoad:
+    """The outcome of reading the config file: the settings to use and what was wrong."""
+
+    config: Config
+    """The settings to run with (the defaults when the file could not be used)."""
+    path: Path
+    """The file that was read."""
+    exists: bool
+    """False when there was no file (so a starter one may be written)."""
+    problems: list[str] = field(default_factory=list)
+    """One human-readable sentence per problem, each naming the file."""
+
+
+def load_config(path: Path) -> ConfigLoad:
+    """Read the settings from ``path``; never raises for a missing, unreadable or invalid file.
+
+    Args:
+        path: The TOML file to read.
+
+    Returns:
+        The settings and a list of problems. A missing file gives the defaults and no problem; a file
+        that cannot be read, parsed or validated gives the defaults and problems saying why, with
+        line and column for syntax errors and the dotted key and bad value for invalid values.
+        Unknown keys are ignored, each with a warning, and the rest of the file is used.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return ConfigLoad(Config(), path, exists=False)
+    except OSError as err:
+        reason = err.strerror or str(err)
+        return ConfigLoad(
+            Config(), path, exists=True, problems=[f"{path}: could not be read ({reason}) — {FALLBACK}."]
+        )
+    try:
+        # utf-8-sig: editors on Windows put a byte-order mark at the start, which tomllib rejects.
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        problem = f"{path}: is not UTF-8 text (bad byte at offset {err.start}) — {FALLBACK}."
+        return ConfigLoad(Config(), path, exists=True, problems=[problem])
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        return ConfigLoad(
+            Config(), path, exists=True, problems=[f"{path}: {describe_toml_error(err)} — {FALLBACK}."]
+        )
+    try:
+        config = Config.model_validate(document)
+    except ValidationError as err:
+        problems = [
+            f"{path}: {describe_validation_error(e)} — {FALLBACK}." for e in err.errors(include_url=False)
+        ]
+        return ConfigLoad(Config(), path, exists=True, problems=problems)
+    return ConfigLoad(
+        config, path, exists=True, problems=[f"{path}: {warning}." for warning in _unknown_keys(config)]
+    )
+
+
+# --- describing problems ----------------------------------------------------------------------
+
+# tomllib (before 3.14) puts the position only in the message text.
+_TOML_POSITION = re.compile(
+    r"^(?P<reason>.*?)\s*\((?:at line (?P<line>\d+), column (?P<column>\d+)|at end of document)\)$"
+)
+
+
+def describe_toml_error(err: tomllib.TOMLDecodeError) -> str:
+    """``"line 3, column 5: Invalid value"`` from tomllib's ``"Invalid value (at line 3, column 5)"``."""
+    message = str(err)
+    match = _TOML_POSITION.match(message)
+    if match is None:
+        return message
+    reason = match["reason"]
+    if match["line"] is None:
+        return f"at the end of the file: {reason}"
+    return f"line {match['line']}, column {match['column']}: {reason}"
+
+
+def describe_validation_error(error: Any) -> str:
+    """One pydantic error as ``"timeouts.read: Input should be greater than 0 (got -1)"``.
+
+    Args:
+        error: An item of ``ValidationError.errors()``.
+    """
+    key = _dotted(error["loc"])
+    if error["type"] == "missing":
+        return f"{key} is required"
+    message = str(error["msg"])
+    if error["type"] == "value_error":
+        # pydantic prefixes our own validators' messages with "Value error, ".
+        message = str(error.get("ctx", {}).get("error", message))
+    return (
+        f"{key}: {message} (got {_show(error['input'])})"
+        if key
+        else f"{message} (got {_show(error['input'])})"
+    )
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    return ".".join(_toml_key(str(part)) for part in loc)
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False)
+
+
+def _show(value: object) -> str:
+    """A value as the user wrote it in TOML, or what kind of thing it is when it is big."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        shown = json.dumps(value, ensure_ascii=False)
+        return shown if len(shown) <= 60 else shown[:57] + '…"'
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def _unknown_keys(config: Config) -> Iterator[str]:
+    yield from _unknown_in(config, "")
+    yield from _unknown_in(config.timeouts, "timeouts")
+    for name, provider in config.providers.items():
+        yield from _unknown_in(provider, f"providers.{_toml_key(name)}")
+
+
+def _unknown_in(section: BaseModel, table: str) -> Iterator[str]:
+    known = list(type(section).model_fields)
+    where = f"in [{table}]" if table else "at the top level"
+    for key in section.model_extra or {}:
+        hint = difflib.get_close_matches(key, known, n=1)
+        suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
+        yield f"unknown key '{key}' {where} — ignored{suggestion}"
+
+
+# --- the starter file -------------------------------------------------------------------------
+
+_HEADER = """\
+# Heedful settings. Heedful writes this file once, when there is none, and never changes it again.
+#
+# Without a model configured here, Heedful uses the OPENAI_API_KEY and OPENAI_BASE_URL environment
+# variables when they are set, and its built-in offline model otherwise.
+#
+# To use one of the providers below, add a line at the top of this file (before any [table]):
+#
+#     model = "openai/gpt-4o-mini"     # needs OPENAI_API_KEY in the environment
+#     model = "ollama/llama3.2"        # a local Ollama server, no key needed
+#
+# api_key_env is the NAME of the environment variable that holds a provider's key: keys are never
+# written in this file. Under models, each model name maps to its context window in tokens.
+#
+# Other settings, with their defaults:
+#
+#     system_prompt = "You are a helpful assistant."
+#     max_retries = 2
+#
+#     [timeouts]
+#     connect = 10.0   # seconds to wait for a connection
+#     read = 60.0      # seconds to wait between two streamed chunks of a reply
+
+"""
+
+_EXAMPLE_PROVIDERS: dict[str, Any] = {
+    "providers": {
+        "openai": {
+            "base_url": "https://api.openai.com/v1",
+            "api_key_env": "OPENAI_API_KEY",
+            "models": {"gpt-4o-mini": 128000, "gpt-4o": 128000, "gpt-4.1": 1047576},
+        },
+        "ollama": {
+            "base_url": "http://localhost:11434/v1",
+            "models": {"llama3.2": 131072},
+        },
+    }
+}
+
+
+def default_config_text() -> str:
+    """The starter config: a comment header and two example providers, neither selected."""
+    return _HEADER + tomli_w.dumps(_EXAMPLE_PROVIDERS)
+
+
+def write_default_config(path: Path) -> bool:
+    """Write the starter config to ``path`` if, and only if, no file is there.
+
+    The check and the creation are one atomic step (``O_EXCL``), so a file the user wrote is never
+    overwritten, even one that appears between a check and the write.
+
+    Args:
+        path: Where the config file goes; its directory is created (0700) when missing.
+
+    Returns:
+        True if the file was written; False if something already existed at ``path``.
+
+    Raises:
+        OSError: The directory or the file could not be created or written.
+    """
+    ensure_private_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(default_config_text())
+    except OSError:
+        # A half-written starter file would be reported as broken on every start and never
+        # replaced (we don't overwrite), so take back what we created.
+        path.unlink(missing_ok=True)
+        raise
+    return True

@@ -1,0 +1,108 @@
+"""The database schema, as an ordered list of migrations keyed by ``PRAGMA user_version``.
+
+Migration ``n`` (1-based) takes a database at version ``n - 1`` to version ``n``. Each one runs in
+its own transaction together with the version bump, so a crash leaves the database at the version
+before or after it, never in between. Append new migrations; never edit a released one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from engine.chat import ROLES, MessageStatus
+from engine.errors import StoreError
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def _sql_list(values: Sequence[str]) -> str:
+    return ", ".join(f"'{value}'" for value in values)
+
+
+def _v1_initial(conn: sqlite3.Connection) -> None:
+    statements = (
+        """
+        CREATE TABLE sessions (
+            id INTEGER PRIMARY KEY,
+            title TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """,
+        f"""
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ({_sql_list(ROLES)})),
+            content TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ({_sql_list([s.value for s in MessageStatus])})),
+            tokens INTEGER,
+            model TEXT,
+            error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX messages_by_session ON messages (session_id, id)",
+        # latest_session() and list_sessions() sort on this.
+        "CREATE INDEX sessions_by_update ON sessions (updated_at, id)",
+        "CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    )
+    for statement in statements:
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial,)
+"""Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The database's ``PRAGMA user_version`` (0 for a new database)."""
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def check_version(conn: sqlite3.Connection, where: str) -> None:
+    """Refuse a database written by a newer Heedful, before anything writes to it.
+
+    Raises:
+        StoreError: The database's schema is newer than :data:`SCHEMA_VERSION`.
+    """
+    found = schema_version(conn)
+    if found > SCHEMA_VERSION:
+        raise StoreError(
+            f"The database at {where} was written by a newer version of Heedful (schema version "
+            f"{found}; this version knows up to {SCHEMA_VERSION}). It was left untouched: update "
+            "Heedful, or set HEEDFUL_DATA_DIR to use another directory."
+        )
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Bring the database up to :data:`SCHEMA_VERSION`.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``) so transactions are explicit.
+
+    Raises:
+        StoreError: The database is newer than this code.
+        sqlite3.Error: A migration failed; its transaction was rolled back.
+    """
+    while True:
+        # BEGIN IMMEDIATE takes the write lock before reading the version, so two processes
+        # opening a new database at once cannot both run the same migration.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = schema_version(conn)
+            if version >= SCHEMA_VERSION:
+                conn.execute("ROLLBACK")
+                return
+            MIGRATIONS[version](conn)
+            # PRAGMA doesn't take parameters; version is an int we computed.
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise

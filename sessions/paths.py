@@ -1,0 +1,78 @@
+"""Where Heedful keeps its files: one helper per location, all resolved on demand.
+
+Nothing here touches the disk at import time; callers create directories with
+:func:`ensure_private_dir` when they are about to write.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+APP_NAME = "heedful"
+DATABASE_NAME = "heedful.db"
+
+
+def _env_path(name: str) -> Path | None:
+    # An empty variable means "unset", as the XDG spec asks; "~" is expanded because shells don't
+    # expand it inside quotes and users write HEEDFUL_DATA_DIR="~/x".
+    value = os.environ.get(name, "")
+    return Path(value).expanduser() if value else None
+
+
+def data_dir() -> Path:
+    """The directory that holds the database.
+
+    Returns:
+        ``$HEEDFUL_DATA_DIR`` if set, else ``$XDG_DATA_HOME/heedful``, else
+        ``~/.local/share/heedful``.
+    """
+    override = _env_path("HEEDFUL_DATA_DIR")
+    if override is not None:
+        return override
+    xdg = _env_path("XDG_DATA_HOME")
+    base = xdg if xdg is not None else Path.home() / ".local" / "share"
+    return base / APP_NAME
+
+
+def config_path() -> Path:
+    """The config file.
+
+    Returns:
+        ``$HEEDFUL_CONFIG`` (a file path) if set, else ``$XDG_CONFIG_HOME/heedful/config.toml``,
+        else ``~/.config/heedful/config.toml``.
+    """
+    override = _env_path("HEEDFUL_CONFIG")
+    if override is not None:
+        return override
+    xdg = _env_path("XDG_CONFIG_HOME")
+    base = xdg if xdg is not None else Path.home() / ".config"
+    return base / APP_NAME / "config.toml"
+
+
+def database_path() -> Path:
+    """The SQLite database: ``data_dir() / "heedful.db"``."""
+    return data_dir() / DATABASE_NAME
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and its parents) if missing, readable by the current user only.
+
+    A directory that already exists keeps its mode: it may be shared on purpose (``~/.config``).
+    Only directories created here are set to 0700, whatever the umask.
+
+    Args:
+        path: The directory to create.
+
+    Returns:
+        ``path``, for chaining.
+
+    Raises:
+        OSError: The directory could not be created (permissions, a file in the way, disk full).
+    """
+    missing = not path.is_dir()
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if missing:
+        # mkdir's mode is filtered through the umask; chmod is not.
+        path.chmod(0o700)
+    return path

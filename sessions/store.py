@@ -1,0 +1,377 @@
+"""Sessions and messages in SQLite: the :class:`engine.protocols.ChatStore` the app runs on.
+
+One connection per store, in autocommit mode with explicit transactions, WAL journalling and
+``synchronous=NORMAL``: a committed message survives the app being killed (WAL with NORMAL can lose
+the last transactions only on power loss, not on a process crash). The connection is shared by the
+event loop's worker threads, so every call holds a lock.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar, cast
+
+from engine.chat import MessageStatus, Role, Session, StoredMessage
+from engine.errors import StoreError
+from sessions.migrations import check_version, migrate
+from sessions.paths import ensure_private_dir
+
+INTERRUPTED_BY_EXIT = "Heedful closed before this reply finished."
+
+_T = TypeVar("_T")
+
+_SESSION_COLUMNS = """
+    s.id, s.title, s.created_at, s.updated_at,
+    (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.status != 'superseded')
+"""
+_MESSAGE_COLUMNS = "id, session_id, role, content, status, created_at, tokens, model, error"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _session(row: sqlite3.Row | tuple[object, ...]) -> Session:
+    return Session(
+        id=int(cast(int, row[0])),
+        title=str(row[1]),
+        created_at=datetime.fromisoformat(str(row[2])),
+        updated_at=datetime.fromisoformat(str(row[3])),
+        message_count=int(cast(int, row[4])),
+    )
+
+
+def _message(row: sqlite3.Row | tuple[object, ...]) -> StoredMessage:
+    return StoredMessage(
+        id=int(cast(int, row[0])),
+        session_id=int(cast(int, row[1])),
+        role=cast(Role, row[2]),
+        content=str(row[3]),
+        status=MessageStatus(str(row[4])),
+        created_at=datetime.fromisoformat(str(row[5])),
+        tokens=None if row[6] is None else int(cast(int, row[6])),
+        model=None if row[7] is None else str(row[7]),
+        error=None if row[8] is None else str(row[8]),
+    )
+
+
+def _describe(err: sqlite3.Error, where: str) -> str:
+    text = str(err)
+    if isinstance(err, sqlite3.OperationalError) and "locked" in text:
+        return f"The database at {where} is busy (another program holds a lock); try again in a moment."
+    if "disk" in text or "full" in text:
+        return f"Could not write to the database at {where}: the disk is full or not writable ({text})."
+    if "readonly" in text:
+        return f"The database at {where} is read-only; nothing can be saved ({text})."
+    return f"The database at {where} failed: {text}."
+
+
+class SqliteChatStore:
+    """Sessions, messages and app state in one SQLite file.
+
+    Every method commits before it returns and raises :class:`StoreError` (with a sentence for the
+    user) instead of ``sqlite3.Error``.
+    """
+
+    def __init__(self, path: Path) -> None:
+        """Open (creating if needed) and migrate the database at ``path``; ``:memory:`` works too.
+
+        Raises:
+            StoreError: The file is not a database, is newer than this code, or cannot be opened.
+        """
+        self._where = str(path)
+        self._lock = threading.Lock()
+        in_memory = str(path) == ":memory:"
+        try:
+            if not in_memory:
+                ensure_private_dir(path.parent)
+                _create_private(path)
+            # check_same_thread=False: calls come from asyncio.to_thread workers; the lock serializes them.
+            self._conn = sqlite3.connect(
+                str(path), isolation_level=None, check_same_thread=False, timeout=5.0
+            )
+        except (OSError, sqlite3.Error) as err:
+            raise StoreError(f"Could not open the database at {path}: {err}.") from err
+        try:
+            self._conn.execute("PRAGMA busy_timeout = 5000")
+            # Before anything writes: switching to WAL rewrites the header of a file we must not touch.
+            check_version(self._conn, self._where)
+            if not in_memory:
+                mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise sqlite3.OperationalError(f"could not switch to WAL journalling (got {mode})")
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            migrate(self._conn)
+            self._finish_abandoned_replies()
+        except StoreError:
+            self._conn.close()
+            raise
+        except sqlite3.Error as err:
+            self._conn.close()
+            raise StoreError(_describe(err, self._where)) from err
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def _run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``work`` in one transaction under the lock; map sqlite errors to StoreError."""
+        with self._lock:
+            try:
+                with self._transaction():
+                    return work(self._conn)
+            except sqlite3.Error as err:
+                raise StoreError(_describe(err, self._where)) from err
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    def _finish_abandoned_replies(self) -> None:
+        # A reply still "streaming" when the store opens was cut off by the app exiting or being
+        # killed: keep its text and say what happened.
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "UPDATE messages SET status = ?, error = COALESCE(error, ?), updated_at = ? WHERE status = ?",
+                (MessageStatus.INTERRUPTED, INTERRUPTED_BY_EXIT, _now(), MessageStatus.STREAMING),
+            )
+
+        with self._transaction():
+            work(self._conn)
+
+    # --- sessions ----------------------------------------------------------------------------
+
+    def create_session(self, title: str) -> Session:
+        def work(conn: sqlite3.Connection) -> Session:
+            now = _now()
+            cursor = conn.execute(
+                "INSERT INTO sessions (title, created_at, updated_at) VALUES (?, ?, ?)", (title, now, now)
+            )
+            return self._get_session(conn, cast(int, cursor.lastrowid))
+
+        return self._run(work)
+
+    def get_session(self, session_id: int) -> Session | None:
+        return self._run(lambda conn: self._find_session(conn, session_id))
+
+    def latest_session(self) -> Session | None:
+        def work(conn: sqlite3.Connection) -> Session | None:
+            row = conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions s ORDER BY s.updated_at DESC, s.id DESC LIMIT 1"
+            ).fetchone()
+            return None if row is None else _session(row)
+
+        return self._run(work)
+
+    def list_sessions(self) -> list[Session]:
+        def work(conn: sqlite3.Connection) -> list[Session]:
+            rows = conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions s ORDER BY s.updated_at DESC, s.id DESC"
+            ).fetchall()
+            return [_session(row) for row in rows]
+
+        return self._run(work)
+
+    def rename_session(self, session_id: int, title: str) -> Session:
+        """Give a session a new title.
+
+        Raises:
+            ValueError: ``title`` is empty or only whitespace.
+            StoreError: There is no such session.
+        """
+        clean = title.strip()
+        if not clean:
+            raise ValueError("a session title cannot be empty")
+
+        def work(conn: sqlite3.Connection) -> Session:
+            conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (clean, session_id))
+            return self._get_session(conn, session_id)
+
+        return self._run(work)
+
+    def delete_session(self, session_id: int) -> None:
+        self._run(lambda conn: conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)))
+
+    def _find_session(self, conn: sqlite3.Connection, session_id: int) -> Session | None:
+        row = conn.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (session_id,)
+        ).fetchone()
+        return None if row is None else _session(row)
+
+    def _get_session(self, conn: sqlite3.Connection, session_id: int) -> Session:
+        found = self._find_session(conn, session_id)
+        if found is None:
+            raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+        return found
+
+    # --- messages ----------------------------------------------------------------------------
+
+    def add_message(
+        self,
+        session_id: int,
+        role: Role,
+        content: str,
+        *,
+        status: MessageStatus = MessageStatus.COMPLETE,
+        tokens: int | None = None,
+        model: str | None = None,
+    ) -> StoredMessage:
+        def work(conn: sqlite3.Connection) -> StoredMessage:
+            now = _now()
+            touched = conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+            if touched.rowcount == 0:
+                raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+            cursor = conn.execute(
+                "INSERT INTO messages (session_id, role, content, status, tokens, model, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, role, content, status, tokens, model, now, now),
+            )
+            return self._get_message(conn, cast(int, cursor.lastrowid))
+
+        return self._run(work)
+
+    def update_message(
+        self,
+        message_id: int,
+        *,
+        content: str | None = None,
+        status: MessageStatus | None = None,
+        tokens: int | None = None,
+        error: str | None = None,
+    ) -> StoredMessage:
+        def work(conn: sqlite3.Connection) -> StoredMessage:
+            now = _now()
+            cursor = conn.execute(
+                "UPDATE messages SET content = COALESCE(?, content), status = COALESCE(?, status),"
+                " tokens = COALESCE(?, tokens), error = COALESCE(?, error), updated_at = ? WHERE id = ?",
+                (content, status, tokens, error, now, message_id),
+            )
+            if cursor.rowcount == 0:
+                raise StoreError(f"There is no message {message_id}; its session may have been deleted.")
+            message = self._get_message(conn, message_id)
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, message.session_id))
+            return message
+
+        return self._run(work)
+
+    def messages(self, session_id: int) -> list[StoredMessage]:
+        def work(conn: sqlite3.Connection) -> list[StoredMessage]:
+            rows = conn.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+            ).fetchall()
+            return [_message(row) for row in rows]
+
+        return self._run(work)
+
+    def _get_message(self, conn: sqlite3.Connection, message_id: int) -> StoredMessage:
+        row = conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"There is no message {message_id}.")
+        return _message(row)
+
+    # --- app state ---------------------------------------------------------------------------
+
+    def get_state(self, key: str) -> str | None:
+        def work(conn: sqlite3.Connection) -> str | None:
+            row = conn.execute("SELECT value FROM app_state WHERE key = ?", (key,)).fetchone()
+            return None if row is None else str(row[0])
+
+        return self._run(work)
+
+    def set_state(self, key: str, value: str) -> None:
+        self._run(
+            lambda conn: conn.execute(
+                "INSERT INTO app_state (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+        )
+
+    def integrity_problems(self) -> list[str]:
+        """What ``PRAGMA integrity_check`` reports; empty when the database is sound."""
+        with self._lock:
+            rows = self._conn.execute("PRAGMA integrity_check").fetchall()
+        return [str(row[0]) for row in rows if row[0] != "ok"]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _create_private(path: Path) -> None:
+    # Create the file ourselves so it starts 0600 whatever the umask: it holds the user's chats.
+    # SQLite's -wal and -shm files copy the main file's permissions.
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+# --- opening, with recovery from a corrupt file -----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedStore:
+    """A store ready to use and, when the old file had to be moved aside, a sentence saying where."""
+
+    store: SqliteChatStore
+    notice: str | None = None
+
+
+def _is_corrupt(err: StoreError) -> bool:
+    cause = err.__cause__
+    if not isinstance(cause, sqlite3.DatabaseError) or isinstance(cause, sqlite3.OperationalError):
+        return False
+    text = str(cause).lower()
+    return "not a database" in text or "malformed" in text or "corrupt" in text
+
+
+def open_store(path: Path, *, clock: Callable[[], datetime] = datetime.now) -> OpenedStore:
+    """Open the database at ``path``; a corrupt file is moved aside and a fresh one started.
+
+    Args:
+        path: The database file.
+        clock: Gives the timestamp in the name of a moved-aside file.
+
+    Returns:
+        The store and, when a corrupt file was moved aside, a notice naming where it went.
+
+    Raises:
+        StoreError: The database could not be opened for another reason (a newer schema, no
+            permission, a full disk); nothing was moved or changed.
+    """
+    try:
+        return OpenedStore(SqliteChatStore(path))
+    except StoreError as err:
+        if not _is_corrupt(err):
+            raise
+    aside = path.with_name(f"{path.name}.corrupt-{clock():%Y%m%d-%H%M%S}")
+    try:
+        path.rename(aside)
+        for suffix in ("-wal", "-shm", "-journal"):
+            companion = path.with_name(path.name + suffix)
+            if companion.exists():
+                companion.rename(aside.with_name(aside.name + suffix))
+    except OSError as err:
+        raise StoreError(
+            f"The database at {path} is damaged and could not be moved aside ({err.strerror}). "
+            "Move it yourself, or set HEEDFUL_DATA_DIR to use another directory."
+        ) from err
+    store = SqliteChatStore(path)
+    return OpenedStore(
+        store,
+        f"The database at {path} was damaged; it was moved to {aside} and a new, empty one was started.",
+    )

@@ -1,0 +1,81 @@
+"""Helpers for driving the real app with Pilot."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from cli.chat import build_services
+from engine.chat import StoredMessage
+from sessions import paths
+from sessions.store import open_store
+from tui.app import HeedfulApp
+from tui.screens.chat import ChatScreen
+from tui.widgets.composer import Composer
+from tui.widgets.message_view import MessageView
+
+
+def make_app(
+    *, base_url: str | None = None, model: str | None = None, env: dict[str, str] | None = None
+) -> HeedfulApp:
+    """The app as `heedful` builds it, against the test's data dir and config (see conftest)."""
+    services, theme = build_services(base_url=base_url, model=model, env=env or {})
+    return HeedfulApp(services, theme=theme)
+
+
+def write_config(text: str) -> Path:
+    path = paths.config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def wait_for(pilot: Pilot[None], predicate: Callable[[], object], seconds: float = 10.0) -> None:
+    """Let the app run until ``predicate()`` is true; fail with a clear message after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {seconds}s waiting for {predicate}")
+        await pilot.pause(0.02)
+
+
+def chat(app: HeedfulApp) -> ChatScreen:
+    screen = app.screen
+    assert isinstance(screen, ChatScreen), screen
+    return screen
+
+
+def views(app: HeedfulApp) -> list[MessageView]:
+    return list(chat(app).query(MessageView))
+
+
+def idle(app: HeedfulApp) -> bool:
+    """No turn running and the history reloaded."""
+    return not chat(app).busy
+
+
+async def send(pilot: Pilot[None], text: str) -> None:
+    """Type ``text`` into the composer, press Enter, and wait until the reply has settled."""
+    app = pilot.app
+    assert isinstance(app, HeedfulApp)
+    composer = chat(app).query_one(Composer)
+    composer.focus()
+    before = len(views(app))
+    if len(text) <= 40:
+        await pilot.press(*text)  # typed for real, key by key
+    else:
+        composer.insert(text)  # as a paste would
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: len(views(app)) >= before + 2 and idle(app))
+
+
+def stored_messages() -> list[StoredMessage]:
+    """Every message in the test's database, read through a separate connection."""
+    store = open_store(paths.database_path()).store
+    try:
+        return [m for s in store.list_sessions() for m in store.messages(s.id)]
+    finally:
+        store.close()

@@ -1,0 +1,32 @@
+"""Fixtures shared by the whole suite."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fake_openai import FakeOpenAIServer
+
+# The openai package reads these; a developer's real key or endpoint must never reach a test.
+_OPENAI_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
+
+
+@pytest.fixture(autouse=True)
+def hermetic_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the app's config and data at the test's own directory, and hide any OpenAI settings."""
+    monkeypatch.setenv("HEEDFUL_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("HEEDFUL_CONFIG", str(tmp_path / "config" / "config.toml"))
+    for name in _OPENAI_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeOpenAIServer]:
+    """A started loopback fake OpenAI-compatible server; see tests/fake_openai.py."""
+    with FakeOpenAIServer() as server:
+        yield server
+        # An assertion inside on_request runs in the server's thread; surface it here.
+        if server.hook_errors:
+            raise server.hook_errors[0]

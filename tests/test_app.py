@@ -1,0 +1,192 @@
+"""The app, driven with Pilot: offline first run, streaming, stop, retry, sessions, persistence."""
+
+from __future__ import annotations
+
+from engine.chat import MessageStatus
+from tests.apphelpers import chat, make_app, send, stored_messages, views, wait_for, write_config
+from tests.fake_openai import FakeOpenAIServer
+from tui.screens.sessions import SessionsScreen
+from tui.widgets.composer import Composer
+from tui.widgets.header_bar import HeaderBar
+
+
+def text_of(widget: object) -> str:
+    """The plain text a Static, Markdown or TextArea currently shows."""
+    from textual.widgets import Markdown, Static, TextArea
+
+    if isinstance(widget, Markdown):
+        return widget.source
+    if isinstance(widget, TextArea):
+        return widget.text
+    assert isinstance(widget, Static)
+    return str(widget.render())
+
+
+def body(view: object) -> str:
+    from tui.widgets.message_view import MessageView
+
+    assert isinstance(view, MessageView)
+    return text_of(view.query_one(".body"))
+
+
+async def test_first_run_offline_hello_gets_a_labelled_offline_reply() -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        header = chat(app).query_one(HeaderBar)
+        assert "offline" in text_of(header.query_one("#header-model"))
+        await send(pilot, "hello")
+        user, reply = views(app)
+        assert body(user) == "hello"
+        assert "Offline model" in body(reply)
+        assert "> hello" in body(reply)
+        assert reply.message.status == MessageStatus.COMPLETE
+        assert text_of(header.query_one("#header-title")) == "hello"
+        assert chat(app).query_one(Composer).text == ""
+
+
+async def test_conversation_is_there_after_a_restart() -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "remember me")
+    again = make_app()
+    async with again.run_test() as pilot:
+        await wait_for(pilot, lambda: len(views(again)) == 2)
+        assert body(views(again)[0]) == "remember me"
+        assert "Offline model" in body(views(again)[1])
+
+
+async def test_reply_streams_from_an_openai_compatible_server(fake_server: FakeOpenAIServer) -> None:
+    fake_server.reply = "Streaming works " * 20
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test() as pilot:
+        header = chat(app).query_one(HeaderBar)
+        assert text_of(header.query_one("#header-model")) == "fake-model"
+        await send(pilot, "hi")
+        reply = views(app)[1]
+        assert body(reply).strip() == ("Streaming works " * 20).strip()
+        request = fake_server.requests[-1]["body"]
+        assert request["stream"] is True
+        assert request["messages"][-1] == {"role": "user", "content": "hi"}
+
+
+async def test_the_user_message_is_stored_before_the_request_is_sent(fake_server: FakeOpenAIServer) -> None:
+    seen_in_store: list[list[str]] = []
+    fake_server.on_request = lambda request: seen_in_store.append(
+        [m.content for m in stored_messages() if m.role == "user"]
+    )
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test() as pilot:
+        await send(pilot, "saved first")
+    assert seen_in_store == [["saved first"]]
+
+
+async def test_escape_stops_a_reply_and_keeps_what_arrived(fake_server: FakeOpenAIServer) -> None:
+    fake_server.reply = "word " * 400
+    fake_server.chunk_delay = 0.02
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test() as pilot:
+        composer = chat(app).query_one(Composer)
+        await pilot.press("g", "o", "enter")
+        await wait_for(pilot, lambda: len(views(app)) == 2 and "word" in body(views(app)[1]))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not chat(app).busy)
+        reply = views(app)[1]
+        await wait_for(pilot, lambda: reply.message.status == MessageStatus.INTERRUPTED)
+        assert reply.has_class("-problem")
+        assert composer.text == ""
+    stored = [m for m in stored_messages() if m.role == "assistant"]
+    assert len(stored) == 1
+    assert stored[0].status == MessageStatus.INTERRUPTED
+    assert stored[0].content.startswith("word ")
+    assert len(stored[0].content) < len("word " * 400)
+
+
+async def test_retry_replaces_a_failed_reply(fake_server: FakeOpenAIServer) -> None:
+    write_config("max_retries = 0\n")
+    fake_server.faults.append("500")
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test() as pilot:
+        await send(pilot, "try me")
+        failed = views(app)[1]
+        assert failed.message.status == MessageStatus.FAILED
+        assert failed.has_class("-problem")
+        await pilot.press("ctrl+r")
+        await wait_for(
+            pilot, lambda: len(views(app)) == 2 and views(app)[1] is not failed and not chat(app).busy
+        )
+        assert body(views(app)[1]) == "Echo: try me"
+    statuses = [m.status for m in stored_messages() if m.role == "assistant"]
+    assert statuses == [MessageStatus.SUPERSEDED, MessageStatus.COMPLETE]
+
+
+async def test_new_session_starts_empty_and_sessions_picker_switches_back() -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "first session")
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: views(app) == [])
+        await send(pilot, "second session")
+        await pilot.press("ctrl+o")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 2
+        )
+        await pilot.press("down", "enter")  # newest first: the second entry is the first session
+        await wait_for(pilot, lambda: len(views(app)) == 2 and body(views(app)[0]) == "first session")
+        assert chat(app).session is not None and chat(app).session.title == "first session"
+
+
+async def test_sessions_can_be_renamed_and_deleted_with_confirmation() -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "keep me")
+        await pilot.press("ctrl+n")
+        await send(pilot, "delete me")
+        await pilot.press("ctrl+o")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 2
+        )
+        picker = app.screen
+        assert isinstance(picker, SessionsScreen)
+        await pilot.press("d")
+        await pilot.press("n")  # "no" keeps it
+        await pilot.pause()
+        assert len(picker.sessions) == 2
+        await pilot.press("d", "y")
+        await wait_for(pilot, lambda: len(picker.sessions) == 1)
+        await pilot.press("r")
+        await pilot.press("ctrl+a", *"renamed", "enter")
+        await wait_for(pilot, lambda: picker.sessions[0].title == "renamed")
+    titles = {m.content for m in stored_messages()}
+    assert "delete me" not in titles and "keep me" in titles
+
+
+async def test_malformed_config_is_reported_and_the_app_still_works() -> None:
+    write_config('model = "unterminated\n')
+    app = make_app()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        messages = [n.message for n in app._notifications]
+        assert any("line 1, column" in m for m in messages), messages
+        await send(pilot, "still works")
+        assert "Offline model" in body(views(app)[1])
+
+
+async def test_the_chosen_theme_is_remembered() -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        app.theme = "heedful-light"
+        await wait_for(
+            pilot, lambda: not [w for w in app.workers if w.group == "state" and not w.is_finished]
+        )
+    again = make_app()
+    async with again.run_test():
+        assert again.theme == "heedful-light"
+
+
+async def test_copy_last_reply() -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "copy this")
+        await pilot.press("alt+c")
+        assert app.clipboard == views(app)[1].message.content
+        assert "Offline model" in app.clipboard

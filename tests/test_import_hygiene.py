@@ -1,0 +1,46 @@
+"""The engine and the store never pull in the UI, and start-up never pays for what it doesn't need."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+UI_MODULES = ("textual", "rich", "tui", "themes")
+
+
+def imported_after(statement: str) -> set[str]:
+    """Top-level module names present in a fresh interpreter after running ``statement``."""
+    code = f"import sys\n{statement}\nprint(' '.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return set(out.stdout.split())
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "engine.chat",
+        "engine.errors",
+        "engine.protocols",
+        "engine.prompt",
+        "engine.tokens",
+        "engine.turn",
+        "sessions.paths",
+        "sessions.config",
+        "sessions.store",
+        "providers.offline",
+        "providers.openai_chat",
+        "providers.resolve",
+    ],
+)
+def test_core_modules_do_not_import_the_ui(module: str) -> None:
+    loaded = imported_after(f"import {module}")
+    assert not loaded & set(UI_MODULES), f"{module} imported {loaded & set(UI_MODULES)}"
+
+
+def test_openai_is_imported_only_when_a_request_is_made() -> None:
+    """openai costs ~0.3 s to import; the first screen must not wait for it."""
+    loaded = imported_after("import cli.main, cli.chat, providers.openai_chat, tui.app")
+    assert "openai" not in loaded
+    assert "tiktoken" not in loaded

@@ -1,0 +1,147 @@
+"""Snapshot tests of the screens. Update with ``pytest --snapshot-update tests/test_snapshots.py``
+after an intended change, and look at the new SVGs before committing them."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from engine.chat import MessageStatus
+from sessions import paths
+from sessions.store import open_store
+from tests.apphelpers import chat, make_app, wait_for, write_config
+from tui.app import HeedfulApp
+from tui.widgets.composer import Composer
+
+FIXED_TIME = "2026-11-22T09:30:00+00:00"
+
+CONVERSATION = [
+    ("user", "The login fails with `JWTError` in auth.py:42 since this morning."),
+    (
+        "assistant",
+        "That error usually means the token's signature did not verify. Check:\n\n"
+        "1. `JWT_SECRET` is the same in every process.\n"
+        "2. The token is not expired (`exp` claim).\n\n"
+        '```python\njwt.decode(token, key, algorithms=["HS256"])\n```',
+    ),
+    ("user", "It was the secret: staging had an old one. Thanks!"),
+]
+
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Times on screen are local; pin the zone so snapshots match everywhere."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture(autouse=True)
+def quiet_first_run() -> None:
+    """An existing (empty) config: no "wrote a starter config" toast in the pictures."""
+    write_config("")
+
+
+def seed_conversation(*, failed_reply: bool = False) -> None:
+    store = open_store(paths.database_path()).store
+    session = store.create_session("Login fails with JWTError")
+    for role, content in CONVERSATION:
+        store.add_message(session.id, role, content, tokens=len(content) // 4, model="offline")  # type: ignore[arg-type]
+    if failed_reply:
+        reply = store.add_message(
+            session.id, "assistant", "", status=MessageStatus.STREAMING, model="offline"
+        )
+        store.update_message(
+            reply.id,
+            content="Glad it",
+            status=MessageStatus.INTERRUPTED,
+            error="The connection dropped in the middle of the reply.",
+        )
+    store.close()
+    with sqlite3.connect(paths.database_path()) as db:
+        db.execute("UPDATE messages SET created_at = ?, updated_at = ?", (FIXED_TIME, FIXED_TIME))
+        db.execute("UPDATE sessions SET created_at = ?, updated_at = ?", (FIXED_TIME, FIXED_TIME))
+
+
+def settled(count: int) -> Callable[[Pilot[None]], Any]:
+    async def run_before(pilot: Pilot[None]) -> None:
+        app = pilot.app
+        assert isinstance(app, HeedfulApp)
+        await wait_for(
+            pilot, lambda: len(chat(app).query("MessageView")) == count and chat(app).usage is not None
+        )
+        chat(app).query_one(Composer).cursor_blink = False
+        await pilot.pause()
+
+    return run_before
+
+
+def test_first_run_offline(snap_compare: Any) -> None:
+    """Empty chat, welcome text, the orange "offline model" badge, the context panel with the system prompt."""
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=settled(0))
+
+
+def test_conversation(snap_compare: Any) -> None:
+    """A resumed session: user text verbatim, the reply as Markdown with a code block, token counts."""
+    seed_conversation()
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=settled(3))
+
+
+def test_conversation_wide(snap_compare: Any) -> None:
+    """The same at 200×50."""
+    seed_conversation()
+    assert snap_compare(make_app(), terminal_size=(200, 50), run_before=settled(3))
+
+
+def test_interrupted_reply(snap_compare: Any) -> None:
+    """A cut reply keeps its text, says "interrupted", and offers Ctrl+R."""
+    seed_conversation(failed_reply=True)
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=settled(4))
+
+
+def test_light_theme(snap_compare: Any) -> None:
+    """The conversation in the light theme."""
+    seed_conversation()
+    app = make_app()
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settled(3)(pilot)
+        app.theme = "heedful-light"
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+def test_sessions_picker(snap_compare: Any) -> None:
+    """Ctrl+O over a resumed session: the list with message counts and times."""
+    seed_conversation()
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settled(3)(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
+
+
+def test_connect_help(snap_compare: Any) -> None:
+    """F3: where the config lives, the env vars, OpenAI and Ollama examples."""
+
+    app = make_app()
+    # The real path is a per-test temporary directory; show a stable one in the picture.
+    app.services.config_path = Path("/home/you/.config/heedful/config.toml")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settled(0)(pilot)
+        await pilot.press("f3")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)

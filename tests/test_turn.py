@@ -1,0 +1,212 @@
+"""The turn pipeline, without a terminal: real SQLite store, real openai client, loopback fake server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.chat import MessageStatus
+from engine.errors import ModelErrorKind
+from engine.tokens import LazyTokenCounter, load_counter
+from engine.turn import (
+    STOPPED_BY_USER,
+    NothingToRetry,
+    ReplyCompleted,
+    ReplyFailed,
+    ReplyStarted,
+    ReplyTextArrived,
+    TurnEvent,
+    TurnService,
+    UserMessageSaved,
+)
+from providers.offline import OfflineModel
+from providers.openai_chat import OpenAIChatModel
+from sessions.store import SqliteChatStore, open_store
+from tests.fake_openai import FakeOpenAIServer
+
+COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "heedful.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[SqliteChatStore]:
+    opened = open_store(db_path)
+    yield opened.store
+    opened.store.close()
+
+
+def remote(server: FakeOpenAIServer, *, read_timeout: float = 5.0) -> OpenAIChatModel:
+    return OpenAIChatModel(
+        model="fake-model",
+        base_url=server.base_url,
+        api_key="test-key",
+        context_window=8192,
+        read_timeout=read_timeout,
+        connect_timeout=2.0,
+        max_retries=0,
+    )
+
+
+def service(store: SqliteChatStore, model: OpenAIChatModel | OfflineModel) -> TurnService:
+    return TurnService(store, model, COUNTER, system_prompt="You are terse.", flush_interval=0.05)
+
+
+async def collect(events: object) -> list[TurnEvent]:
+    return [event async for event in events]  # type: ignore[attr-defined]
+
+
+async def test_offline_turn_stores_both_messages_in_order(store: SqliteChatStore) -> None:
+    turns = service(store, OfflineModel(COUNTER, word_delay=0))
+    events = await collect(turns.send(None, "hello"))
+    assert isinstance(events[0], UserMessageSaved)
+    assert isinstance(events[1], ReplyStarted)
+    assert any(isinstance(e, ReplyTextArrived) for e in events)
+    assert isinstance(events[-1], ReplyCompleted)
+    session = events[0].session
+    assert session.title == "hello"
+    user, reply = store.messages(session.id)
+    assert (user.role, user.content, user.status) == ("user", "hello", MessageStatus.COMPLETE)
+    assert user.tokens == 1
+    assert reply.status == MessageStatus.COMPLETE
+    assert reply.content == "".join(e.text for e in events if isinstance(e, ReplyTextArrived))
+    assert reply.tokens is not None and reply.tokens > 0
+    assert reply.model == "offline"
+
+
+async def test_a_second_message_continues_the_session(store: SqliteChatStore) -> None:
+    turns = service(store, OfflineModel(COUNTER, word_delay=0))
+    first = await collect(turns.send(None, "one"))
+    session_id = first[0].session.id  # type: ignore[union-attr]
+    await collect(turns.send(session_id, "two"))
+    assert [m.content for m in store.messages(session_id) if m.role == "user"] == ["one", "two"]
+    assert len(store.list_sessions()) == 1
+
+
+async def test_user_message_is_committed_before_the_request(
+    store: SqliteChatStore, db_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    seen: list[list[str]] = []
+
+    def check(request: dict[str, object]) -> None:
+        other = open_store(db_path).store  # a separate connection sees only committed data
+        try:
+            seen.append([m.content for s in other.list_sessions() for m in other.messages(s.id)])
+        finally:
+            other.close()
+
+    fake_server.on_request = check
+    await collect(service(store, remote(fake_server)).send(None, "durable"))
+    assert seen == [["durable", ""]]  # the user's message, and the reply's row, empty so far
+
+
+async def test_request_carries_system_prompt_and_conversation(
+    store: SqliteChatStore, fake_server: FakeOpenAIServer
+) -> None:
+    turns = service(store, remote(fake_server))
+    events = await collect(turns.send(None, "first"))
+    session_id = events[0].session.id  # type: ignore[union-attr]
+    await collect(turns.send(session_id, "second"))
+    assert fake_server.requests[-1]["body"]["messages"] == [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "Echo: first"},
+        {"role": "user", "content": "second"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind", "partial"),
+    [
+        ("401", ModelErrorKind.AUTH, False),
+        ("429", ModelErrorKind.RATE_LIMIT, False),
+        ("500", ModelErrorKind.SERVER, False),
+        ("context_length", ModelErrorKind.CONTEXT_LENGTH, False),
+        ("slow_first_token:3", ModelErrorKind.TIMEOUT, False),
+        # Mid-stream faults: what arrived before the fault is kept.
+        ("cutoff", ModelErrorKind.CONNECTION, True),
+        ("truncate", ModelErrorKind.CUT, True),
+        ("stream_error", ModelErrorKind.SERVER, True),
+    ],
+)
+async def test_each_fault_keeps_the_message_and_retry_recovers(
+    store: SqliteChatStore, fake_server: FakeOpenAIServer, fault: str, kind: ModelErrorKind, partial: bool
+) -> None:
+    fake_server.faults.append(fault)
+    turns = service(store, remote(fake_server, read_timeout=0.5))
+    text = "please answer with several words"
+    events = await collect(turns.send(None, text))
+    failure = events[-1]
+    assert isinstance(failure, ReplyFailed)
+    assert failure.error.kind == kind
+    assert failure.error.user_message
+    session_id = events[0].session.id  # type: ignore[union-attr]
+    user, reply = store.messages(session_id)
+    assert user.content == text and user.status == MessageStatus.COMPLETE
+    if partial:
+        assert reply.status == MessageStatus.INTERRUPTED
+        assert reply.content and ("Echo: " + text).startswith(reply.content)
+    else:
+        assert reply.status == MessageStatus.FAILED and reply.content == ""
+    assert reply.error == failure.error.user_message
+
+    retried = await collect(turns.retry(session_id))
+    assert isinstance(retried[0], ReplyStarted) and retried[0].superseded == (reply.id,)
+    assert isinstance(retried[-1], ReplyCompleted)
+    assert retried[-1].message.content == "Echo: " + text
+    statuses = [m.status for m in store.messages(session_id)]
+    assert statuses == [MessageStatus.COMPLETE, MessageStatus.SUPERSEDED, MessageStatus.COMPLETE]
+    # The superseded reply is not sent again.
+    assert [m["role"] for m in fake_server.requests[-1]["body"]["messages"]] == ["system", "user"]
+
+
+async def test_stopping_keeps_the_partial_reply(
+    store: SqliteChatStore, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.reply = "word " * 200
+    fake_server.chunk_delay = 0.01
+    turns = service(store, remote(fake_server))
+    arrived: list[str] = []
+
+    async def run() -> None:
+        async for event in turns.send(None, "go"):
+            if isinstance(event, ReplyTextArrived):
+                arrived.append(event.text)
+
+    task = asyncio.create_task(run())
+    while len(arrived) < 5:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (session,) = store.list_sessions()
+    reply = store.messages(session.id)[-1]
+    assert reply.status == MessageStatus.INTERRUPTED
+    assert reply.error == STOPPED_BY_USER
+    assert reply.content.startswith("".join(arrived[:5]))
+    assert len(reply.content) < len("word " * 200)
+
+
+async def test_reply_is_saved_while_it_streams(store: SqliteChatStore, fake_server: FakeOpenAIServer) -> None:
+    """A crash mid-reply loses at most the last flush interval of text."""
+    fake_server.reply = "word " * 100
+    fake_server.chunk_delay = 0.01
+    turns = service(store, remote(fake_server))
+    snapshots: list[str] = []
+    async for event in turns.send(None, "go"):
+        if isinstance(event, ReplyTextArrived):
+            (session,) = store.list_sessions()
+            snapshots.append(store.messages(session.id)[-1].content)
+    assert any(0 < len(s) < len("word " * 100) for s in snapshots)
+
+
+async def test_retry_with_nothing_sent_says_so(store: SqliteChatStore) -> None:
+    session = store.create_session("empty")
+    with pytest.raises(NothingToRetry):
+        await collect(service(store, OfflineModel(COUNTER)).retry(session.id))

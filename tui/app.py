@@ -1,0 +1,64 @@
+"""The Textual application: themes, app-wide commands, and the chat screen."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from themes import DEFAULT_THEME, THEMES
+from tui.screens.chat import ChatScreen
+from tui.services import THEME_STATE_KEY, AppServices
+
+
+class HeedfulApp(App[None]):
+    """Heedful. Small on purpose: workflows live in the screens."""
+
+    TITLE = "Heedful"
+
+    def __init__(self, services: AppServices, *, theme: str | None = None) -> None:
+        super().__init__()
+        self.services = services
+        self._initial_theme = theme
+        self._theme_restored = False
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        # Textual's own themes lack Heedful's variables; these keep the CSS valid under them.
+        return {
+            "heedful-user": "ansi_bright_blue",
+            "heedful-assistant": "ansi_bright_green",
+            "heedful-muted": "ansi_bright_black",
+        }
+
+    def on_mount(self) -> None:
+        for theme in THEMES:
+            self.register_theme(theme)
+        wanted = self._initial_theme
+        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
+        self._theme_restored = True
+        self.push_screen(ChatScreen(self.services))
+        for notice in self.services.notices:
+            self.notify(
+                notice.text, severity=notice.severity, timeout=15 if notice.severity != "information" else 8
+            )
+        # Reading the token encoding takes ~0.25 s; do it now, off the event loop, not at the first send.
+        self.run_worker(self.services.counter.load, thread=True, group="warm-up")
+
+    def watch_theme(self, theme: str) -> None:
+        """Remember the theme in app state (never in the user's config file)."""
+        if self._theme_restored:
+            self.run_worker(
+                partial(self.services.store.set_state, THEME_STATE_KEY, theme), thread=True, group="state"
+            )
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, ChatScreen):
+            for binding in screen.BINDINGS:
+                if isinstance(binding, Binding) and binding.tooltip:
+                    yield SystemCommand(
+                        binding.description, binding.tooltip, partial(screen.run_action, binding.action)
+                    )

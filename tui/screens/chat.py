@@ -1,0 +1,325 @@
+"""The main screen: chat pane, composer and context panel."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Markdown
+from textual.worker import Worker, WorkerState
+
+from engine.chat import Session, StoredMessage
+from engine.errors import ModelErrorKind, StoreError
+from engine.prompt import ContextUsage, measure_context
+from engine.turn import (
+    NothingToRetry,
+    ReplyCompleted,
+    ReplyFailed,
+    ReplyStarted,
+    ReplyTextArrived,
+    TurnEvent,
+    UserMessageSaved,
+)
+from tui.screens.dialogs import ConfirmScreen
+from tui.services import AppServices
+from tui.widgets.composer import Composer
+from tui.widgets.context_panel import ContextPanel
+from tui.widgets.header_bar import HeaderBar
+from tui.widgets.message_list import MessageList
+from tui.widgets.message_view import MessageView
+
+TURN_GROUP = "turn"
+
+
+def welcome_text(offline: bool) -> Content:
+    lines = [
+        "Welcome to Heedful.",
+        "",
+        "Type a message below and press Enter. Ctrl+J starts a new line.",
+        "The panel on the right shows what the model will be sent.",
+    ]
+    if offline:
+        lines += [
+            "",
+            "No model is connected: replies come from the built-in offline model,",
+            "which answers with a digest of what it received. F3 shows how to connect one.",
+        ]
+    return Content("\n".join(lines))
+
+
+class ChatScreen(Screen[None]):
+    """Chat with the model; every turn runs in a worker so typing never waits on the network."""
+
+    CSS_PATH = "chat.tcss"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "stop", "Stop", tooltip="Stop the reply that is streaming", id="stop"),
+        Binding("ctrl+r", "retry", "Retry", tooltip="Ask for the last reply again", id="retry"),
+        Binding("ctrl+n", "new_session", "New", tooltip="Start a new session", id="new_session"),
+        Binding("ctrl+o", "sessions", "Sessions", tooltip="Open, rename or delete sessions", id="sessions"),
+        Binding("alt+c", "copy_reply", "Copy reply", tooltip="Copy the last reply", id="copy_reply"),
+        Binding(
+            "f2", "toggle_context", "Context", tooltip="Show or hide the context panel", id="toggle_context"
+        ),
+        Binding("f3", "connect", "Connect", tooltip="How to connect a model", id="connect"),
+        Binding("f1", "help", "Help", tooltip="Keys and help", id="help"),
+    ]
+
+    def __init__(self, services: AppServices) -> None:
+        super().__init__()
+        self.services = services
+        self.session: Session | None = None
+        self.history: list[StoredMessage] = []
+        self.usage: ContextUsage | None = None
+        self._system_tokens: int | None = None
+
+    # --- layout --------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar()
+        with Horizontal(id="main"):
+            with Vertical(id="chat-pane"):
+                yield MessageList(welcome_text(self.services.offline), id="messages")
+                yield Composer(id="composer")
+            yield ContextPanel(id="context")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        header = self.query_one(HeaderBar)
+        header.show_title("New chat")
+        header.show_model(self.services.model_name, offline=self.services.offline)
+        self.query_one(Composer).focus()
+        self.open_session(self.services.session_id)
+
+    @property
+    def busy(self) -> bool:
+        return any(not w.is_finished for w in self.workers if w.group == TURN_GROUP)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.busy
+        return True
+
+    # --- sessions ------------------------------------------------------------------------------
+
+    @work(exclusive=True, group="load")
+    async def open_session(self, session_id: int | None) -> None:
+        """Show a session (the latest one when ``session_id`` is None and no session is open)."""
+        store = self.services.store
+
+        def load() -> tuple[Session | None, list[StoredMessage]]:
+            session = store.get_session(session_id) if session_id is not None else store.latest_session()
+            return session, store.messages(session.id) if session else []
+
+        session, messages = await asyncio.to_thread(load)
+        await self._show(session, messages)
+
+    async def _show(self, session: Session | None, messages: list[StoredMessage]) -> None:
+        self.session = session
+        self.history = messages
+        await self.query_one(MessageList).show(messages)
+        self.query_one(HeaderBar).show_title(session.title if session else "New chat")
+        if session is not None:
+            await asyncio.to_thread(self.services.store.set_state, "last_session", str(session.id))
+        await self.refresh_usage()
+
+    async def refresh_usage(self) -> None:
+        """Recount what the next request would take and show it in the header and the panel."""
+        counter = self.services.counter
+        if self._system_tokens is None:
+            self._system_tokens = await asyncio.to_thread(counter.count, self.services.turns.system_prompt)
+        usage = measure_context(
+            self._system_tokens,
+            self.history,
+            window=self.services.turns.model.context_window,
+            exact=counter.exact,
+        )
+        self.usage = usage
+        self.query_one(HeaderBar).show_usage(usage)
+        self.query_one(ContextPanel).show_usage(
+            usage, model=self.services.model_name, counter=counter.description
+        )
+
+    # --- turns ---------------------------------------------------------------------------------
+
+    @on(Composer.Submitted)
+    def send(self, event: Composer.Submitted) -> None:
+        if self.busy:
+            self.notify("A reply is still streaming. Esc stops it.", severity="warning")
+            return
+        self.run_turn(event.text)
+
+    @work(exclusive=True, group=TURN_GROUP, exit_on_error=False)
+    async def run_turn(self, text: str | None) -> None:
+        """Send ``text`` (or, with None, retry the last turn) and show the reply as it streams."""
+        turns = self.services.turns
+        session_id = self.session.id if self.session else None
+        if text is None:
+            if session_id is None:
+                self.notify("Nothing to retry yet.")
+                return
+            events = turns.retry(session_id)
+        else:
+            events = turns.send(session_id, text)
+        view: MessageView | None = None
+        try:
+            async with contextlib.aclosing(events) as stream:
+                view = await self._follow(stream)
+        except asyncio.CancelledError:
+            if view is not None:
+                await self._settle(view)
+            self.notify("Stopped. The partial reply is kept; Ctrl+R asks again.")
+            raise
+        except NothingToRetry:
+            self.notify("Nothing to retry yet.")
+        finally:
+            await self._reload_history()
+
+    async def _follow(self, events: AsyncIterator[TurnEvent]) -> MessageView | None:
+        messages = self.query_one(MessageList)
+        view: MessageView | None = None
+        async for event in events:
+            if isinstance(event, UserMessageSaved):
+                self.session = event.session
+                self.query_one(HeaderBar).show_title(event.session.title)
+                self.query_one(Composer).clear()
+                await messages.add(event.message)
+            elif isinstance(event, ReplyStarted):
+                await messages.drop(event.superseded)
+                view = await messages.add(event.message)
+            elif isinstance(event, ReplyTextArrived) and view is not None:
+                await view.write(event.text)
+            elif isinstance(event, ReplyCompleted) and view is not None:
+                await view.close_stream()
+                view.update_message(event.message)
+            elif isinstance(event, ReplyFailed) and view is not None:
+                await view.close_stream()
+                view.update_message(event.message)
+                self._tell_failure(event)
+        return view
+
+    async def _settle(self, view: MessageView) -> None:
+        """After a stop: show the reply as the store now has it (interrupted, text kept)."""
+        await view.close_stream()
+        stored = await asyncio.to_thread(self.services.store.messages, view.message.session_id)
+        current = next((m for m in stored if m.id == view.message.id), None)
+        if current is not None:
+            view.update_message(current)
+
+    def _tell_failure(self, event: ReplyFailed) -> None:
+        error = event.error
+        title = {
+            ModelErrorKind.AUTH: "API key refused",
+            ModelErrorKind.RATE_LIMIT: "Rate limited",
+            ModelErrorKind.CONTEXT_LENGTH: "Too long for the model",
+            ModelErrorKind.TIMEOUT: "The model did not answer in time",
+            ModelErrorKind.CONNECTION: "Connection problem",
+        }.get(error.kind, "The request failed")
+        kept = " The partial reply is kept." if event.message.content else ""
+        self.notify(f"{error.user_message}{kept} Ctrl+R retries.", title=title, severity="error", timeout=12)
+
+    async def _reload_history(self) -> None:
+        if self.session is None:
+            return
+        self.history = await asyncio.to_thread(self.services.store.messages, self.session.id)
+        await self.refresh_usage()
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        """One place for failures nobody planned for: tell the user, never show a traceback."""
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        if isinstance(error, StoreError):
+            self.notify(error.user_message, title="Could not save", severity="error", timeout=20)
+        else:
+            self.notify(
+                f"{type(error).__name__}: {error}. Your message is kept; Ctrl+R retries.",
+                title="Something went wrong",
+                severity="error",
+                timeout=20,
+            )
+        self.log.error("worker failed", error)
+
+    # --- links in replies ----------------------------------------------------------------------
+
+    @on(Markdown.LinkClicked)
+    def confirm_link(self, event: Markdown.LinkClicked) -> None:
+        """Links in model output open only after the user has seen where they go."""
+        event.stop()
+        href = event.href
+
+        def opened(confirmed: bool | None) -> None:
+            if confirmed:
+                self.app.open_url(href)
+
+        self.app.push_screen(
+            ConfirmScreen(f"Open this link in your browser?\n\n{href}", confirm="Open"), opened
+        )
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def action_stop(self) -> None:
+        self.workers.cancel_group(self, TURN_GROUP)
+
+    def action_retry(self) -> None:
+        if self.busy:
+            self.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+            return
+        self.run_turn(None)
+
+    def action_new_session(self) -> None:
+        if self.busy:
+            self.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+            return
+        if self.session is None:
+            self.notify("This is already a new session.")
+            return
+        self.run_worker(self._show(None, []), group="load", exclusive=True)
+        self.query_one(Composer).focus()
+
+    def action_sessions(self) -> None:
+        from tui.screens.sessions import SessionsScreen
+
+        def chosen(session_id: int | None) -> None:
+            if session_id is not None:
+                self.open_session(session_id)
+            elif self.session is not None:
+                # The open session may have been renamed or deleted in the picker.
+                self.open_session(self.session.id)
+
+        if self.busy:
+            self.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+            return
+        current = self.session.id if self.session else None
+        self.app.push_screen(SessionsScreen(self.services.store, current=current), chosen)
+
+    def action_copy_reply(self) -> None:
+        reply = self.query_one(MessageList).last_reply()
+        if reply is None:
+            self.notify("There is no reply to copy yet.")
+            return
+        self.app.copy_to_clipboard(reply.content)
+        self.notify(f"Copied the last reply ({len(reply.content):,} characters).")
+
+    def action_toggle_context(self) -> None:
+        panel = self.query_one(ContextPanel)
+        panel.display = not panel.display
+
+    def action_connect(self) -> None:
+        from tui.screens.connect import ConnectScreen
+
+        self.app.push_screen(ConnectScreen(self.services))
+
+    def action_help(self) -> None:
+        from tui.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen())

@@ -1,0 +1,74 @@
+"""Small modal dialogs: confirm an action, enter a line of text."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from tui.sanitize import inert
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Ask a yes/no question; Escape means no."""
+
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(False)", "Cancel", id="dialog_cancel"),
+        Binding("y", "dismiss(True)", "Yes", show=False),
+        Binding("n", "dismiss(False)", "No", show=False),
+    ]
+
+    def __init__(self, question: str, *, confirm: str = "Yes", danger: bool = False) -> None:
+        super().__init__()
+        self.question = question
+        self.confirm_label = confirm
+        self.danger = danger
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Content(inert(self.question)), classes="question")
+            with Horizontal(classes="buttons"):
+                yield Button(
+                    f"{self.confirm_label} (y)", variant="error" if self.danger else "primary", id="confirm"
+                )
+                yield Button("Cancel (n)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel" if self.danger else "#confirm", Button).focus()
+
+    @on(Button.Pressed)
+    def answered(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm")
+
+
+class TextPromptScreen(ModalScreen[str | None]):
+    """Ask for one line of text (a new title, say); Escape cancels."""
+
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel", id="dialog_cancel")]
+
+    def __init__(self, prompt: str, value: str = "") -> None:
+        super().__init__()
+        self.prompt = prompt
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Content(self.prompt), classes="question")
+            yield Input(inert(self.value), select_on_focus=True, max_length=200)
+            yield Static(Content("Enter saves · Esc cancels"), classes="hint")
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if not value:
+            self.notify("A title cannot be empty.", severity="warning")
+            return
+        self.dismiss(value)

@@ -1,0 +1,45 @@
+"""Keys and what they do."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+HELP = """\
+# Heedful keys
+
+| key | what it does |
+|---|---|
+| Enter | send the message |
+| Ctrl+J, Alt+Enter | new line in the message |
+| Esc | stop the reply that is streaming (what arrived is kept) |
+| Ctrl+R | retry: ask for the last reply again |
+| Alt+C | copy the last reply |
+| Ctrl+N | new session |
+| Ctrl+O | sessions: open, rename (r), delete (d) |
+| F2 | show or hide the context panel |
+| F3 | how to connect a model |
+| Ctrl+P | command palette: every action, and themes |
+| Ctrl+Q | quit |
+
+Every message is saved before it is sent. A reply that fails or is stopped keeps what
+arrived and says so; Ctrl+R asks again.
+
+*Esc closes this screen.*
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    CSS_PATH = "connect.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,f1,q", "dismiss(None)", "Close", id="help_close")
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog"):
+            yield Markdown(HELP, open_links=False)

@@ -1,0 +1,48 @@
+"""What the app is handed at start-up: the store, the turn service and facts about them.
+
+Built by ``cli.chat`` before the app starts, so the app and its screens never open databases or
+construct model clients themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from engine.protocols import ChatStore
+from engine.tokens import LazyTokenCounter
+from engine.turn import TurnService
+
+Severity = Literal["information", "warning", "error"]
+
+THEME_STATE_KEY = "theme"
+"""App-state key of the theme the user chose last."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user must be told once the first screen is up."""
+
+    text: str
+    severity: Severity = "information"
+
+
+@dataclass(slots=True)
+class AppServices:
+    store: ChatStore
+    turns: TurnService
+    counter: LazyTokenCounter
+    config_path: Path
+    database_path: Path
+    notices: list[Notice] = field(default_factory=list)
+    session_id: int | None = None
+    """Open this session instead of the latest one."""
+
+    @property
+    def model_name(self) -> str:
+        return self.turns.model.name
+
+    @property
+    def offline(self) -> bool:
+        return self.turns.model.is_offline

@@ -1,0 +1,52 @@
+"""The top bar: session title, model (with an unmistakable "offline" badge) and the context gauge."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.widgets import Static
+
+from engine.prompt import ContextUsage
+from tui.sanitize import inert
+from tui.widgets.context_panel import compact, usage_level
+
+
+class HeaderBar(Horizontal):
+    """Title · model · context gauge."""
+
+    DEFAULT_CSS = """
+    HeaderBar { height: 1; background: $panel; color: $foreground; }
+    HeaderBar > #header-app { width: auto; padding: 0 1; text-style: bold; color: $primary; }
+    HeaderBar > #header-title { width: 1fr; padding: 0 1; }
+    HeaderBar > #header-model { width: auto; padding: 0 1; }
+    HeaderBar > #header-model.-offline { background: $warning; color: $background; text-style: bold; }
+    HeaderBar > #header-gauge { width: auto; padding: 0 1; }
+    HeaderBar > #header-gauge.-warn { color: $warning; }
+    HeaderBar > #header-gauge.-high { color: $error; text-style: bold; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static("Heedful", id="header-app")
+        yield Static("", id="header-title")
+        yield Static("", id="header-model")
+        yield Static(Content("context …"), id="header-gauge")
+
+    def show_title(self, title: str) -> None:
+        self.query_one("#header-title", Static).update(Content(inert(title)))
+
+    def show_model(self, name: str, *, offline: bool) -> None:
+        label = "offline model · F3 connect" if offline else name
+        model = self.query_one("#header-model", Static)
+        model.update(Content(inert(label)))
+        model.set_class(offline, "-offline")
+
+    def show_usage(self, usage: ContextUsage) -> None:
+        approx = "" if usage.exact else "≈"
+        gauge = self.query_one("#header-gauge", Static)
+        gauge.update(
+            Content(
+                f"context {approx}{compact(usage.total)} / {compact(usage.window)} ({usage.fraction:.0%})"
+            )
+        )
+        gauge.set_classes(usage_level(usage))

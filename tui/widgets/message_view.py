@@ -1,0 +1,111 @@
+"""One message in the chat pane."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Markdown, Static, TextArea
+from textual.widgets.markdown import MarkdownStream
+
+from engine.chat import MessageStatus, StoredMessage
+from tui.sanitize import inert
+
+MARKDOWN_LIMIT = 40_000
+"""Above this many characters a message is shown as plain text: Textual's Markdown takes seconds
+(and hundreds of MB) to lay out very large documents."""
+
+ROLE_LABELS = {"user": "you", "assistant": "assistant", "system": "system", "tool": "tool"}
+
+
+def _clock(moment: datetime) -> str:
+    return moment.astimezone().strftime("%H:%M")
+
+
+class MessageView(Vertical):
+    """A message: a meta line (who, when, state), its text, and a problem line when it failed."""
+
+    DEFAULT_CSS = """
+    MessageView {
+        height: auto;
+        padding: 0 1;
+        margin: 0 0 1 0;
+    }
+    MessageView > .meta { color: $heedful-muted; }
+    MessageView.-user > .meta { color: $heedful-user; }
+    MessageView.-assistant > .meta { color: $heedful-assistant; }
+    MessageView > .body { height: auto; }
+    MessageView > Markdown { margin: 0; padding: 0; background: transparent; }
+    MessageView > Markdown > MarkdownBlock:last-child { margin-bottom: 0; }
+    MessageView > TextArea.body { max-height: 30; }
+    MessageView > .problem { color: $error; display: none; }
+    MessageView.-problem > .problem { display: block; }
+    """
+
+    def __init__(self, message: StoredMessage) -> None:
+        super().__init__(id=f"message-{message.id}", classes=f"-{message.role}")
+        self.message = message
+        self._stream: MarkdownStream | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._meta(), classes="meta")
+        yield self._body(self.message.content)
+        yield Static("", classes="problem")
+
+    def on_mount(self) -> None:
+        self._show_problem()
+
+    def _meta(self) -> Content:
+        message = self.message
+        parts: list[str | tuple[str, str]] = [(ROLE_LABELS[message.role], "bold")]
+        if message.role == "assistant" and message.model:
+            parts.append(f" · {message.model}")
+        parts.append(f" · {_clock(message.created_at)}")
+        if message.status == MessageStatus.STREAMING:
+            parts.append(" · writing…")
+        elif message.status == MessageStatus.INTERRUPTED:
+            parts.append(" · interrupted")
+        elif message.status == MessageStatus.FAILED:
+            parts.append(" · failed")
+        return Content.assemble(*parts)
+
+    def _body(self, text: str) -> Widget:
+        safe = inert(text)
+        if len(safe) > MARKDOWN_LIMIT:
+            return TextArea(safe, read_only=True, soft_wrap=True, classes="body")
+        if self.message.role == "user":
+            # The user's words are shown exactly as typed, never interpreted as markup.
+            return Static(Content(safe), classes="body")
+        return Markdown(safe, open_links=False, classes="body")
+
+    def _show_problem(self) -> None:
+        message = self.message
+        problem = (
+            message.error if message.status in (MessageStatus.FAILED, MessageStatus.INTERRUPTED) else None
+        )
+        self.set_class(bool(problem), "-problem")
+        if problem:
+            self.query_one(".problem", Static).update(
+                Content(f"⚠ {inert(problem)}  Ctrl+R retries this turn.")
+            )
+
+    def update_message(self, message: StoredMessage) -> None:
+        """Show a new state of the same message (finished, failed, interrupted)."""
+        self.message = message
+        self.query_one(".meta", Static).update(self._meta())
+        self._show_problem()
+
+    async def write(self, text: str) -> None:
+        """Append streamed text to an assistant reply."""
+        if self._stream is None:
+            markdown = self.query_one(Markdown)
+            self._stream = Markdown.get_stream(markdown)
+        await self._stream.write(inert(text))
+
+    async def close_stream(self) -> None:
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
