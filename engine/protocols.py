@@ -69,6 +69,10 @@ class ChatModel(Protocol):
         """
         ...
 
+    async def aclose(self) -> None:
+        """Release connections; the model may still be used afterwards."""
+        ...
+
 
 # --- tokens ----------------------------------------------------------------------------------
 

@@ -44,7 +44,7 @@ def digest(messages: Sequence[PromptMessage], counter: TokenCounter) -> str:
     if first_line:
         ellipsis = "…" if len(" ".join(last.split())) > _QUOTE_CHARS else ""
         parts += ["", f"> {first_line}{ellipsis}"]
-    parts += ["", "Press **F1** to connect a real model (OpenAI, Ollama or any OpenAI-compatible server)."]
+    parts += ["", "Press **F3** to connect a real model (OpenAI, Ollama or any OpenAI-compatible server)."]
     return "\n".join(parts)
 
 
@@ -66,6 +66,9 @@ class OfflineModel:
     @property
     def context_window(self) -> int:
         return OFFLINE_CONTEXT_WINDOW
+
+    async def aclose(self) -> None:
+        """Nothing to release: the offline model holds no connections."""
 
     async def stream(self, messages: Sequence[PromptMessage]) -> AsyncGenerator[ModelEvent, None]:
         # Counting a large paste takes a while; keep it off the caller's event loop.

@@ -234,7 +234,8 @@ class SqliteChatStore:
             if touched.rowcount == 0:
                 raise StoreError(f"There is no session {session_id}; it may have been deleted.")
             cursor = conn.execute(
-                "INSERT INTO messages (session_id, role, content, status, tokens, model, created_at, updated_at)"
+                "INSERT INTO messages"
+                " (session_id, role, content, status, tokens, model, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (session_id, role, content, status, tokens, model, now, now),
             )

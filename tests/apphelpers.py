@@ -79,3 +79,8 @@ def stored_messages() -> list[StoredMessage]:
         return [m for s in store.list_sessions() for m in store.messages(s.id)]
     finally:
         store.close()
+
+
+def toasts(app: HeedfulApp) -> list[str]:
+    """The text of the notifications on screen now, as the user reads them."""
+    return [str(toast.render()) for toast in app.screen.query("Toast")]

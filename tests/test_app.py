@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.chat import MessageStatus
-from tests.apphelpers import chat, make_app, send, stored_messages, views, wait_for, write_config
+from tests.apphelpers import chat, make_app, send, stored_messages, toasts, views, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.composer import Composer
@@ -154,7 +154,7 @@ async def test_sessions_can_be_renamed_and_deleted_with_confirmation() -> None:
         await pilot.press("d", "y")
         await wait_for(pilot, lambda: len(picker.sessions) == 1)
         await pilot.press("r")
-        await pilot.press("ctrl+a", *"renamed", "enter")
+        await pilot.press(*"renamed", "enter")  # the old title is selected, so typing replaces it
         await wait_for(pilot, lambda: picker.sessions[0].title == "renamed")
     titles = {m.content for m in stored_messages()}
     assert "delete me" not in titles and "keep me" in titles
@@ -163,10 +163,8 @@ async def test_sessions_can_be_renamed_and_deleted_with_confirmation() -> None:
 async def test_malformed_config_is_reported_and_the_app_still_works() -> None:
     write_config('model = "unterminated\n')
     app = make_app()
-    async with app.run_test() as pilot:
-        await pilot.pause()
-        messages = [n.message for n in app._notifications]
-        assert any("line 1, column" in m for m in messages), messages
+    async with app.run_test(notifications=True) as pilot:
+        await wait_for(pilot, lambda: any("line 1, column" in t for t in toasts(app)))
         await send(pilot, "still works")
         assert "Offline model" in body(views(app)[1])
 

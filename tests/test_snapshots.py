@@ -85,7 +85,7 @@ def settled(count: int) -> Callable[[Pilot[None]], Any]:
 
 
 def test_first_run_offline(snap_compare: Any) -> None:
-    """Empty chat, welcome text, the orange "offline model" badge, the context panel with the system prompt."""
+    """Empty chat, welcome text, the orange "offline model" badge, the panel counting the system prompt."""
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=settled(0))
 
 

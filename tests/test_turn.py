@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -42,8 +42,18 @@ def store(db_path: Path) -> Iterator[SqliteChatStore]:
     opened.store.close()
 
 
+_open_models: list[OpenAIChatModel] = []
+
+
+@pytest.fixture(autouse=True)
+async def close_models() -> AsyncIterator[None]:
+    yield
+    while _open_models:
+        await _open_models.pop().aclose()
+
+
 def remote(server: FakeOpenAIServer, *, read_timeout: float = 5.0) -> OpenAIChatModel:
-    return OpenAIChatModel(
+    model = OpenAIChatModel(
         model="fake-model",
         base_url=server.base_url,
         api_key="test-key",
@@ -52,6 +62,8 @@ def remote(server: FakeOpenAIServer, *, read_timeout: float = 5.0) -> OpenAIChat
         connect_timeout=2.0,
         max_retries=0,
     )
+    _open_models.append(model)
+    return model
 
 
 def service(store: SqliteChatStore, model: OpenAIChatModel | OfflineModel) -> TurnService:
@@ -173,15 +185,17 @@ async def test_stopping_keeps_the_partial_reply(
     fake_server.chunk_delay = 0.01
     turns = service(store, remote(fake_server))
     arrived: list[str] = []
+    enough = asyncio.Event()
 
     async def run() -> None:
         async for event in turns.send(None, "go"):
             if isinstance(event, ReplyTextArrived):
                 arrived.append(event.text)
+                if len(arrived) >= 5:
+                    enough.set()
 
     task = asyncio.create_task(run())
-    while len(arrived) < 5:
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(enough.wait(), timeout=10)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

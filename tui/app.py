@@ -7,9 +7,11 @@ from functools import partial
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from themes import DEFAULT_THEME, THEMES
+from tui.sanitize import inert
 from tui.screens.chat import ChatScreen
 from tui.services import THEME_STATE_KEY, AppServices
 
@@ -40,12 +42,34 @@ class HeedfulApp(App[None]):
         self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
         self._theme_restored = True
         self.push_screen(ChatScreen(self.services))
+        # After the push: a toast raised before the chat screen exists would stay on the screen below.
+        self.call_after_refresh(self._show_notices)
+        # Reading the token encoding takes ~0.25 s; do it now, off the event loop, not at the first send.
+        self.run_worker(self.services.counter.load, thread=True, group="warm-up")
+
+    def _show_notices(self) -> None:
         for notice in self.services.notices:
             self.notify(
                 notice.text, severity=notice.severity, timeout=15 if notice.severity != "information" else 8
             )
-        # Reading the token encoding takes ~0.25 s; do it now, off the event loop, not at the first send.
-        self.run_worker(self.services.counter.load, thread=True, group="warm-up")
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notification is plain text: they quote paths, titles and server errors, and markup
+        would turn a "[" in those into a crash or a clickable action."""
+        super().notify(inert(message), title=inert(title), severity=severity, timeout=timeout, markup=False)
+
+    async def on_unmount(self) -> None:
+        # Close HTTP connections on the loop that opened them; left to the garbage collector they
+        # would be closed after the loop is gone.
+        await self.services.turns.model.aclose()
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme in app state (never in the user's config file)."""

@@ -43,14 +43,14 @@ def welcome_text(offline: bool) -> Content:
     lines = [
         "Welcome to Heedful.",
         "",
-        "Type a message below and press Enter. Ctrl+J starts a new line.",
-        "The panel on the right shows what the model will be sent.",
+        "Type a message below and press Enter. Ctrl+J starts a new line. "
+        "The panel on the right (F2) shows what the model will be sent.",
     ]
     if offline:
         lines += [
             "",
-            "No model is connected: replies come from the built-in offline model,",
-            "which answers with a digest of what it received. F3 shows how to connect one.",
+            "No model is connected: replies come from the built-in offline model, which answers with a "
+            "digest of what it received. F3 shows how to connect one.",
         ]
     return Content("\n".join(lines))
 
@@ -65,7 +65,7 @@ class ChatScreen(Screen[None]):
         Binding("ctrl+r", "retry", "Retry", tooltip="Ask for the last reply again", id="retry"),
         Binding("ctrl+n", "new_session", "New", tooltip="Start a new session", id="new_session"),
         Binding("ctrl+o", "sessions", "Sessions", tooltip="Open, rename or delete sessions", id="sessions"),
-        Binding("alt+c", "copy_reply", "Copy reply", tooltip="Copy the last reply", id="copy_reply"),
+        Binding("alt+c", "copy_reply", "Copy", tooltip="Copy the last reply", id="copy_reply"),
         Binding(
             "f2", "toggle_context", "Context", tooltip="Show or hide the context panel", id="toggle_context"
         ),
@@ -80,23 +80,31 @@ class ChatScreen(Screen[None]):
         self.history: list[StoredMessage] = []
         self.usage: ContextUsage | None = None
         self._system_tokens: int | None = None
+        self._reply_view: MessageView | None = None
+        """The reply that is streaming, so a stop can show what the store kept of it."""
+        # Held rather than queried: workers update these after awaits, and a query that races the
+        # app's shutdown (children already removed) would fail where an update is harmless.
+        self.header = HeaderBar()
+        self.message_list = MessageList(welcome_text(services.offline), id="messages")
+        self.composer = Composer(id="composer")
+        self.context_panel = ContextPanel(id="context")
 
     # --- layout --------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield HeaderBar()
+        yield self.header
         with Horizontal(id="main"):
             with Vertical(id="chat-pane"):
-                yield MessageList(welcome_text(self.services.offline), id="messages")
-                yield Composer(id="composer")
-            yield ContextPanel(id="context")
-        yield Footer()
+                yield self.message_list
+                yield self.composer
+            yield self.context_panel
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        header = self.query_one(HeaderBar)
+        header = self.header
         header.show_title("New chat")
         header.show_model(self.services.model_name, offline=self.services.offline)
-        self.query_one(Composer).focus()
+        self.composer.focus()
         self.open_session(self.services.session_id)
 
     @property
@@ -125,8 +133,8 @@ class ChatScreen(Screen[None]):
     async def _show(self, session: Session | None, messages: list[StoredMessage]) -> None:
         self.session = session
         self.history = messages
-        await self.query_one(MessageList).show(messages)
-        self.query_one(HeaderBar).show_title(session.title if session else "New chat")
+        await self.message_list.show(messages)
+        self.header.show_title(session.title if session else "New chat")
         if session is not None:
             await asyncio.to_thread(self.services.store.set_state, "last_session", str(session.id))
         await self.refresh_usage()
@@ -143,10 +151,8 @@ class ChatScreen(Screen[None]):
             exact=counter.exact,
         )
         self.usage = usage
-        self.query_one(HeaderBar).show_usage(usage)
-        self.query_one(ContextPanel).show_usage(
-            usage, model=self.services.model_name, counter=counter.description
-        )
+        self.header.show_usage(usage)
+        self.context_panel.show_usage(usage, model=self.services.model_name, counter=counter.description)
 
     # --- turns ---------------------------------------------------------------------------------
 
@@ -169,32 +175,33 @@ class ChatScreen(Screen[None]):
             events = turns.retry(session_id)
         else:
             events = turns.send(session_id, text)
-        view: MessageView | None = None
+        self._reply_view = None
         try:
             async with contextlib.aclosing(events) as stream:
-                view = await self._follow(stream)
+                await self._follow(stream)
         except asyncio.CancelledError:
-            if view is not None:
-                await self._settle(view)
+            if self._reply_view is not None:
+                await self._settle(self._reply_view)
             self.notify("Stopped. The partial reply is kept; Ctrl+R asks again.")
             raise
         except NothingToRetry:
             self.notify("Nothing to retry yet.")
         finally:
+            self._reply_view = None
             await self._reload_history()
 
-    async def _follow(self, events: AsyncIterator[TurnEvent]) -> MessageView | None:
-        messages = self.query_one(MessageList)
-        view: MessageView | None = None
+    async def _follow(self, events: AsyncIterator[TurnEvent]) -> None:
+        messages = self.message_list
         async for event in events:
+            view = self._reply_view
             if isinstance(event, UserMessageSaved):
                 self.session = event.session
-                self.query_one(HeaderBar).show_title(event.session.title)
-                self.query_one(Composer).clear()
+                self.header.show_title(event.session.title)
+                self.composer.clear()
                 await messages.add(event.message)
             elif isinstance(event, ReplyStarted):
                 await messages.drop(event.superseded)
-                view = await messages.add(event.message)
+                self._reply_view = await messages.add(event.message)
             elif isinstance(event, ReplyTextArrived) and view is not None:
                 await view.write(event.text)
             elif isinstance(event, ReplyCompleted) and view is not None:
@@ -204,7 +211,6 @@ class ChatScreen(Screen[None]):
                 await view.close_stream()
                 view.update_message(event.message)
                 self._tell_failure(event)
-        return view
 
     async def _settle(self, view: MessageView) -> None:
         """After a stop: show the reply as the store now has it (interrupted, text kept)."""
@@ -284,7 +290,7 @@ class ChatScreen(Screen[None]):
             self.notify("This is already a new session.")
             return
         self.run_worker(self._show(None, []), group="load", exclusive=True)
-        self.query_one(Composer).focus()
+        self.composer.focus()
 
     def action_sessions(self) -> None:
         from tui.screens.sessions import SessionsScreen
@@ -303,7 +309,7 @@ class ChatScreen(Screen[None]):
         self.app.push_screen(SessionsScreen(self.services.store, current=current), chosen)
 
     def action_copy_reply(self) -> None:
-        reply = self.query_one(MessageList).last_reply()
+        reply = self.message_list.last_reply()
         if reply is None:
             self.notify("There is no reply to copy yet.")
             return
@@ -311,7 +317,7 @@ class ChatScreen(Screen[None]):
         self.notify(f"Copied the last reply ({len(reply.content):,} characters).")
 
     def action_toggle_context(self) -> None:
-        panel = self.query_one(ContextPanel)
+        panel = self.context_panel
         panel.display = not panel.display
 
     def action_connect(self) -> None:

@@ -32,7 +32,7 @@ def connect_help(services: AppServices) -> str:
 
 ```sh
 export OPENAI_API_KEY=sk-...                       # OpenAI
-export OPENAI_BASE_URL=http://localhost:11434/v1   # or any compatible server, e.g. Ollama
+export OPENAI_BASE_URL=http://localhost:11434/v1   # Ollama, or any compatible server
 heedful --model gpt-4o-mini
 ```
 

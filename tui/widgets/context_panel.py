@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from engine.prompt import ContextUsage
+from tui.sanitize import inert
 
 BAR_WIDTH = 24
 WARN_AT = 0.5
@@ -53,34 +54,40 @@ class ContextPanel(Vertical):
     ContextPanel > .note { color: $heedful-muted; margin-top: 1; }
     """
 
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        # Held rather than queried, so an update that races the app's shutdown is harmless.
+        self._total = Static(Content("counting…"), id="context-total")
+        self._bar = Static("", classes="bar -ok", id="context-bar")
+        self._rows = Static("", classes="rows", id="context-rows")
+        self._note = Static("", classes="note", id="context-note")
+
     def compose(self) -> ComposeResult:
         yield Static("Context", classes="title")
-        yield Static(Content("counting…"), id="context-total")
-        yield Static("", classes="bar -ok", id="context-bar")
-        yield Static("", classes="rows", id="context-rows")
-        yield Static("", classes="note", id="context-note")
+        yield self._total
+        yield self._bar
+        yield self._rows
+        yield self._note
 
     def show_usage(self, usage: ContextUsage, *, model: str, counter: str) -> None:
         approx = "" if usage.exact else "≈ "
         percent = f"{usage.fraction:.0%}"
-        self.query_one("#context-total", Static).update(
-            Content(f"{approx}{usage.total:,} of {usage.window:,} tokens ({percent})")
-        )
+        self._total.update(Content(f"{approx}{usage.total:,} of {usage.window:,} tokens ({percent})"))
         filled = min(BAR_WIDTH, round(usage.fraction * BAR_WIDTH))
-        bar = self.query_one("#context-bar", Static)
+        bar = self._bar
         bar.update(Content("█" * filled + "░" * (BAR_WIDTH - filled)))
         bar.set_classes(f"bar {usage_level(usage)}")
         rows = [
             f"system prompt  {approx}{usage.system_tokens:>8,}",
             f"conversation   {approx}{usage.conversation_tokens:>8,}",
             f"  {usage.message_count:,} messages, all sent verbatim",
-            f"model          {model}",
+            f"model          {inert(model)}",
             f"window         {usage.window:>10,}",
         ]
-        self.query_one("#context-rows", Static).update(Content("\n".join(rows)))
+        self._rows.update(Content("\n".join(rows)))
         note = (
             "Counts are exact."
             if usage.exact
             else "≈ approximate: the model's own tokenizer is not available offline."
         )
-        self.query_one("#context-note", Static).update(Content(f"{note}\nCounted with {counter}."))
+        self._note.update(Content(f"{note}\nCounted with {inert(counter)}."))

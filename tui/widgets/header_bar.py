@@ -26,24 +26,32 @@ class HeaderBar(Horizontal):
     HeaderBar > #header-gauge.-high { color: $error; text-style: bold; }
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        # Held rather than queried: a worker may update the header while the app is shutting down
+        # and the children are already gone.
+        self._title = Static("", id="header-title")
+        self._model = Static("", id="header-model")
+        self._gauge = Static(Content("context …"), id="header-gauge")
+
     def compose(self) -> ComposeResult:
         yield Static("Heedful", id="header-app")
-        yield Static("", id="header-title")
-        yield Static("", id="header-model")
-        yield Static(Content("context …"), id="header-gauge")
+        yield self._title
+        yield self._model
+        yield self._gauge
 
     def show_title(self, title: str) -> None:
-        self.query_one("#header-title", Static).update(Content(inert(title)))
+        self._title.update(Content(inert(title)))
 
     def show_model(self, name: str, *, offline: bool) -> None:
         label = "offline model · F3 connect" if offline else name
-        model = self.query_one("#header-model", Static)
+        model = self._model
         model.update(Content(inert(label)))
         model.set_class(offline, "-offline")
 
     def show_usage(self, usage: ContextUsage) -> None:
         approx = "" if usage.exact else "≈"
-        gauge = self.query_one("#header-gauge", Static)
+        gauge = self._gauge
         gauge.update(
             Content(
                 f"context {approx}{compact(usage.total)} / {compact(usage.window)} ({usage.fraction:.0%})"

@@ -49,11 +49,14 @@ class MessageView(Vertical):
         super().__init__(id=f"message-{message.id}", classes=f"-{message.role}")
         self.message = message
         self._stream: MarkdownStream | None = None
+        self._meta_line = Static(self._meta(), classes="meta")
+        self._body_widget = self._body(message.content)
+        self._problem = Static("", classes="problem")
 
     def compose(self) -> ComposeResult:
-        yield Static(self._meta(), classes="meta")
-        yield self._body(self.message.content)
-        yield Static("", classes="problem")
+        yield self._meta_line
+        yield self._body_widget
+        yield self._problem
 
     def on_mount(self) -> None:
         self._show_problem()
@@ -88,21 +91,25 @@ class MessageView(Vertical):
         )
         self.set_class(bool(problem), "-problem")
         if problem:
-            self.query_one(".problem", Static).update(
-                Content(f"⚠ {inert(problem)}  Ctrl+R retries this turn.")
-            )
+            self._problem.update(Content(f"⚠ {inert(problem)}  Ctrl+R retries this turn."))
 
     def update_message(self, message: StoredMessage) -> None:
         """Show a new state of the same message (finished, failed, interrupted)."""
         self.message = message
-        self.query_one(".meta", Static).update(self._meta())
+        self._meta_line.update(self._meta())
         self._show_problem()
 
     async def write(self, text: str) -> None:
         """Append streamed text to an assistant reply."""
         if self._stream is None:
-            markdown = self.query_one(Markdown)
-            self._stream = Markdown.get_stream(markdown)
+            body = self._body_widget
+            if isinstance(body, TextArea):
+                # Over MARKDOWN_LIMIT the body is plain text: append, no Markdown stream.
+                body.insert(inert(text), body.document.end)
+                return
+            if not isinstance(body, Markdown):
+                raise TypeError(f"cannot stream into a {type(body).__name__}")
+            self._stream = Markdown.get_stream(body)
         await self._stream.write(inert(text))
 
     async def close_stream(self) -> None:
