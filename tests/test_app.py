@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine.chat import MessageStatus
 from tests.apphelpers import chat, make_app, send, stored_messages, toasts, views, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
@@ -117,6 +119,35 @@ async def test_retry_replaces_a_failed_reply(fake_server: FakeOpenAIServer) -> N
         assert body(views(app)[1]) == "Echo: try me"
     statuses = [m.status for m in stored_messages() if m.role == "assistant"]
     assert statuses == [MessageStatus.SUPERSEDED, MessageStatus.COMPLETE]
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("401", "API key"),
+        ("429", "rate"),
+        ("500", "server"),
+        ("context_length", "too long"),
+        ("slow_first_token:3", "did not"),
+        ("cutoff", "partial reply is kept"),
+    ],
+)
+async def test_every_fault_is_explained_on_screen_and_retry_recovers(
+    fake_server: FakeOpenAIServer, fault: str, said: str
+) -> None:
+    write_config("max_retries = 0\n[timeouts]\nread = 0.5\n")
+    fake_server.faults.append(fault)
+    app = make_app(base_url=fake_server.base_url, model="fake-model", env={"OPENAI_API_KEY": "k"})
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "keep this safe")
+        failed = views(app)[1]
+        assert failed.has_class("-problem")
+        assert "Ctrl+R" in text_of(failed.query_one(".problem"))
+        await wait_for(pilot, lambda: any(said.lower() in t.lower() for t in toasts(app)))
+        assert [m.content for m in stored_messages() if m.role == "user"] == ["keep this safe"]
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: views(app)[-1] is not failed and not chat(app).busy)
+        assert body(views(app)[-1]) == "Echo: keep this safe"
 
 
 async def test_new_session_starts_empty_and_sessions_picker_switches_back() -> None:
