@@ -219,3 +219,39 @@ async def test_copy_last_reply() -> None:
         await pilot.press("alt+c")
         assert app.clipboard == views(app)[1].message.content
         assert "Offline model" in app.clipboard
+
+
+async def test_every_chat_action_is_in_the_command_palette() -> None:
+    from textual.command import CommandPalette
+
+    from tui.screens.chat import ChatScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        commands = {command.title for command in app.get_system_commands(chat(app))}
+        for binding in ChatScreen.BINDINGS:
+            assert binding.description in commands  # type: ignore[union-attr]
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"Sessions")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
+
+
+async def test_the_theme_can_be_switched_from_the_palette() -> None:
+    from textual.command import CommandPalette
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert app.theme == "heedful-dark"
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"theme")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        await pilot.press(*"heedful-light")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.theme == "heedful-light")
