@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 
+from engine.budget import profile_named
 from engine.errors import StoreError
 from engine.protocols import ChatModel, TokenCounter
 from engine.tokens import LazyTokenCounter, load_counter
@@ -80,7 +81,12 @@ def build_services(
     notices.extend(Notice(text, "warning") for text in choice.notices)
     counter = LazyTokenCounter(partial(load_counter, choice.model, model_is_offline=choice.offline))
     chat_model = build_model(choice, loaded.config, counter)
-    turns = TurnService(store, chat_model, counter, system_prompt=loaded.config.system_prompt)
+    profile = profile_named(loaded.config.profile)
+    if profile.warning:
+        notices.append(Notice(profile.warning, "warning"))
+    turns = TurnService(
+        store, chat_model, counter, system_prompt=loaded.config.system_prompt, profile=profile
+    )
     services = AppServices(
         store=store,
         turns=turns,

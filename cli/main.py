@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from cli import __version__
 
@@ -21,11 +22,59 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint, e.g. http://localhost:11434/v1")
     parser.add_argument("--model", help='the model: a name, "provider/name" from the config, or "offline"')
     parser.add_argument("--session", type=int, metavar="ID", help="open this session instead of the latest")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    replay = commands.add_parser(
+        "replay",
+        help="curate a transcript offline and print the contexts as JSON",
+        description="Feed a JSON Lines transcript through the curation engine, offline and "
+        "deterministically, and print what each request would send.",
+    )
+    replay.add_argument("transcript", type=Path, metavar="TRANSCRIPT.jsonl")
+    replay.add_argument("--context-window", type=_positive_int, required=True, metavar="N")
+    replay.add_argument(
+        "--budget-ratio", type=_ratio, default=None, metavar="R", help="default: the profile's"
+    )
+    replay.add_argument("--profile", choices=("quality", "balanced", "cost"), default="balanced")
+    replay.add_argument("--consent", choices=("keep", "summarize", "remove"), default="keep")
+    replay.add_argument("--probes", type=Path, metavar="PROBES.jsonl")
+    replay.add_argument("--output", type=Path, metavar="FILE", help="default: standard output")
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
+
+
+def _ratio(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 1: {value}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "replay":
+        from cli.replay import run_replay
+
+        return run_replay(
+            args.transcript,
+            context_window=args.context_window,
+            budget_ratio=args.budget_ratio,
+            profile=args.profile,
+            consent=args.consent,
+            probes=args.probes,
+            output=args.output,
+        )
     from cli.chat import run_chat
 
     return run_chat(base_url=args.base_url, model=args.model, session_id=args.session)

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine.chat import MessageStatus, PromptMessage, Role, Session, StoredMessage
+from engine.consent import ConsentChoice
+from engine.items import ItemState
+from engine.ledger import LedgerEntry
+from engine.registry import EntityRecord
 
 # --- the model -------------------------------------------------------------------------------
 
@@ -95,6 +99,29 @@ class TokenCounter(Protocol):
         ...
 
 
+# --- curation state ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRecord:
+    """What the engine decided about one message, as the store keeps it."""
+
+    message_id: int
+    state: ItemState
+    pinned: bool = False
+    kept_by_user: bool = False
+    summary: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CurationSnapshot:
+    """A session's stored curation state: everything not derivable from the messages themselves."""
+
+    items: dict[int, ItemRecord]
+    entities: list[EntityRecord]
+    policy: ConsentChoice | None = None
+
+
 # --- the store -------------------------------------------------------------------------------
 
 
@@ -150,6 +177,27 @@ class ChatStore(Protocol):
 
     def messages(self, session_id: int) -> list[StoredMessage]:
         """A session's messages in the order they were added, superseded ones included."""
+        ...
+
+    def load_curation(self, session_id: int) -> CurationSnapshot:
+        """A session's item states, entity registry and consent policy."""
+        ...
+
+    def save_curation(
+        self,
+        session_id: int,
+        *,
+        items: Sequence[ItemRecord],
+        entities: Sequence[EntityRecord],
+        ledger: Sequence[LedgerEntry],
+        policy: ConsentChoice | None = None,
+        policy_changed: bool = False,
+    ) -> None:
+        """Write state changes and their ledger entries in one transaction."""
+        ...
+
+    def ledger(self, session_id: int, *, target: str | None = None) -> list[LedgerEntry]:
+        """A session's ledger, oldest first; only the entries about ``target`` when given."""
         ...
 
     def get_state(self, key: str) -> str | None:

@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
+from engine.context_view import ContextView
+from engine.curation_state import rebuild, save
+from engine.curator import SessionCuration
 from engine.errors import ModelError, ModelErrorKind
-from engine.prompt import build_prompt, title_from
+from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, in_conversation, title_from
 from engine.protocols import ChatModel, ChatStore, ReplyFinished, TextDelta, TokenCounter, UsageReport
 
 T = TypeVar("T")
@@ -36,6 +41,13 @@ class UserMessageSaved:
 
     session: Session
     message: StoredMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ContextCurated:
+    """The engine decided what this request sends; ``view`` is what the context panel shows."""
+
+    view: ContextView
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +78,7 @@ class ReplyFailed:
     error: ModelError
 
 
-TurnEvent = UserMessageSaved | ReplyStarted | ReplyTextArrived | ReplyCompleted | ReplyFailed
+TurnEvent = UserMessageSaved | ContextCurated | ReplyStarted | ReplyTextArrived | ReplyCompleted | ReplyFailed
 
 
 class NothingToRetry(Exception):
@@ -87,6 +99,7 @@ class TurnService:
         counter: TokenCounter,
         *,
         system_prompt: str,
+        profile: Profile = DEFAULT_PROFILE,
         flush_interval: float = 0.5,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -94,8 +107,17 @@ class TurnService:
         self.model = model
         self.counter = counter
         self.system_prompt = system_prompt
+        self.profile = profile
         self._flush_interval = flush_interval
         self._clock = clock
+        self._curations: dict[int, SessionCuration] = {}
+        """Each session's curation, built from the store on first use and kept in step after."""
+        self._lock = threading.Lock()
+        """Curations are used from worker threads; one at a time."""
+
+    async def preview(self, session_id: int | None) -> ContextView:
+        """What the context would look like if the last user message were sent now (changes nothing)."""
+        return await self._io(self._preview, session_id)
 
     async def send(self, session_id: int | None, text: str) -> AsyncGenerator[TurnEvent, None]:
         """Store ``text`` as the user's message (creating the session if needed), then reply to it."""
@@ -107,6 +129,8 @@ class TurnService:
     async def retry(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
         """Answer the session's last user message again, superseding the replies it already has."""
         superseded = await self._io(self._supersede_last_replies, session_id)
+        with self._lock:
+            self._curations.pop(session_id, None)  # the superseded replies leave the conversation
         async for event in self._reply(session_id, superseded=superseded):
             yield event
 
@@ -117,6 +141,10 @@ class TurnService:
         if session is None:
             session = self.store.create_session(title_from(text))
         message = self.store.add_message(session.id, "user", text, tokens=self.counter.count(text))
+        with self._lock:
+            curation = self._curations.get(session.id)
+            if curation is not None:
+                curation.add_message(message.id, "user", text, message.tokens or 0)
         return self.store.get_session(session.id) or session, message
 
     def _supersede_last_replies(self, session_id: int) -> tuple[int, ...]:
@@ -131,17 +159,69 @@ class TurnService:
             self.store.update_message(message_id, status=MessageStatus.SUPERSEDED)
         return replaced
 
-    def _start_reply(self, session_id: int) -> tuple[StoredMessage, list[PromptMessage]]:
-        prompt = build_prompt(self.system_prompt, self.store.messages(session_id))
-        reply = self.store.add_message(
+    def _curation(self, session_id: int) -> SessionCuration:
+        curation = self._curations.get(session_id)
+        if curation is None:
+            curation = rebuild(
+                self.store.messages(session_id),
+                self.store.load_curation(session_id),
+                window=self.model.context_window,
+                counter=self.counter,
+                profile=self.profile,
+            )
+            self._curations[session_id] = curation
+        return curation
+
+    def _preview(self, session_id: int | None) -> ContextView:
+        with self._lock:
+            return self._preview_locked(session_id)
+
+    def _preview_locked(self, session_id: int | None) -> ContextView:
+        curation = (
+            self._curation(session_id)
+            if session_id is not None
+            else SessionCuration(window=self.model.context_window, counter=self.counter, profile=self.profile)
+        )
+        last_user = next((i for i in reversed(curation.items) if i.role == "user"), None)
+        if last_user is None:
+            system = (
+                self.counter.count(self.system_prompt) + MESSAGE_OVERHEAD_TOKENS if self.system_prompt else 0
+            )
+            return ContextView.empty(curation, system + REPLY_PRIMING_TOKENS)
+        return ContextView.of(curation, curation.plan(last_user, system_prompt=self.system_prompt))
+
+    def _curate(self, session_id: int) -> tuple[ContextView, list[PromptMessage]]:
+        """Plan this request, apply the plan and write it (states and ledger) in one transaction."""
+        with self._lock:
+            return self._curate_locked(session_id)
+
+    def _curate_locked(self, session_id: int) -> tuple[ContextView, list[PromptMessage]]:
+        curation = self._curation(session_id)
+        new = next((i for i in reversed(curation.items) if i.role == "user"), None)
+        if new is None:
+            raise NothingToRetry(session_id)
+        result = curation.plan(new, system_prompt=self.system_prompt)
+        save(self.store, session_id, curation, curation.apply(result))
+        prompt = [PromptMessage(m.role, m.content) for m in result.messages]
+        return ContextView.of(curation, result), prompt
+
+    def _start_reply(self, session_id: int) -> StoredMessage:
+        return self.store.add_message(
             session_id, "assistant", "", status=MessageStatus.STREAMING, model=self.model.name
         )
-        return reply, prompt
+
+    def _remember_reply(self, session_id: int, reply: StoredMessage) -> None:
+        with self._lock:
+            curation = self._curations.get(session_id)
+            if curation is not None and in_conversation(reply):
+                curation.add_message(reply.id, "assistant", reply.content, reply.tokens or 0)
 
     async def _reply(
         self, session_id: int, *, superseded: tuple[int, ...]
     ) -> AsyncGenerator[TurnEvent, None]:
-        reply, prompt = await self._io(self._start_reply, session_id)
+        view, prompt = await self._io(self._curate, session_id)
+        yield ContextCurated(view)
+        reply = await self._io(self._start_reply, session_id)
         parts: list[str] = []
         usage: UsageReport | None = None
         last_flush = self._clock()
@@ -165,12 +245,16 @@ class TurnService:
                     )
         except ModelError as err:
             failed = await self._io(self._finish_failed, reply.id, "".join(parts), err.user_message)
+            await self._io(self._remember_reply, session_id, failed)
             yield ReplyFailed(failed, err)
             return
         except (asyncio.CancelledError, GeneratorExit):
             # Stopped by the user (the worker was cancelled) or the consumer went away. Saved
             # synchronously: awaiting anything here could be cancelled again and lose the text.
             self._finish_failed(reply.id, "".join(parts), STOPPED_BY_USER)
+            # Not analysed here (that could take a while): the curation is rebuilt on next use.
+            with self._lock:
+                self._curations.pop(session_id, None)
             raise
         text = "".join(parts)
         done = await self._io(
@@ -180,6 +264,7 @@ class TurnService:
             status=MessageStatus.COMPLETE,
             tokens=self.counter.count(text),
         )
+        await self._io(self._remember_reply, session_id, done)
         yield ReplyCompleted(done, usage)
 
     def _finish_failed(self, reply_id: int, text: str, reason: str) -> StoredMessage:

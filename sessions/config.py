@@ -16,7 +16,7 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -82,6 +82,8 @@ class Config(_Section):
     """Network timeouts."""
     max_retries: int = Field(default=2, ge=0)
     """How many times the client retries a request that failed in a way worth retrying."""
+    profile: Literal["quality", "balanced", "cost"] = "balanced"
+    """How hard Heedful works to keep the prompt small: quality keeps most, cost forgets soonest."""
 
 
 @dataclass(slots=True)
@@ -243,6 +245,7 @@ _HEADER = """\
 #
 #     system_prompt = "You are a helpful assistant."
 #     max_retries = 2
+#     profile = "balanced"   # or "quality" (keeps more) or "cost" (forgets sooner)
 #
 #     [timeouts]
 #     connect = 10.0   # seconds to wait for a connection

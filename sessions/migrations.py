@@ -53,7 +53,61 @@ def _v1_initial(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial,)
+def _v2_curation(conn: sqlite3.Connection) -> None:
+    statements = (
+        # One row per message the engine has decided something about; a message without a row is
+        # active, unpinned and unsummarized.
+        """
+        CREATE TABLE item_state (
+            message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+            state TEXT NOT NULL CHECK (state IN ('active', 'summarized', 'pruned')),
+            pinned INTEGER NOT NULL DEFAULT 0,
+            kept_by_user INTEGER NOT NULL DEFAULT 0,
+            summary TEXT
+        )
+        """,
+        """
+        CREATE TABLE entities (
+            session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            ref TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            label TEXT NOT NULL,
+            turns TEXT NOT NULL,
+            state TEXT,
+            reason TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (session_id, ref)
+        )
+        """,
+        """
+        CREATE TABLE ledger (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            turn INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            target TEXT NOT NULL,
+            action TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            scores TEXT NOT NULL,
+            before TEXT,
+            after TEXT,
+            requires_consent INTEGER NOT NULL,
+            reversible INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX ledger_by_target ON ledger (session_id, target, id)",
+        """
+        CREATE TABLE session_curation (
+            session_id INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            consent_policy TEXT
+        )
+        """,
+    )
+    for statement in statements:
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_curation)
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

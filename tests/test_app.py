@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.chat import MessageStatus
+from sessions import paths
 from tests.apphelpers import chat, make_app, send, stored_messages, toasts, views, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.screens.sessions import SessionsScreen
@@ -255,3 +256,24 @@ async def test_the_theme_can_be_switched_from_the_palette() -> None:
         await pilot.pause(0.3)
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.theme == "heedful-light")
+
+
+async def test_the_context_panel_shows_what_was_forgotten(fake_server: FakeOpenAIServer) -> None:
+    write_config(
+        'model = "fake/fake-model"\nmax_retries = 0\n'
+        f'[providers.fake]\nbase_url = "{fake_server.base_url}"\nmodels = {{ "fake-model" = 700 }}\n'
+    )
+    fake_server.reply = "Noted, thanks. " * 25
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for n in range(6):
+            await send(pilot, f"Turn {n}: the billing-api deploy fails with ConnectionRefusedError again.")
+        view = chat(app).context
+        assert view is not None
+        assert view.tokens <= view.budget == 490
+        forgotten = [i for i in view.items if i.state.value in ("pruned", "summarized")]
+        assert forgotten and all(i.role == "assistant" for i in forgotten)
+        panel = text_of(chat(app).query_one("#context-messages"))
+        assert f"#{forgotten[-1].id}" in panel
+        assert "ConnectionRefusedError" in text_of(chat(app).query_one("#context-active"))
+        app.save_screenshot(str(paths.data_dir() / "panel.svg"))

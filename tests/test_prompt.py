@@ -1,4 +1,4 @@
-"""What goes into a request, and what it costs."""
+"""Which stored messages a request may carry, and session titles."""
 
 from __future__ import annotations
 
@@ -6,15 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engine.chat import MessageStatus, PromptMessage, Role, StoredMessage
-from engine.prompt import (
-    MESSAGE_OVERHEAD_TOKENS,
-    REPLY_PRIMING_TOKENS,
-    build_prompt,
-    in_conversation,
-    measure_context,
-    title_from,
-)
+from engine.chat import MessageStatus, Role, StoredMessage
+from engine.prompt import in_conversation, title_from
 
 NOW = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
 
@@ -41,38 +34,6 @@ def msg(
 )
 def test_which_messages_the_model_sees(message: StoredMessage, sent: bool) -> None:
     assert in_conversation(message) is sent
-
-
-def test_prompt_is_system_then_conversation_verbatim() -> None:
-    history = [
-        msg(1, "user", "first"),
-        msg(2, "assistant", "old", MessageStatus.SUPERSEDED),
-        msg(3, "assistant", "answer"),
-        msg(4, "user", "second\nline"),
-    ]
-    assert build_prompt("Be brief.", history) == [
-        PromptMessage("system", "Be brief."),
-        PromptMessage("user", "first"),
-        PromptMessage("assistant", "answer"),
-        PromptMessage("user", "second\nline"),
-    ]
-
-
-def test_no_system_message_when_the_prompt_is_empty() -> None:
-    assert build_prompt("", [msg(1, "user", "x")]) == [PromptMessage("user", "x")]
-
-
-def test_context_usage_adds_overheads_and_flags_uncounted_messages() -> None:
-    history = [msg(1, "user", "a", tokens=10), msg(2, "assistant", "b", tokens=20)]
-    usage = measure_context(7, history, window=1000, exact=True)
-    assert (
-        usage.total == 7 + MESSAGE_OVERHEAD_TOKENS + 30 + 2 * MESSAGE_OVERHEAD_TOKENS + REPLY_PRIMING_TOKENS
-    )
-    assert usage.message_count == 2
-    assert usage.exact
-    assert usage.fraction == pytest.approx(usage.total / 1000)
-    uncounted = measure_context(7, [msg(1, "user", "a", tokens=None)], window=1000, exact=True)
-    assert not uncounted.exact
 
 
 @pytest.mark.parametrize(

@@ -76,7 +76,7 @@ def settled(count: int) -> Callable[[Pilot[None]], Any]:
         app = pilot.app
         assert isinstance(app, HeedfulApp)
         await wait_for(
-            pilot, lambda: len(chat(app).query("MessageView")) == count and chat(app).usage is not None
+            pilot, lambda: len(chat(app).query("MessageView")) == count and chat(app).context is not None
         )
         chat(app).query_one(Composer).cursor_blink = False
         await pilot.pause()

@@ -13,6 +13,7 @@ from engine.errors import ModelErrorKind
 from engine.tokens import LazyTokenCounter, load_counter
 from engine.turn import (
     STOPPED_BY_USER,
+    ContextCurated,
     NothingToRetry,
     ReplyCompleted,
     ReplyFailed,
@@ -52,12 +53,12 @@ async def close_models() -> AsyncIterator[None]:
         await _open_models.pop().aclose()
 
 
-def remote(server: FakeOpenAIServer, *, read_timeout: float = 5.0) -> OpenAIChatModel:
+def remote(server: FakeOpenAIServer, *, read_timeout: float = 5.0, window: int = 8192) -> OpenAIChatModel:
     model = OpenAIChatModel(
         model="fake-model",
         base_url=server.base_url,
         api_key="test-key",
-        context_window=8192,
+        context_window=window,
         read_timeout=read_timeout,
         connect_timeout=2.0,
         max_retries=0,
@@ -78,7 +79,9 @@ async def test_offline_turn_stores_both_messages_in_order(store: SqliteChatStore
     turns = service(store, OfflineModel(COUNTER, word_delay=0))
     events = await collect(turns.send(None, "hello"))
     assert isinstance(events[0], UserMessageSaved)
-    assert isinstance(events[1], ReplyStarted)
+    # The engine curates the request before it is sent; the panel is told what it decided.
+    assert isinstance(events[1], ContextCurated)
+    assert isinstance(events[2], ReplyStarted)
     assert any(isinstance(e, ReplyTextArrived) for e in events)
     assert isinstance(events[-1], ReplyCompleted)
     session = events[0].session
@@ -169,7 +172,8 @@ async def test_each_fault_keeps_the_message_and_retry_recovers(
     assert reply.error == failure.error.user_message
 
     retried = await collect(turns.retry(session_id))
-    assert isinstance(retried[0], ReplyStarted) and retried[0].superseded == (reply.id,)
+    assert isinstance(retried[0], ContextCurated)
+    assert isinstance(retried[1], ReplyStarted) and retried[1].superseded == (reply.id,)
     assert isinstance(retried[-1], ReplyCompleted)
     assert retried[-1].message.content == "Echo: " + text
     statuses = [m.status for m in store.messages(session_id)]
@@ -224,3 +228,37 @@ async def test_retry_with_nothing_sent_says_so(store: SqliteChatStore) -> None:
     session = store.create_session("empty")
     with pytest.raises(NothingToRetry):
         await collect(service(store, OfflineModel(COUNTER)).retry(session.id))
+
+
+async def test_every_request_sends_the_curated_context_and_logs_why(
+    store: SqliteChatStore, db_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.reply = "Noted. " * 30
+    turns = service(store, remote(fake_server, window=900))
+    session_id = None
+    topics = ["the billing deploy fails with ConnectionRefusedError", "my sister Maya moved to Lisbon"]
+    for n in range(12):
+        events = await collect(turns.send(session_id, f"Note {n}: {topics[n % 2]}. " + "Detail. " * 20))
+        session_id = events[0].session.id  # type: ignore[union-attr]
+        curated = next(e for e in events if isinstance(e, ContextCurated))
+        body = fake_server.requests[-1]["body"]
+        # What was sent is exactly what the engine planned, and it fits the budget.
+        assert len(body["messages"]) <= 2 + 2 * n
+        assert curated.view.tokens <= curated.view.budget
+    assert session_id is not None
+    sent = [m["content"] for m in fake_server.requests[-1]["body"]["messages"]]
+    assert sent[0] == "You are terse." and sent[-1].startswith("Note 11:")
+    # Older assistant replies were pruned or summarized, and the ledger says so with reasons.
+    ledger = store.ledger(session_id)
+    demoted = [e for e in ledger if e.action in ("prune", "transform")]
+    assert demoted and all(e.reason and e.scores for e in demoted)
+    # The user's own words were not touched without consent (no policy: they are only left out).
+    users = {str(m.id) for m in store.messages(session_id) if m.role == "user"}
+    assert not [e for e in demoted if e.target in users]
+    # A fresh service (the app restarted) rebuilds the same states from the store.
+    again = open_store(db_path).store
+    try:
+        states = again.load_curation(session_id).items
+        assert {str(i) for i, r in states.items() if r.state.value != "active"} == {e.target for e in demoted}
+    finally:
+        again.close()

@@ -17,9 +17,10 @@ from textual.widgets import Footer, Markdown
 from textual.worker import Worker, WorkerState
 
 from engine.chat import Session, StoredMessage
+from engine.context_view import ContextView
 from engine.errors import ModelErrorKind, StoreError
-from engine.prompt import ContextUsage, measure_context
 from engine.turn import (
+    ContextCurated,
     NothingToRetry,
     ReplyCompleted,
     ReplyFailed,
@@ -77,9 +78,8 @@ class ChatScreen(Screen[None]):
         super().__init__()
         self.services = services
         self.session: Session | None = None
-        self.history: list[StoredMessage] = []
-        self.usage: ContextUsage | None = None
-        self._system_tokens: int | None = None
+        self.context: ContextView | None = None
+        """What the last (or next) request sends, as the panel shows it."""
         self._reply_view: MessageView | None = None
         """The reply that is streaming, so a stop can show what the store kept of it."""
         # Held rather than queried: workers update these after awaits, and a query that races the
@@ -132,7 +132,6 @@ class ChatScreen(Screen[None]):
 
     async def _show(self, session: Session | None, messages: list[StoredMessage]) -> None:
         self.session = session
-        self.history = messages
         await self.message_list.show(messages)
         self.header.show_title(session.title if session else "New chat")
         if session is not None:
@@ -140,19 +139,17 @@ class ChatScreen(Screen[None]):
         await self.refresh_usage()
 
     async def refresh_usage(self) -> None:
-        """Recount what the next request would take and show it in the header and the panel."""
+        """Show what the next request would send, in the header and the panel."""
+        view = await self.services.turns.preview(self.session.id if self.session else None)
+        self.show_context(view)
+
+    def show_context(self, view: ContextView) -> None:
         counter = self.services.counter
-        if self._system_tokens is None:
-            self._system_tokens = await asyncio.to_thread(counter.count, self.services.turns.system_prompt)
-        usage = measure_context(
-            self._system_tokens,
-            self.history,
-            window=self.services.turns.model.context_window,
-            exact=counter.exact,
+        self.context = view
+        self.header.show_usage(view, exact=counter.exact)
+        self.context_panel.show(
+            view, model=self.services.model_name, exact=counter.exact, counter=counter.description
         )
-        self.usage = usage
-        self.header.show_usage(usage)
-        self.context_panel.show_usage(usage, model=self.services.model_name, counter=counter.description)
 
     # --- turns ---------------------------------------------------------------------------------
 
@@ -188,7 +185,7 @@ class ChatScreen(Screen[None]):
             self.notify("Nothing to retry yet.")
         finally:
             self._reply_view = None
-            await self._reload_history()
+            await self.refresh_usage()
 
     async def _follow(self, events: AsyncIterator[TurnEvent]) -> None:
         messages = self.message_list
@@ -199,6 +196,8 @@ class ChatScreen(Screen[None]):
                 self.header.show_title(event.session.title)
                 self.composer.clear()
                 await messages.add(event.message)
+            elif isinstance(event, ContextCurated):
+                self.show_context(event.view)
             elif isinstance(event, ReplyStarted):
                 await messages.drop(event.superseded)
                 self._reply_view = await messages.add(event.message)
@@ -231,12 +230,6 @@ class ChatScreen(Screen[None]):
         }.get(error.kind, "The request failed")
         kept = " The partial reply is kept." if event.message.content else ""
         self.notify(f"{error.user_message}{kept} Ctrl+R retries.", title=title, severity="error", timeout=12)
-
-    async def _reload_history(self) -> None:
-        if self.session is None:
-            return
-        self.history = await asyncio.to_thread(self.services.store.messages, self.session.id)
-        await self.refresh_usage()
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:

@@ -1,18 +1,27 @@
-"""The right-hand context panel: what the next request will cost against the model's window."""
+"""The right-hand context panel: what the next request sends, what was kept, and what was forgotten."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.prompt import ContextUsage
+from engine.context_view import ContextView, EntityView, ItemView
+from engine.items import ItemState
 from tui.sanitize import inert
 
 BAR_WIDTH = 24
 WARN_AT = 0.5
 HIGH_AT = 0.8
+SHOWN_PER_SECTION = 8
+STATE_MARKS = {ItemState.SUMMARIZED: "≈", ItemState.PRUNED: "✂", ItemState.ACTIVE: "○"}
+"""≈ summarized, ✂ pruned, ○ active but left out of this request (waiting for your consent)."""
+LINE_WIDTH = 34
+"""The panel's inner width: item lines are cut to fit on one line."""
+ROLE_NAMES = {"user": "you", "assistant": "ai", "system": "sys", "tool": "tool"}
 
 
 def compact(n: int) -> str:
@@ -26,17 +35,38 @@ def compact(n: int) -> str:
     return f"{n / 1_000_000:.1f}M"
 
 
-def usage_level(usage: ContextUsage) -> str:
+def usage_level(fraction: float) -> str:
     """CSS class for how full the window is: -ok, -warn (≥ 50 %) or -high (≥ 80 %)."""
-    if usage.fraction >= HIGH_AT:
+    if fraction >= HIGH_AT:
         return "-high"
-    if usage.fraction >= WARN_AT:
+    if fraction >= WARN_AT:
         return "-warn"
     return "-ok"
 
 
-class ContextPanel(Vertical):
-    """Token budget of the next request. Curation sections join it with the curation engine."""
+def _entities(views: Sequence[EntityView]) -> str:
+    lines = [f"  {inert(e.label)} · {e.kind}" for e in views[:SHOWN_PER_SECTION]]
+    if len(views) > SHOWN_PER_SECTION:
+        lines.append(f"  … {len(views) - SHOWN_PER_SECTION:,} more")
+    return "\n".join(lines) if lines else "  (none)"
+
+
+def _items(views: Sequence[ItemView]) -> str:
+    lines = []
+    for item in views[-SHOWN_PER_SECTION:]:
+        mark = "📌" if item.pinned else STATE_MARKS[item.state]
+        recalled = " ↺" if item.in_prompt and item.state is not ItemState.ACTIVE else ""
+        prefix = f"  {mark} #{item.id} {ROLE_NAMES[item.role]}{recalled}: "
+        lines.append(prefix + inert(item.preview[: max(8, LINE_WIDTH - len(prefix))]))
+    if len(views) > SHOWN_PER_SECTION:
+        lines.insert(0, f"  … {len(views) - SHOWN_PER_SECTION:,} earlier")
+    if not lines:
+        return "  (none: everything is sent verbatim)"
+    return "\n".join([*lines, "  ≈ summary ✂ pruned ○ left out ↺ recall"])
+
+
+class ContextPanel(VerticalScroll):
+    """Budget gauge, then active / retained / pruned entities and the messages not sent verbatim."""
 
     DEFAULT_CSS = """
     ContextPanel {
@@ -50,44 +80,62 @@ class ContextPanel(Vertical):
     ContextPanel > .bar.-ok { color: $success; }
     ContextPanel > .bar.-warn { color: $warning; }
     ContextPanel > .bar.-high { color: $error; }
-    ContextPanel > .rows { margin-top: 1; }
+    ContextPanel > .heading { text-style: bold; margin-top: 1; }
     ContextPanel > .note { color: $heedful-muted; margin-top: 1; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id)
+        super().__init__(id=id, can_focus=False)
         # Held rather than queried, so an update that races the app's shutdown is harmless.
         self._total = Static(Content("counting…"), id="context-total")
         self._bar = Static("", classes="bar -ok", id="context-bar")
-        self._rows = Static("", classes="rows", id="context-rows")
+        self._summary = Static("", id="context-summary")
+        self._sections = {
+            name: (Static("", classes="heading"), Static("", classes="rows", id=f"context-{name}"))
+            for name in ("active", "retained", "pruned", "messages")
+        }
         self._note = Static("", classes="note", id="context-note")
 
     def compose(self) -> ComposeResult:
         yield Static("Context", classes="title")
         yield self._total
         yield self._bar
-        yield self._rows
+        yield self._summary
+        for heading, rows in self._sections.values():
+            yield heading
+            yield rows
         yield self._note
 
-    def show_usage(self, usage: ContextUsage, *, model: str, counter: str) -> None:
-        approx = "" if usage.exact else "≈ "
-        percent = f"{usage.fraction:.0%}"
-        self._total.update(Content(f"{approx}{usage.total:,} of {usage.window:,} tokens ({percent})"))
-        filled = min(BAR_WIDTH, round(usage.fraction * BAR_WIDTH))
-        bar = self._bar
-        bar.update(Content("█" * filled + "░" * (BAR_WIDTH - filled)))
-        bar.set_classes(f"bar {usage_level(usage)}")
-        rows = [
-            f"system prompt  {approx}{usage.system_tokens:>8,}",
-            f"conversation   {approx}{usage.conversation_tokens:>8,}",
-            f"  {usage.message_count:,} messages, all sent verbatim",
-            f"model          {inert(model)}",
-            f"window         {usage.window:>10,}",
-        ]
-        self._rows.update(Content("\n".join(rows)))
-        note = (
+    def show(self, view: ContextView, *, model: str, exact: bool, counter: str) -> None:
+        approx = "" if exact else "≈ "
+        self._total.update(
+            Content(
+                f"{approx}{view.tokens:,} of {view.budget:,} budget\nwindow {view.window:,} · {inert(model)}"
+            )
+        )
+        filled = min(BAR_WIDTH, round(view.tokens / view.budget * BAR_WIDTH)) if view.budget else BAR_WIDTH
+        self._bar.update(Content("█" * filled + "░" * (BAR_WIDTH - filled)))
+        self._bar.set_classes(f"bar {usage_level(view.tokens / view.budget if view.budget else 1.0)}")
+        summary = (
+            f"saved {approx}{view.saved_tokens:,} tokens this turn"
+            if view.saved_tokens
+            else "everything fits"
+        )
+        self._summary.update(Content(summary))
+        self._set("active", f"Active entities ({len(view.active):,})", _entities(view.active))
+        self._set("retained", f"Retained ({len(view.retained):,})", _entities(view.retained))
+        self._set("pruned", f"Pruned ({len(view.pruned):,})", _entities(view.pruned))
+        self._set("messages", f"Not verbatim ({len(view.items):,})", _items(view.items))
+        notes = list(view.notes)
+        notes.append(
             "Counts are exact."
-            if usage.exact
+            if exact
             else "≈ approximate: the model's own tokenizer is not available offline."
         )
-        self._note.update(Content(f"{note}\nCounted with {inert(counter)}."))
+        notes.append(f"Counted with {inert(counter)}.")
+        self._note.update(Content("\n".join(inert(n) for n in notes)))
+
+    def _set(self, name: str, heading: str, rows: str) -> None:
+        title, body = self._sections[name]
+        title.update(Content(heading))
+        body.update(Content(rows))

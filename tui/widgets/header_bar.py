@@ -7,7 +7,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.prompt import ContextUsage
+from engine.context_view import ContextView
 from tui.sanitize import inert
 from tui.widgets.context_panel import compact, usage_level
 
@@ -49,12 +49,10 @@ class HeaderBar(Horizontal):
         model.update(Content(inert(label)))
         model.set_class(offline, "-offline")
 
-    def show_usage(self, usage: ContextUsage) -> None:
-        approx = "" if usage.exact else "≈"
+    def show_usage(self, view: ContextView, *, exact: bool) -> None:
+        approx = "" if exact else "≈"
         gauge = self._gauge
         gauge.update(
-            Content(
-                f"context {approx}{compact(usage.total)} / {compact(usage.window)} ({usage.fraction:.0%})"
-            )
+            Content(f"context {approx}{compact(view.tokens)} / {compact(view.window)} ({view.fraction:.0%})")
         )
-        gauge.set_classes(usage_level(usage))
+        gauge.set_classes(usage_level(view.fraction))

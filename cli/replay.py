@@ -1,0 +1,199 @@
+"""``heedful replay``: feed a transcript through the curation engine and print the contexts as JSON.
+
+Offline and deterministic. Messages go through the same store and engine as in the app: each is
+stored, a user message triggers curation, and the plan is applied and logged. Probes are curated as
+if each were the next user message after the whole transcript, independently of one another (a
+plan never changes state). The output format is an external contract; keep it stable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from engine.budget import profile_named
+from engine.consent import ConsentChoice
+from engine.curation_state import save
+from engine.curator import CurationResult, SessionCuration
+from engine.errors import StoreError
+from engine.tokens import load_counter
+from sessions import paths
+from sessions.store import SqliteChatStore, open_store
+from sessions.transcript import TranscriptError, read_probes, read_transcript
+
+_EMPTY_CONTEXT: dict[str, object] = {
+    "tokens": 0,
+    "messages": [],
+    "entities": {"active": [], "retained": [], "pruned": []},
+}
+
+
+@contextmanager
+def _replay_store() -> Iterator[SqliteChatStore]:
+    """The user's data directory when HEEDFUL_DATA_DIR is set, else a throwaway database."""
+    if os.environ.get("HEEDFUL_DATA_DIR"):
+        store = open_store(paths.database_path()).store
+        try:
+            yield store
+        finally:
+            store.close()
+        return
+    with tempfile.TemporaryDirectory(prefix="heedful-replay-") as scratch:
+        store = SqliteChatStore(Path(scratch) / "replay.db")
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+def _context(result: CurationResult, curation: SessionCuration, ids: Mapping[int, str]) -> dict[str, object]:
+    groups: dict[str, list[dict[str, object]]] = {"active": [], "retained": [], "pruned": []}
+    for ref, (state, reason) in sorted(result.entities.items()):
+        record = curation.registry.records.get(ref)
+        if record is None:
+            continue
+        entry = record.as_json()
+        entry["reason"] = reason
+        groups[state.value].append(entry)
+    return {
+        "tokens": result.tokens,
+        "messages": [
+            {
+                "role": m.role,
+                "content": m.content,
+                "sources": [ids.get(source, str(source)) for source in m.sources],
+                "form": m.form,
+            }
+            for m in result.messages
+        ],
+        "entities": groups,
+    }
+
+
+def _percentile(values: list[float], share: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def replay(
+    transcript: Path,
+    *,
+    context_window: int,
+    budget_ratio: float | None,
+    profile: str,
+    consent: str,
+    probes: Path | None,
+) -> dict[str, object]:
+    """Run the replay and return the output document.
+
+    Raises:
+        TranscriptError: A file could not be read or has a bad line.
+        StoreError: The database could not be used.
+    """
+    messages = read_transcript(transcript)
+    probe_list = read_probes(probes) if probes is not None else []
+    counter = load_counter("", model_is_offline=True)
+    curation = SessionCuration(
+        window=context_window,
+        counter=counter,
+        profile=profile_named(profile),
+        budget_ratio=budget_ratio,
+        policy=ConsentChoice(consent),
+    )
+    ids: dict[int, str] = {}
+    timings: list[float] = []
+    last: CurationResult | None = None
+    with _replay_store() as store:
+        session = store.create_session(f"replay of {transcript.name}")
+        for message in messages:
+            tokens = counter.count(message.content)
+            stored = store.add_message(session.id, message.role, message.content, tokens=tokens)
+            ids[stored.id] = message.id
+            item = curation.add_message(
+                stored.id, message.role, message.content, tokens, name=message.name, label=message.id
+            )
+            if message.pinned:
+                save(store, session.id, curation, curation.pin(item.id))
+            if message.role != "user":
+                continue
+            started = time.perf_counter()
+            result = curation.plan(item)
+            delta = curation.apply(result)
+            timings.append((time.perf_counter() - started) * 1000)
+            save(store, session.id, curation, delta)
+            last = result
+        probe_contexts = []
+        for number, probe in enumerate(probe_list, start=1):
+            probe_item = curation.analyse(
+                -number, "user", probe.content, counter.count(probe.content), label=probe.id
+            )
+            probe_ids = {**ids, -number: probe.id}
+            probe_contexts.append(
+                {"id": probe.id, "context": _context(curation.plan(probe_item), curation, probe_ids)}
+            )
+        ledger = [entry.as_json() for entry in store.ledger(session.id)]
+    for entry in ledger:
+        target = entry["target"]
+        if isinstance(target, str) and target.lstrip("-").isdigit():
+            entry["target"] = ids.get(int(target), target)
+    return {
+        "tokenizer": counter.description,
+        "context_window": context_window,
+        "budget_tokens": curation.budget.tokens,
+        "messages": len(messages),
+        "turns": curation.turn,
+        "curate_ms": {
+            "p50": round(statistics.median(timings), 3) if timings else 0.0,
+            "p95": round(_percentile(timings, 0.95), 3),
+            "max": round(max(timings, default=0.0), 3),
+        },
+        "final": _context(last, curation, ids) if last is not None else _EMPTY_CONTEXT,
+        "probes": probe_contexts,
+        "ledger": ledger,
+    }
+
+
+def run_replay(
+    transcript: Path,
+    *,
+    context_window: int,
+    budget_ratio: float | None,
+    profile: str,
+    consent: str,
+    probes: Path | None,
+    output: Path | None,
+) -> int:
+    try:
+        document = replay(
+            transcript,
+            context_window=context_window,
+            budget_ratio=budget_ratio,
+            profile=profile,
+            consent=consent,
+            probes=probes,
+        )
+    except (TranscriptError, ValueError) as err:
+        print(f"heedful replay: {err}", file=sys.stderr)
+        return 2
+    except StoreError as err:
+        print(f"heedful replay: {err.user_message}", file=sys.stderr)
+        return 1
+    text = json.dumps(document, ensure_ascii=False, indent=1)
+    if output is None:
+        sys.stdout.write(text + "\n")
+        return 0
+    try:
+        output.write_text(text + "\n", encoding="utf-8")
+    except OSError as err:
+        print(f"heedful replay: could not write {output}: {err.strerror or err}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,37 @@
+"""Consent: the engine never summarizes or removes the user's own words without asking.
+
+When it wants to, it raises one batched :class:`ConsentRequest` per turn. The user answers per item
+(keep / summarize / remove), optionally for the whole session (:attr:`SessionCuration.policy`).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class ConsentChoice(enum.StrEnum):
+    KEEP = "keep"
+    SUMMARIZE = "summarize"
+    REMOVE = "remove"
+
+
+@dataclass(frozen=True, slots=True)
+class ConsentItem:
+    item_id: int
+    preview: str
+    tokens: int
+    proposed: ConsentChoice
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class ConsentRequest:
+    """User items the engine would like to summarize or remove; they stay as they are until answered."""
+
+    turn: int
+    items: tuple[ConsentItem, ...]
+
+    @property
+    def tokens(self) -> int:
+        return sum(i.tokens for i in self.items)

@@ -1,0 +1,65 @@
+"""Between the engine's in-memory curation and the store's records: load a session, save a delta."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.budget import DEFAULT_PROFILE, Profile
+from engine.chat import StoredMessage
+from engine.curator import CurationDelta, SessionCuration
+from engine.prompt import in_conversation
+from engine.protocols import ChatStore, CurationSnapshot, ItemRecord, TokenCounter
+from engine.registry import EntityRecord
+
+
+def rebuild(
+    messages: Sequence[StoredMessage],
+    snapshot: CurationSnapshot,
+    *,
+    window: int,
+    counter: TokenCounter,
+    profile: Profile = DEFAULT_PROFILE,
+    budget_ratio: float | None = None,
+) -> SessionCuration:
+    """A session's curation from its stored messages and curation records.
+
+    Indexes and turn numbers are derived again from the messages (they are cheap to compute and
+    cannot go stale); states, pins, summaries, entity states and the consent policy come from the
+    snapshot.
+    """
+    curation = SessionCuration(
+        window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
+    )
+    for message in messages:
+        if not in_conversation(message):
+            continue
+        tokens = message.tokens if message.tokens is not None else counter.count(message.content)
+        item = curation.add(curation.analyse(message.id, message.role, message.content, tokens), log=False)
+        record = snapshot.items.get(message.id)
+        if record is not None:
+            item.state = record.state
+            item.pinned = record.pinned
+            item.kept_by_user = record.kept_by_user
+            item.summary = record.summary
+    for stored in snapshot.entities:
+        entity = curation.registry.records.get(stored.ref)
+        if entity is not None:
+            entity.state = stored.state
+            entity.reason = stored.reason
+    return curation
+
+
+def save(store: ChatStore, session_id: int, curation: SessionCuration, delta: CurationDelta) -> None:
+    """Write a delta (state changes, entity records and ledger entries) in one store transaction."""
+    store.save_curation(
+        session_id,
+        items=[ItemRecord(i.id, i.state, i.pinned, i.kept_by_user, i.summary) for i in delta.items],
+        entities=_entity_records(curation, delta.entities),
+        ledger=delta.ledger,
+        policy=delta.policy,
+        policy_changed=delta.policy_changed,
+    )
+
+
+def _entity_records(curation: SessionCuration, refs: Sequence[str]) -> list[EntityRecord]:
+    return [curation.registry.records[ref] for ref in refs if ref in curation.registry.records]

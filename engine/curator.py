@@ -1,0 +1,691 @@
+"""The curation engine: each turn, decide what the model sees, within budget, explainably and reversibly.
+
+:class:`SessionCuration` holds one session's items, indexes and entity registry in memory. Each
+turn, :meth:`SessionCuration.plan` scores the items against the new message, fits a prompt into the
+budget and proposes operations; :meth:`SessionCuration.apply` carries them out and returns a
+:class:`CurationDelta` that the store writes in one transaction (state changes and ledger together).
+Planning never mutates anything, so ``heedful replay`` can curate probe questions side by side.
+
+The prompt, in order: the system prompt, system items, a summary section for summarized items that
+still matter, then verbatim items in conversation order (pinned, retained, recalled, the recent
+turns) and the new message last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from engine.budget import DEFAULT_PROFILE, Budget, Profile
+from engine.chat import Role
+from engine.consent import ConsentChoice, ConsentItem, ConsentRequest
+from engine.entities import extract_entities
+from engine.index import EntityIndex, TermIndex
+from engine.items import Item, ItemState, MemoryRole
+from engine.ledger import EntryKind, LedgerEntry
+from engine.operations import Operation, OpKind, Scores
+from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
+from engine.protocols import TokenCounter
+from engine.registry import EntityChange, EntityRegistry, EntityState
+from engine.roles import classify
+from engine.scoring import score_items
+from engine.summaries import ExtractiveSummarizer, Summarizer
+from engine.text import terms
+
+RECENT_TURNS = 2
+"""The last this-many turns before the new message are always sent verbatim (when they fit)."""
+SUMMARY_HEADER = "Summary of earlier messages (made by Heedful; each line names its source):"
+PREVIEW_CHARS = 160
+
+
+@dataclass(frozen=True, slots=True)
+class ContextMessage:
+    """One message of the curated prompt."""
+
+    role: Role
+    content: str
+    sources: tuple[int, ...]
+    form: str
+    """"verbatim", "summary", "memory" or "system"."""
+    tokens: int
+    """Content tokens plus the chat format's per-message overhead."""
+
+
+@dataclass(frozen=True, slots=True)
+class CurationResult:
+    """A turn's plan: the prompt to send and the operations that produce it."""
+
+    turn: int
+    budget_tokens: int
+    messages: tuple[ContextMessage, ...]
+    tokens: int
+    """What the prompt costs, with the reply priming."""
+    operations: tuple[Operation, ...]
+    scores: Mapping[int, Scores]
+    entities: Mapping[str, tuple[EntityState, str]]
+    consent: ConsentRequest | None = None
+    left_out: tuple[int, ...] = ()
+    """Items left out of this request only (pending consent or too big), with no state change."""
+    over_budget: bool = False
+    """Pinned items, system items and the new message alone exceed the budget."""
+    notes: tuple[str, ...] = ()
+    new_summaries: Mapping[int, str] = field(default_factory=dict)
+    verbatim_tokens: int = 0
+    """What sending the whole conversation verbatim would cost."""
+
+    @property
+    def saved_tokens(self) -> int:
+        """Tokens this prompt saves against sending everything verbatim."""
+        return max(0, self.verbatim_tokens - self.tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class CurationDelta:
+    """What a turn (or a user action) changed, for the store to write in one transaction."""
+
+    items: tuple[Item, ...] = ()
+    entities: tuple[str, ...] = ()
+    """Refs whose records changed (the caller reads them from the registry)."""
+    ledger: tuple[LedgerEntry, ...] = ()
+    policy: ConsentChoice | None = None
+    policy_changed: bool = False
+
+
+def _cost(tokens: int) -> int:
+    return tokens + MESSAGE_OVERHEAD_TOKENS
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text[: PREVIEW_CHARS * 4].split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+
+
+class SessionCuration:
+    """One session's curation state and the engine that plans its turns."""
+
+    def __init__(
+        self,
+        *,
+        window: int,
+        counter: TokenCounter,
+        profile: Profile = DEFAULT_PROFILE,
+        budget_ratio: float | None = None,
+        summarizer: Summarizer | None = None,
+        policy: ConsentChoice | None = None,
+    ) -> None:
+        self.counter = counter
+        self.profile = profile
+        self.budget = Budget(window, budget_ratio if budget_ratio is not None else profile.budget_ratio)
+        self.summarizer = summarizer or ExtractiveSummarizer()
+        self.policy = policy
+        """The user's answer for every consent request of this session ("apply to all"), if given."""
+        self.items: list[Item] = []
+        self.by_id: dict[int, Item] = {}
+        self.turn = 0
+        self.registry = EntityRegistry()
+        self._terms = TermIndex()
+        self._entities = EntityIndex()
+        self._summary_tokens: dict[int, int] = {}
+        self._pending: list[LedgerEntry] = []
+        self._touched: set[str] = set()
+        """Entity refs mentioned since the last apply: their records (turns) must be saved."""
+        self._recalled: set[int] = set()
+        """Items the last applied plan recalled (sent verbatim while pruned or summarized)."""
+
+    # --- items -----------------------------------------------------------------------------------
+
+    def analyse(
+        self,
+        item_id: int,
+        role: Role,
+        text: str,
+        tokens: int,
+        *,
+        name: str | None = None,
+        label: str | None = None,
+    ) -> Item:
+        """An item for ``text`` with its entities, terms and role, not yet part of the session.
+
+        Args:
+            item_id: The stored message's id.
+            role: Who wrote it.
+            text: Its content.
+            tokens: Its token count.
+            name: The speaker's name, when the conversation has named speakers.
+            label: How reasons and summaries refer to it (default ``#id``; replay uses transcript ids).
+        """
+        mentions = tuple(extract_entities(text))
+        counts: dict[str, int] = {}
+        # The speaker's name counts as a word of the message: "what did Maya say about X" should
+        # find Maya's messages about X, not only messages that mention her.
+        for term in terms(f"{text} {name}" if name else text):
+            counts[term] = counts.get(term, 0) + 1
+        turn = self.turn + 1 if role == "user" else max(self.turn, 1)
+        return Item(
+            id=item_id,
+            role=role,
+            text=text,
+            tokens=tokens,
+            turn=turn,
+            position=len(self.items),
+            name=name,
+            label=label or f"#{item_id}",
+            mentions=mentions,
+            terms=counts,
+            memory_role=classify(text, mentions),
+        )
+
+    def add(self, item: Item, *, log: bool = True) -> Item:
+        """Make ``item`` (from :meth:`analyse`) part of the session: index it and note its entities.
+
+        Args:
+            item: The item.
+            log: Record its memory-role tag in the ledger (not when rebuilding a stored session).
+        """
+        if item.id in self.by_id:
+            raise ValueError(f"item {item.id} is already in the session")
+        item.position = len(self.items)
+        self.turn = item.turn
+        self.items.append(item)
+        self.by_id[item.id] = item
+        self._terms.add(item.id, item.terms)
+        self._entities.add(item.id, item.refs)
+        self.registry.observe(item.mentions, item.turn)
+        self._touched.update(item.refs)
+        if log and item.memory_role is not MemoryRole.CONTEXT:
+            tag = Operation(
+                OpKind.TAG, item.id, "memory role from the text", item.turn, detail=item.memory_role.value
+            )
+            self._pending.append(LedgerEntry.of(tag))
+        return item
+
+    def add_message(
+        self,
+        item_id: int,
+        role: Role,
+        text: str,
+        tokens: int,
+        *,
+        name: str | None = None,
+        label: str | None = None,
+    ) -> Item:
+        """:meth:`analyse` then :meth:`add`."""
+        return self.add(self.analyse(item_id, role, text, tokens, name=name, label=label))
+
+    # --- planning --------------------------------------------------------------------------------
+
+    def plan(self, new: Item, *, system_prompt: str = "") -> CurationResult:
+        """The prompt for ``new`` (the newest user message) and the operations that get there."""
+        turn = new.turn
+        budget = self.budget.tokens - REPLY_PRIMING_TOKENS
+        system_cost = _cost(self.counter.count(system_prompt)) if system_prompt else 0
+        fixed = [i for i in self.items if i is not new and (i.pinned or i.role == "system")]
+        fixed_ids = {i.id for i in fixed}
+        fixed_cost = system_cost + _cost(new.tokens) + sum(_cost(i.tokens) for i in fixed)
+        notes: list[str] = []
+        over_budget = fixed_cost > budget
+        if over_budget:
+            notes.append(
+                f"Pinned items and the new message alone take {fixed_cost:,} tokens, over the budget of "
+                f"{budget:,}: nothing else is sent. Unpin something or start a new session."
+            )
+        remaining = max(0, budget - fixed_cost)
+
+        recent_floor = turn - RECENT_TURNS
+        recent = [i for i in self.items if i is not new and i.id not in fixed_ids and i.turn >= recent_floor]
+        recent_ids = {i.id for i in recent}
+        chosen: set[int] = set()
+        left_out: list[int] = []
+        for item in reversed(recent):
+            if _cost(item.tokens) <= remaining:
+                chosen.add(item.id)
+                remaining -= _cost(item.tokens)
+            else:
+                left_out.append(item.id)
+
+        candidates = [
+            i for i in self.items if i is not new and i.id not in fixed_ids and i.id not in recent_ids
+        ]
+        recent_terms: dict[str, int] = {}
+        recent_refs: set[str] = set()
+        for item in recent[-2 * RECENT_TURNS :]:
+            for term, count in item.terms.items():
+                recent_terms[term] = recent_terms.get(term, 0) + count
+            recent_refs |= item.refs
+        scores = score_items(
+            candidates,
+            new_terms=new.terms,
+            new_refs=new.refs,
+            new_entity_terms=frozenset(t for m in new.mentions for t in terms(m.label)),
+            recent_terms=recent_terms,
+            recent_refs=recent_refs,
+            turn=turn,
+            profile=self.profile,
+            term_index=self._terms,
+            entity_index=self._entities,
+            registry=self.registry,
+        )
+
+        reserve = (
+            int(budget * self.profile.memory_share) if any(self._may_summarize(i) for i in candidates) else 0
+        )
+        room = max(0, remaining - reserve)
+        ranked = sorted(candidates, key=lambda i: (-scores[i.id].total, -i.position))
+        eligible = [i for i in ranked if i.state is ItemState.ACTIVE or self._referenced(scores[i.id])]
+
+        ideal: set[int] = set()
+        ideal_room = room
+        for item in eligible:
+            if _cost(item.tokens) <= ideal_room:
+                ideal.add(item.id)
+                ideal_room -= _cost(item.tokens)
+
+        protected = self._protected_user_items(candidates)
+        operations: list[Operation] = []
+        consent_items: list[ConsentItem] = []
+        for item in protected:
+            if item.id not in ideal and not item.kept_by_user and self.policy is None:
+                score = scores[item.id]
+                proposed = (
+                    ConsentChoice.SUMMARIZE
+                    if score.total >= self.profile.summarize_threshold
+                    else ConsentChoice.REMOVE
+                )
+                consent_items.append(
+                    ConsentItem(item.id, _preview(item.text), item.tokens, proposed, score.total)
+                )
+        protected_ids = {i.id for i in protected}
+        for item in sorted(protected, key=lambda i: -i.position):
+            if _cost(item.tokens) <= room:
+                chosen.add(item.id)
+                room -= _cost(item.tokens)
+            else:
+                left_out.append(item.id)
+        for item in eligible:
+            if item.id in protected_ids or item.id in chosen:
+                continue
+            if _cost(item.tokens) <= room:
+                chosen.add(item.id)
+                room -= _cost(item.tokens)
+
+        new_summaries: dict[int, str] = {}
+        after_state: dict[int, ItemState] = {}
+        for item in candidates:
+            if item.id in chosen or item.id in protected_ids:
+                continue
+            if item.state is ItemState.ACTIVE:
+                operation = self._demote(item, scores[item.id], turn, new_summaries)
+                if operation is not None:
+                    operations.append(operation)
+                    if operation.after is not None:
+                        after_state[item.id] = operation.after
+        for item in candidates:
+            # A recall is logged when an item comes back, not again on every turn it stays.
+            if item.id in chosen and item.state is not ItemState.ACTIVE and item.id not in self._recalled:
+                operations.append(
+                    Operation(
+                        OpKind.RECALL,
+                        item.id,
+                        self._recall_reason(scores[item.id]),
+                        turn,
+                        scores=scores[item.id],
+                        reversible=True,
+                    )
+                )
+        if left_out:
+            notes.append(
+                f"{len(left_out)} message(s) did not fit and were left out of this request only; "
+                "nothing about them changed."
+            )
+
+        summary_message = self._summary_section(
+            candidates, chosen, after_state, new_summaries, scores, room + reserve
+        )
+        messages: list[ContextMessage] = []
+        if system_prompt:
+            messages.append(ContextMessage("system", system_prompt, (), "system", system_cost))
+        messages.extend(
+            ContextMessage(i.role, i.text, (i.id,), "system", _cost(i.tokens))
+            for i in fixed
+            if i.role == "system"
+        )
+        if summary_message is not None:
+            messages.append(summary_message)
+        verbatim = [
+            i for i in self.items if i is not new and (i.id in chosen or (i.pinned and i.role != "system"))
+        ]
+        messages.extend(
+            ContextMessage(i.role, i.text, (i.id,), "verbatim", _cost(i.tokens)) for i in verbatim
+        )
+        messages.append(ContextMessage(new.role, new.text, (new.id,), "verbatim", _cost(new.tokens)))
+
+        kept_refs = self._kept_refs(verbatim, summary_message, new)
+        entities = self.registry.classify(turn, kept_refs)
+        for mention in new.mentions:
+            entities[mention.ref] = (EntityState.ACTIVE, "in the new message")
+        consent = ConsentRequest(turn, tuple(consent_items)) if consent_items else None
+        if consent is not None:
+            notes.append(
+                f"Heedful would like to summarize or remove {len(consent_items)} of your messages "
+                f"({consent.tokens:,} tokens); they stay as they are until you answer."
+            )
+        return CurationResult(
+            turn=turn,
+            budget_tokens=self.budget.tokens,
+            messages=tuple(messages),
+            tokens=sum(m.tokens for m in messages) + REPLY_PRIMING_TOKENS,
+            operations=tuple(operations),
+            scores=scores,
+            entities=entities,
+            consent=consent,
+            left_out=tuple(sorted(left_out)),
+            over_budget=over_budget,
+            notes=tuple(notes),
+            new_summaries=new_summaries,
+            verbatim_tokens=system_cost
+            + sum(_cost(i.tokens) for i in self.items if i is not new)
+            + _cost(new.tokens)
+            + REPLY_PRIMING_TOKENS,
+        )
+
+    def _may_summarize(self, item: Item) -> bool:
+        return item.state is ItemState.SUMMARIZED or (item.state is ItemState.ACTIVE and not item.pinned)
+
+    def _referenced(self, score: Scores) -> bool:
+        threshold = self.profile.recall_threshold
+        return score.relevance >= threshold or score.neighbour >= threshold or score.entities >= 0.5
+
+    def _recall_reason(self, score: Scores) -> str:
+        if score.relevance >= self.profile.recall_threshold:
+            return "the new message is about the same thing (wording)"
+        if score.entities >= 0.5:
+            return "the new message refers to what it mentions"
+        return "it sits next to a message the new message refers to"
+
+    def _protected_user_items(self, candidates: Sequence[Item]) -> list[Item]:
+        """Active user items that may not be demoted now: no consent yet, or the user said keep."""
+        if self.policy in (ConsentChoice.SUMMARIZE, ConsentChoice.REMOVE):
+            return [i for i in candidates if i.user_owned and i.state is ItemState.ACTIVE and i.kept_by_user]
+        return [i for i in candidates if i.user_owned and i.state is ItemState.ACTIVE]
+
+    def _demote(
+        self, item: Item, score: Scores, turn: int, new_summaries: dict[int, str]
+    ) -> Operation | None:
+        if item.user_owned:
+            choice = self.policy
+            if choice is None or choice is ConsentChoice.KEEP:
+                return None
+            if choice is ConsentChoice.SUMMARIZE:
+                new_summaries[item.id] = item.summary or self.summarizer.summarize(item)
+                return Operation(
+                    OpKind.TRANSFORM,
+                    item.id,
+                    "no longer fits the budget; you chose to summarize your older messages in this session",
+                    turn,
+                    scores=score,
+                    requires_consent=True,
+                    before=item.state,
+                    after=ItemState.SUMMARIZED,
+                )
+            return Operation(
+                OpKind.PRUNE,
+                item.id,
+                "no longer fits the budget; you chose to remove your older messages in this session",
+                turn,
+                scores=score,
+                requires_consent=True,
+                before=item.state,
+                after=ItemState.PRUNED,
+            )
+        if item.role == "tool":
+            return Operation(
+                OpKind.PRUNE,
+                item.id,
+                "tool result no longer referenced in the recent turns",
+                turn,
+                scores=score,
+                before=item.state,
+                after=ItemState.PRUNED,
+            )
+        if score.total >= self.profile.summarize_threshold:
+            summary = item.summary or self.summarizer.summarize(item)
+            if len(summary) < len(item.text) * 0.8:
+                new_summaries[item.id] = summary
+                return Operation(
+                    OpKind.TRANSFORM,
+                    item.id,
+                    f"no longer fits the budget; summarized because it still scores {score.total:.2f}",
+                    turn,
+                    scores=score,
+                    before=item.state,
+                    after=ItemState.SUMMARIZED,
+                )
+        return Operation(
+            OpKind.PRUNE,
+            item.id,
+            f"no longer fits the budget and scores low ({score.total:.2f})",
+            turn,
+            scores=score,
+            before=item.state,
+            after=ItemState.PRUNED,
+        )
+
+    def _summary_section(
+        self,
+        candidates: Sequence[Item],
+        chosen: set[int],
+        after_state: Mapping[int, ItemState],
+        new_summaries: Mapping[int, str],
+        scores: Mapping[int, Scores],
+        room: int,
+    ) -> ContextMessage | None:
+        summarized = [
+            i
+            for i in candidates
+            if i.id not in chosen and after_state.get(i.id, i.state) is ItemState.SUMMARIZED
+        ]
+        if not summarized:
+            return None
+        header_cost = _cost(self.counter.count(SUMMARY_HEADER))
+        room -= header_cost
+        lines: list[tuple[int, str, int]] = []
+        for item in sorted(summarized, key=lambda i: -scores[i.id].total):
+            text = new_summaries.get(item.id) or item.summary or ""
+            if not text:
+                continue
+            line = f"- {item.name or item.role} ({item.label}): {text}"
+            tokens = self._line_tokens(item.id, line)
+            if tokens <= room:
+                lines.append((item.position, line, item.id))
+                room -= tokens
+        if not lines:
+            return None
+        lines.sort()
+        content = "\n".join([SUMMARY_HEADER, *(line for _, line, _ in lines)])
+        tokens = header_cost + sum(self._line_tokens(item_id, line) for _, line, item_id in lines)
+        return ContextMessage("system", content, tuple(item_id for _, _, item_id in lines), "summary", tokens)
+
+    def _line_tokens(self, item_id: int, line: str) -> int:
+        cached = self._summary_tokens.get(item_id)
+        if cached is None:
+            # +1 for the newline that joins the lines.
+            cached = self._summary_tokens[item_id] = self.counter.count(line) + 1
+        return cached
+
+    def _kept_refs(
+        self, verbatim: Iterable[Item], summary: ContextMessage | None, new: Item
+    ) -> dict[str, str]:
+        kept: dict[str, str] = {}
+        for item in verbatim:
+            why = (
+                f"in pinned message {item.label}"
+                if item.pinned
+                else f"in message {item.label}, sent verbatim"
+            )
+            for ref in item.refs:
+                kept.setdefault(ref, why)
+        if summary is not None:
+            for source in summary.sources:
+                for ref in self.by_id[source].refs:
+                    kept.setdefault(ref, f"in the summary of message {self.by_id[source].label}")
+        return kept
+
+    # --- applying --------------------------------------------------------------------------------
+
+    def apply(self, result: CurationResult) -> CurationDelta:
+        """Carry out a plan: change item states, record summaries and entity states, log it all."""
+        ledger = self._pending
+        self._pending = []
+        changed: dict[int, Item] = {}
+        sent = {source for m in result.messages if m.form == "verbatim" for source in m.sources}
+        for operation in result.operations:
+            item = self.by_id[operation.target]
+            if operation.changes_state and operation.after is not None:
+                item.state = operation.after
+                if operation.op is OpKind.TRANSFORM:
+                    item.summary = result.new_summaries.get(item.id, item.summary)
+                changed[item.id] = item
+            if operation.requires_consent:
+                ledger.append(
+                    LedgerEntry(
+                        EntryKind.CONSENT,
+                        operation.turn,
+                        str(item.id),
+                        (self.policy or ConsentChoice.KEEP).value,
+                        "answered by your choice for this session (apply to all)",
+                        requires_consent=True,
+                    )
+                )
+            ledger.append(LedgerEntry.of(operation))
+        for item_id in result.left_out:
+            ledger.append(
+                LedgerEntry(
+                    EntryKind.OVERFLOW,
+                    result.turn,
+                    str(item_id),
+                    "left out of this request",
+                    "did not fit the budget; left out of this request only, nothing about it changed",
+                )
+            )
+        if result.over_budget:
+            ledger.append(
+                LedgerEntry(EntryKind.OVERFLOW, result.turn, "budget", "over budget", " ".join(result.notes))
+            )
+        entity_changes = self.registry.commit(dict(result.entities))
+        ledger.extend(self._entity_entries(entity_changes, result.turn))
+        self._recalled = {i for i in sent if i in self.by_id and self.by_id[i].state is not ItemState.ACTIVE}
+        touched = self._touched | {c.ref for c in entity_changes}
+        self._touched = set()
+        return CurationDelta(
+            items=tuple(changed.values()),
+            entities=tuple(sorted(touched)),
+            ledger=tuple(ledger),
+        )
+
+    def _entity_entries(self, changes: Iterable[EntityChange], turn: int) -> list[LedgerEntry]:
+        return [
+            LedgerEntry(
+                EntryKind.ENTITY,
+                turn,
+                change.ref,
+                change.after.value,
+                change.reason,
+                before=change.before.value if change.before else None,
+                after=change.after.value,
+            )
+            for change in changes
+            if change.ref in self.registry.records
+        ]
+
+    # --- the user's own actions --------------------------------------------------------------------
+
+    def pin(self, item_id: int, *, pinned: bool = True) -> CurationDelta:
+        """Pin (or unpin) an item. A pinned item is always sent verbatim and never pruned or
+        summarized, so pinning a pruned or summarized item restores it too."""
+        item = self._item(item_id)
+        if item.pinned == pinned:
+            return CurationDelta()
+        ledger: list[LedgerEntry] = []
+        if pinned and item.state is not ItemState.ACTIVE:
+            ledger.extend(self.restore(item_id, reason="restored because you pinned it").ledger)
+        item.pinned = pinned
+        reason = "pinned by you" if pinned else "unpinned by you"
+        ledger.append(
+            LedgerEntry.of(Operation(OpKind.PIN if pinned else OpKind.UNPIN, item.id, reason, self.turn))
+        )
+        return CurationDelta(items=(item,), ledger=tuple(ledger))
+
+    def restore(self, item_id: int, *, reason: str = "restored by you") -> CurationDelta:
+        """Make a pruned or summarized item active (verbatim) again; its original text is untouched."""
+        item = self._item(item_id)
+        if item.state is ItemState.ACTIVE:
+            return CurationDelta()
+        operation = Operation(
+            OpKind.RESTORE, item.id, reason, self.turn, before=item.state, after=ItemState.ACTIVE
+        )
+        item.state = ItemState.ACTIVE
+        return CurationDelta(items=(item,), ledger=(LedgerEntry.of(operation),))
+
+    def answer_consent(
+        self, answers: Mapping[int, ConsentChoice], *, remember: ConsentChoice | None = None
+    ) -> CurationDelta:
+        """Record the user's answers; "summarize" and "remove" take effect now, "keep" for good.
+
+        Args:
+            answers: Item id → the user's choice for it.
+            remember: Apply this choice to every later request of the session too.
+        """
+        ledger: list[LedgerEntry] = []
+        changed: list[Item] = []
+        for item_id, choice in answers.items():
+            item = self._item(item_id)
+            ledger.append(
+                LedgerEntry(
+                    EntryKind.CONSENT,
+                    self.turn,
+                    str(item.id),
+                    choice.value,
+                    "answered by you",
+                    requires_consent=True,
+                )
+            )
+            if choice is ConsentChoice.KEEP:
+                item.kept_by_user = True
+                changed.append(item)
+                continue
+            if item.pinned:
+                continue
+            after = ItemState.SUMMARIZED if choice is ConsentChoice.SUMMARIZE else ItemState.PRUNED
+            if after is ItemState.SUMMARIZED:
+                item.summary = item.summary or self.summarizer.summarize(item)
+            operation = Operation(
+                OpKind.TRANSFORM if choice is ConsentChoice.SUMMARIZE else OpKind.PRUNE,
+                item.id,
+                f"you chose to {choice.value} it",
+                self.turn,
+                requires_consent=True,
+                before=item.state,
+                after=after,
+            )
+            item.state = after
+            changed.append(item)
+            ledger.append(LedgerEntry.of(operation))
+        if remember is not None:
+            self.policy = remember
+            ledger.append(
+                LedgerEntry(
+                    EntryKind.CONSENT, self.turn, "session", remember.value, "apply to all in this session"
+                )
+            )
+        return CurationDelta(
+            items=tuple(changed),
+            ledger=tuple(ledger),
+            policy=self.policy,
+            policy_changed=remember is not None,
+        )
+
+    def _item(self, item_id: int) -> Item:
+        try:
+            return self.by_id[item_id]
+        except KeyError:
+            raise KeyError(f"no item {item_id} in this session") from None

@@ -1,0 +1,79 @@
+"""Items: the messages of a conversation as the curation engine sees them.
+
+An item wraps one stored message with what curation needs to know about it: who owns it, which turn
+it belongs to, its token count, its entities and terms, and its context state. Items are mutable on
+purpose: the engine keeps one per message for the life of a session and updates states in place,
+so that a turn costs work proportional to what changed, not to the length of the history.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from engine.chat import Role
+from engine.entities import Mention
+
+
+class ItemState(enum.StrEnum):
+    """Where an item stands in the context the model is sent."""
+
+    ACTIVE = "active"
+    """Sent verbatim whenever it fits."""
+    SUMMARIZED = "summarized"
+    """Represented by a summary that names it; the original stays in the store."""
+    PRUNED = "pruned"
+    """Not sent (unless recalled for a turn); kept in the store and restorable."""
+
+
+class MemoryRole(enum.StrEnum):
+    """What part an item plays in the conversation's story; weighs into its score."""
+
+    DECISION = "decision"
+    ERROR = "error"
+    CAUSE = "cause"
+    RESOLUTION = "resolution"
+    PREFERENCE = "preference"
+    FACT = "fact"
+    """Numbers, dates, names: details someone may ask about later."""
+    CONTEXT = "context"
+    NOISE = "noise"
+    """Greetings, thanks, acknowledgements."""
+
+
+@dataclass(slots=True)
+class Item:
+    """One message under curation."""
+
+    id: int
+    """The stored message's id."""
+    role: Role
+    text: str
+    tokens: int
+    turn: int
+    """1 for the first user message and what answers it, 2 for the next, ..."""
+    position: int
+    """Index in the conversation (0-based), for neighbours."""
+    name: str | None = None
+    """Who wrote it, when the conversation names its speakers (transcripts do)."""
+    label: str = ""
+    """How reasons and summaries refer to it: ``#id`` in the app, the transcript's id in replay."""
+    mentions: tuple[Mention, ...] = ()
+    terms: dict[str, int] = field(default_factory=dict)
+    """Stemmed term → count, for lexical relevance."""
+    memory_role: MemoryRole = MemoryRole.CONTEXT
+    state: ItemState = ItemState.ACTIVE
+    pinned: bool = False
+    kept_by_user: bool = False
+    """The user answered "keep" to a consent request for this item: never propose it again."""
+    summary: str | None = None
+    """The item's summary once it has one (state SUMMARIZED)."""
+
+    @property
+    def user_owned(self) -> bool:
+        """The user's own words: changed only with their consent."""
+        return self.role == "user"
+
+    @property
+    def refs(self) -> frozenset[str]:
+        return frozenset(m.ref for m in self.mentions)

@@ -1,0 +1,87 @@
+"""Summaries: a short stand-in for an item that keeps what matters and names its source.
+
+The offline summarizer here is extractive and deterministic: it keeps, verbatim, the sentences that
+carry events (decisions, errors, numbers, preferences, dates), and appends every entity of the source
+that those sentences do not already contain, so no entity is ever lost. An LLM summarizer can
+replace it behind :class:`Summarizer`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Protocol
+
+from engine.entities import EntityKind, Mention
+from engine.items import Item
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+_EVENT = re.compile(
+    r"\d|\b(decided|decision|let'?s|will|error|exception|fail\w*|because|fixed|prefer|like|love|hate|want"
+    r"|need|always|never|must|should|deadline|plan)\b",
+    re.I,
+)
+MAX_SOURCE_CHARS = 20_000
+"""Only the opening of a giant item is read for sentences (its entities are still all kept)."""
+
+
+class Summarizer(Protocol):
+    def summarize(self, item: Item) -> str:
+        """A summary of ``item`` that contains every entity label of the item."""
+        ...
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text[:MAX_SOURCE_CHARS]) if s.strip()]
+
+
+def _weight(sentence: str, mentions: Sequence[Mention]) -> int:
+    entities = sum(1 for m in mentions if m.label in sentence)
+    return entities * 2 + (3 if _EVENT.search(sentence) else 0)
+
+
+class ExtractiveSummarizer:
+    """Keeps event sentences verbatim, up to ``max_ratio`` of the source, then lists missing entities."""
+
+    def __init__(self, *, max_ratio: float = 0.3, max_chars: int = 600) -> None:
+        self._max_ratio = max_ratio
+        self._max_chars = max_chars
+
+    def summarize(self, item: Item) -> str:
+        sentences = _sentences(item.text)
+        limit = max(80, min(self._max_chars, int(len(item.text) * self._max_ratio)))
+        ranked = sorted(range(len(sentences)), key=lambda i: (-_weight(sentences[i], item.mentions), i))
+        chosen: list[int] = []
+        used = 0
+        for index in ranked:
+            sentence = sentences[index]
+            if chosen and (used + len(sentence) > limit or _weight(sentence, item.mentions) == 0):
+                continue
+            chosen.append(index)
+            used += len(sentence) + 1
+        kept = " ".join(_shorten(sentences[i], limit) for i in sorted(chosen))
+        missing = [m.label for m in item.mentions if m.label not in kept]
+        if missing:
+            kept = (
+                f"{kept} (also mentions: {', '.join(missing)})" if kept else f"Mentions: {', '.join(missing)}"
+            )
+        return kept
+
+
+def _shorten(sentence: str, limit: int) -> str:
+    if len(sentence) <= limit:
+        return sentence
+    cut = sentence[: limit - 1]
+    if " " in cut:
+        cut = cut[: cut.rindex(" ")]
+    return cut + "…"
+
+
+def missing_entities(summary: str, mentions: Sequence[Mention]) -> list[Mention]:
+    """The mentions whose label does not appear in ``summary`` (a summary must keep them all)."""
+    return [m for m in mentions if m.label not in summary]
+
+
+KEY_KINDS = frozenset(
+    {EntityKind.ERROR, EntityKind.PATH, EntityKind.SYMBOL, EntityKind.DATE, EntityKind.QUANTITY}
+)

@@ -1,0 +1,218 @@
+"""``heedful replay``: the external contract (flags, output shape), budgets, consent, and bad input."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from engine.tokens import load_counter
+
+COUNTER = load_counter("", model_is_offline=True)
+
+TOPICS = (
+    "The deploy of billing-api fails with ConnectionRefusedError on port 5432 in db/pool.py:88.",
+    "My sister Maya moved to Lisbon on 3 March 2024 and works at Feedzai now.",
+    "We decided to use PostgreSQL 16 with max_connections = 200 for the analytics cluster.",
+    "I prefer short answers with code first, please.",
+    "The hiking trip to Mount Rainier is planned for 14 August, about 18 km round trip.",
+    "Our cat Biscuit needs her vaccine before the vet visit next Tuesday.",
+)
+
+
+def write_transcript(path: Path, turns: int = 30, *, pinned: tuple[int, ...] = ()) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for n in range(turns):
+        topic = TOPICS[n % len(TOPICS)]
+        rows.append({"id": f"u{n}", "role": "user", "content": f"{topic} (note {n}) " + "More detail. " * 6})
+        rows.append(
+            {"id": f"a{n}", "role": "assistant", "name": "bot", "content": f"Noted about {topic[:40]} " * 4}
+        )
+    for index in pinned:
+        rows[index]["pinned"] = True
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return rows
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object] | None, str]:
+    code = main(["replay", *args])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if code == 0 else None, captured.err
+
+
+def test_output_follows_the_contract_and_fits_the_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    rows = write_transcript(transcript)
+    probes = tmp_path / "p.jsonl"
+    probes.write_text(
+        json.dumps({"id": "q1", "content": "Where did Maya move, and when?", "answer": "x"}) + "\n"
+    )
+    code, out, _ = run(capsys, str(transcript), "--context-window", "2000", "--probes", str(probes))
+    assert code == 0 and out is not None
+    assert set(out) == {
+        "tokenizer",
+        "context_window",
+        "budget_tokens",
+        "messages",
+        "turns",
+        "curate_ms",
+        "final",
+        "probes",
+        "ledger",
+    }
+    assert out["context_window"] == 2000 and out["budget_tokens"] == 1400
+    assert out["messages"] == len(rows) and out["turns"] == 30
+    assert set(out["curate_ms"]) == {"p50", "p95", "max"}  # type: ignore[arg-type]
+    originals = {str(r["id"]): str(r["content"]) for r in rows}
+    contexts = [out["final"], *(p["context"] for p in out["probes"])]  # type: ignore[union-attr, index]
+    for context in contexts:
+        assert set(context) == {"tokens", "messages", "entities"}
+        assert set(context["entities"]) == {"active", "retained", "pruned"}
+        for entity in (e for group in context["entities"].values() for e in group):
+            assert set(entity) == {"ref", "kind", "label", "last_turn", "reason"}
+        recount = sum(COUNTER.count(m["content"]) + 4 for m in context["messages"]) + 3
+        assert recount <= out["budget_tokens"] == 1400
+        for message in context["messages"]:
+            assert set(message) == {"role", "content", "sources", "form"}
+            if message["form"] == "verbatim":
+                (source,) = message["sources"]
+                if source != "q1":
+                    assert message["content"] == originals[source]
+    probe_context = out["probes"][0]["context"]  # type: ignore[index]
+    assert probe_context["messages"][-1] == {
+        "role": "user",
+        "content": "Where did Maya move, and when?",
+        "sources": ["q1"],
+        "form": "verbatim",
+    }
+    # The Maya messages are recalled for the probe, verbatim.
+    sent = " ".join(m["content"] for m in probe_context["messages"])
+    assert "Maya moved to Lisbon" in sent
+    # Not everything fits: the engine had to forget, and said so in the ledger.
+    assert any(e["action"] in ("prune", "transform") for e in out["ledger"])  # type: ignore[union-attr]
+
+
+def test_consent_keep_never_changes_user_items(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    transcript = tmp_path / "t.jsonl"
+    rows = write_transcript(transcript)
+    code, out, _ = run(capsys, str(transcript), "--context-window", "2000", "--consent", "keep")
+    assert code == 0 and out is not None
+    user_ids = {str(r["id"]) for r in rows if r["role"] == "user"}
+    changed = [e for e in out["ledger"] if e["target"] in user_ids and e["action"] in ("prune", "transform")]  # type: ignore[union-attr]
+    assert changed == []
+
+
+def test_consent_summarize_records_consent_for_every_user_item_it_changes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    rows = write_transcript(transcript)
+    code, out, _ = run(capsys, str(transcript), "--context-window", "2000", "--consent", "summarize")
+    assert code == 0 and out is not None
+    ledger = out["ledger"]
+    user_ids = {str(r["id"]) for r in rows if r["role"] == "user"}
+    summarized = {e["target"] for e in ledger if e["target"] in user_ids and e["action"] == "transform"}  # type: ignore[union-attr]
+    consented = {e["target"] for e in ledger if e["kind"] == "consent" and e["action"] == "summarize"}  # type: ignore[union-attr]
+    assert summarized and summarized <= consented
+    summaries = [m for m in out["final"]["messages"] if m["form"] == "summary"]  # type: ignore[index]
+    assert summaries and all(m["sources"] for m in summaries)
+
+
+def test_pinned_messages_are_always_sent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, pinned=(0,))
+    code, out, _ = run(capsys, str(transcript), "--context-window", "2000", "--consent", "remove")
+    assert code == 0 and out is not None
+    sources = [s for m in out["final"]["messages"] for s in m["sources"]]  # type: ignore[index]
+    assert "u0" in sources
+
+
+def test_probes_do_not_change_state_and_replay_is_deterministic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript)
+    probes = tmp_path / "p.jsonl"
+    probes.write_text(
+        "".join(json.dumps({"id": f"q{n}", "content": "What about the deploy?"}) + "\n" for n in range(2))
+    )
+    _, first, _ = run(capsys, str(transcript), "--context-window", "1500", "--probes", str(probes))
+    _, again, _ = run(capsys, str(transcript), "--context-window", "1500")
+    assert first is not None and again is not None
+    one, two = (p["context"] for p in first["probes"])  # type: ignore[union-attr]
+    # Identical questions get identical contexts (only the probe's own id differs): the first
+    # probe changed nothing that the second could see.
+    assert one["messages"][:-1] == two["messages"][:-1] and one["entities"] == two["entities"]
+    assert first["ledger"] == again["ledger"] and first["final"] == again["final"]
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ('{"id": "x", "role": "user"}', "line 2: the field 'content' is missing"),
+        ("{not json", "line 2: invalid JSON"),
+        ('{"id": "x", "role": "robot", "content": "hi"}', "line 2: role must be one of"),
+        ('{"id": "a", "role": "user", "content": "again"}', "line 2: the id 'a' was used before"),
+    ],
+)
+def test_bad_lines_stop_with_the_line_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, said: str
+) -> None:
+    transcript = tmp_path / "bad.jsonl"
+    transcript.write_text('{"id": "a", "role": "user", "content": "hi"}\n' + line + "\n")
+    code, _, err = run(capsys, str(transcript), "--context-window", "1000")
+    assert code == 2
+    assert said in err and str(transcript) in err
+
+
+def test_invalid_utf8_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    transcript = tmp_path / "bad.jsonl"
+    transcript.write_bytes(b'{"id": "a", "role": "user", "content": "hi"}\n{"id": "b", "content": "\xff"}\n')
+    code, _, err = run(capsys, str(transcript), "--context-window", "1000")
+    assert code == 2 and "line 2: not UTF-8" in err
+
+
+def test_the_data_dir_keeps_the_replayed_session_when_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, turns=3)
+    code, _, _ = run(capsys, str(transcript), "--context-window", "4000")
+    assert code == 0
+    conn = sqlite3.connect(tmp_path / "data" / "heedful.db")  # HEEDFUL_DATA_DIR, see conftest
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 6
+    finally:
+        conn.close()
+
+
+def test_the_installed_command_runs_offline(tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, turns=2)
+    output = tmp_path / "out.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cli",
+            "replay",
+            str(transcript),
+            "--context-window",
+            "4000",
+            "--output",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(output.read_text())["messages"] == 4
