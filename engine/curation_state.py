@@ -34,13 +34,16 @@ def rebuild(
         if not in_conversation(message):
             continue
         tokens = message.tokens if message.tokens is not None else counter.count(message.content)
-        item = curation.add(curation.analyse(message.id, message.role, message.content, tokens), log=False)
+        curation.add(curation.analyse(message.id, message.role, message.content, tokens), log=False)
         record = snapshot.items.get(message.id)
         if record is not None:
-            item.state = record.state
-            item.pinned = record.pinned
-            item.kept_by_user = record.kept_by_user
-            item.summary = record.summary
+            curation.load_record(
+                message.id,
+                state=record.state,
+                pinned=record.pinned,
+                kept_by_user=record.kept_by_user,
+                summary=record.summary,
+            )
     for stored in snapshot.entities:
         entity = curation.registry.records.get(stored.ref)
         if entity is not None:

@@ -28,7 +28,7 @@ from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
 from engine.protocols import TokenCounter
 from engine.registry import EntityChange, EntityRegistry, EntityState
 from engine.roles import classify
-from engine.scoring import score_items
+from engine.scoring import ScoreTable, score_items
 from engine.summaries import ExtractiveSummarizer, Summarizer
 from engine.text import terms
 
@@ -129,7 +129,11 @@ class SessionCuration:
         self._pending: list[LedgerEntry] = []
         self._touched: set[str] = set()
         """Entity refs mentioned since the last apply: their records (turns) must be saved."""
+        self._fixed: set[int] = set()
+        """Pinned and system items: always sent."""
         self._recalled: set[int] = set()
+        self._left_out: set[int] = set()
+        """Items the last applied plan left out of its request (waiting for consent, or too big)."""
         """Items the last applied plan recalled (sent verbatim while pruned or summarized)."""
 
     # --- items -----------------------------------------------------------------------------------
@@ -173,6 +177,7 @@ class SessionCuration:
             mentions=mentions,
             terms=counts,
             memory_role=classify(text, mentions),
+            preview=_preview(text),
         )
 
     def add(self, item: Item, *, log: bool = True) -> Item:
@@ -190,8 +195,13 @@ class SessionCuration:
         self.by_id[item.id] = item
         self._terms.add(item.id, item.terms)
         self._entities.add(item.id, item.refs)
-        self.registry.observe(item.mentions, item.turn)
+        for ref in self.registry.observe(item.mentions, item.turn):
+            for other in self._entities.items_with(ref):
+                cached = self.by_id[other]
+                cached.recurrence = cached.prior = None
         self._touched.update(item.refs)
+        if item.role == "system" or item.pinned:
+            self._fixed.add(item.id)
         if log and item.memory_role is not MemoryRole.CONTEXT:
             tag = Operation(
                 OpKind.TAG, item.id, "memory role from the text", item.turn, detail=item.memory_role.value
@@ -212,6 +222,15 @@ class SessionCuration:
         """:meth:`analyse` then :meth:`add`."""
         return self.add(self.analyse(item_id, role, text, tokens, name=name, label=label))
 
+    def load_record(
+        self, item_id: int, *, state: ItemState, pinned: bool, kept_by_user: bool, summary: str | None
+    ) -> None:
+        """Give an item the state the store remembers for it (when a session is rebuilt)."""
+        item = self._item(item_id)
+        item.state, item.pinned, item.kept_by_user, item.summary = state, pinned, kept_by_user, summary
+        if pinned:
+            self._fixed.add(item_id)
+
     # --- planning --------------------------------------------------------------------------------
 
     def plan(self, new: Item, *, system_prompt: str = "") -> CurationResult:
@@ -219,7 +238,7 @@ class SessionCuration:
         turn = new.turn
         budget = self.budget.tokens - REPLY_PRIMING_TOKENS
         system_cost = _cost(self.counter.count(system_prompt)) if system_prompt else 0
-        fixed = [i for i in self.items if i is not new and (i.pinned or i.role == "system")]
+        fixed = [self.by_id[i] for i in sorted(self._fixed) if i != new.id]
         fixed_ids = {i.id for i in fixed}
         fixed_cost = system_cost + _cost(new.tokens) + sum(_cost(i.tokens) for i in fixed)
         notes: list[str] = []
@@ -232,7 +251,13 @@ class SessionCuration:
         remaining = max(0, budget - fixed_cost)
 
         recent_floor = turn - RECENT_TURNS
-        recent = [i for i in self.items if i is not new and i.id not in fixed_ids and i.turn >= recent_floor]
+        recent: list[Item] = []
+        for item in reversed(self.items):  # turns grow with position: the recent ones are at the end
+            if item.turn < recent_floor:
+                break
+            if item is not new and item.id not in fixed_ids:
+                recent.append(item)
+        recent.reverse()
         recent_ids = {i.id for i in recent}
         chosen: set[int] = set()
         left_out: list[int] = []
@@ -243,9 +268,8 @@ class SessionCuration:
             else:
                 left_out.append(item.id)
 
-        candidates = [
-            i for i in self.items if i is not new and i.id not in fixed_ids and i.id not in recent_ids
-        ]
+        excluded = fixed_ids | recent_ids | {new.id}
+        candidates = [i for i in self.items if i.id not in excluded]
         recent_terms: dict[str, int] = {}
         recent_refs: set[str] = set()
         for item in recent[-2 * RECENT_TURNS :]:
@@ -254,6 +278,9 @@ class SessionCuration:
             recent_refs |= item.refs
         scores = score_items(
             candidates,
+            session=self.items,
+            by_id=self.by_id,
+            excluded=excluded,
             new_terms=new.terms,
             new_refs=new.refs,
             new_entity_terms=frozenset(t for m in new.mentions for t in terms(m.label)),
@@ -270,12 +297,19 @@ class SessionCuration:
             int(budget * self.profile.memory_share) if any(self._may_summarize(i) for i in candidates) else 0
         )
         room = max(0, remaining - reserve)
-        ranked = sorted(candidates, key=lambda i: (-scores[i.id].total, -i.position))
-        eligible = [i for i in ranked if i.state is ItemState.ACTIVE or self._referenced(scores[i.id])]
+        totals = scores.total
+        # Newest first among equal scores: sort the reversed list, and sorting is stable.
+        by_id = self.by_id
+        ranked = [by_id[i] for i in sorted(reversed(totals), key=totals.__getitem__, reverse=True)]
+        referenced = scores.referenced(self.profile.recall_threshold)
+        eligible = [i for i in ranked if i.state is ItemState.ACTIVE or i.id in referenced]
+        smallest = _cost(min((i.tokens for i in eligible), default=0))
 
         ideal: set[int] = set()
         ideal_room = room
         for item in eligible:
+            if ideal_room < smallest:
+                break  # nothing else can fit
             if _cost(item.tokens) <= ideal_room:
                 ideal.add(item.id)
                 ideal_room -= _cost(item.tokens)
@@ -285,15 +319,13 @@ class SessionCuration:
         consent_items: list[ConsentItem] = []
         for item in protected:
             if item.id not in ideal and not item.kept_by_user and self.policy is None:
-                score = scores[item.id]
+                total = totals[item.id]
                 proposed = (
                     ConsentChoice.SUMMARIZE
-                    if score.total >= self.profile.summarize_threshold
+                    if total >= self.profile.summarize_threshold
                     else ConsentChoice.REMOVE
                 )
-                consent_items.append(
-                    ConsentItem(item.id, _preview(item.text), item.tokens, proposed, score.total)
-                )
+                consent_items.append(ConsentItem(item.id, item.preview, item.tokens, proposed, total))
         protected_ids = {i.id for i in protected}
         for item in sorted(protected, key=lambda i: -i.position):
             if _cost(item.tokens) <= room:
@@ -302,6 +334,8 @@ class SessionCuration:
             else:
                 left_out.append(item.id)
         for item in eligible:
+            if room < smallest:
+                break
             if item.id in protected_ids or item.id in chosen:
                 continue
             if _cost(item.tokens) <= room:
@@ -391,10 +425,6 @@ class SessionCuration:
     def _may_summarize(self, item: Item) -> bool:
         return item.state is ItemState.SUMMARIZED or (item.state is ItemState.ACTIVE and not item.pinned)
 
-    def _referenced(self, score: Scores) -> bool:
-        threshold = self.profile.recall_threshold
-        return score.relevance >= threshold or score.neighbour >= threshold or score.entities >= 0.5
-
     def _recall_reason(self, score: Scores) -> str:
         if score.relevance >= self.profile.recall_threshold:
             return "the new message is about the same thing (wording)"
@@ -476,7 +506,7 @@ class SessionCuration:
         chosen: set[int],
         after_state: Mapping[int, ItemState],
         new_summaries: Mapping[int, str],
-        scores: Mapping[int, Scores],
+        scores: ScoreTable,
         room: int,
     ) -> ContextMessage | None:
         summarized = [
@@ -489,7 +519,7 @@ class SessionCuration:
         header_cost = _cost(self.counter.count(SUMMARY_HEADER))
         room -= header_cost
         lines: list[tuple[int, str, int]] = []
-        for item in sorted(summarized, key=lambda i: -scores[i.id].total):
+        for item in sorted(summarized, key=lambda i: -scores.total[i.id]):
             text = new_summaries.get(item.id) or item.summary or ""
             if not text:
                 continue
@@ -557,7 +587,8 @@ class SessionCuration:
                     )
                 )
             ledger.append(LedgerEntry.of(operation))
-        for item_id in result.left_out:
+        # Logged when an item starts being left out, not again on every turn it stays out.
+        for item_id in set(result.left_out) - self._left_out:
             ledger.append(
                 LedgerEntry(
                     EntryKind.OVERFLOW,
@@ -574,6 +605,7 @@ class SessionCuration:
         entity_changes = self.registry.commit(dict(result.entities))
         ledger.extend(self._entity_entries(entity_changes, result.turn))
         self._recalled = {i for i in sent if i in self.by_id and self.by_id[i].state is not ItemState.ACTIVE}
+        self._left_out = set(result.left_out)
         touched = self._touched | {c.ref for c in entity_changes}
         self._touched = set()
         return CurationDelta(
@@ -609,6 +641,10 @@ class SessionCuration:
         if pinned and item.state is not ItemState.ACTIVE:
             ledger.extend(self.restore(item_id, reason="restored because you pinned it").ledger)
         item.pinned = pinned
+        if pinned or item.role == "system":
+            self._fixed.add(item.id)
+        else:
+            self._fixed.discard(item.id)
         reason = "pinned by you" if pinned else "unpinned by you"
         ledger.append(
             LedgerEntry.of(Operation(OpKind.PIN if pinned else OpKind.UNPIN, item.id, reason, self.turn))

@@ -145,7 +145,8 @@ _NEVER = _set(
     f"""i i'm hey hi hello hiya yo thanks thank thx ty wow oh ooh ah aw aww yeah yea yes yep yup
 no nope nah ok okay lol lmao haha hahaha hehe omg btw fyi imo imho tbh asap ps todo fixme note nb dear sorry
 please pls cheers congrats congratulations bye goodbye goodnight welcome hmm um umm uh er yay ugh oops whoa
-wtf mr mrs ms dr prof sir error err warning warn info debug fatal {_WEEKDAYS} {_MONTHS}""".casefold()
+wtf mr mrs ms dr prof sir error err warning warn info debug fatal morning afternoon evening night birthday
+luck weekend {_WEEKDAYS} {_MONTHS}""".casefold()
 )
 # Words that start sentences in chat: a name only if also capitalised mid-sentence in the same text.
 _COMMON = _set("""actually add agreed alright amazing anyway anyways apparently awesome basically beautiful
@@ -162,8 +163,16 @@ context problem solution issue idea plan goal reason tip hint install setup opti
 set call open close start stop read write change move rename replace remove delete create test build
 deploy restart enable disable turn return traceback file files line lines path paths failed unable invalid
 missing unknown unexpected received sent loaded connected retrying skipped done tried felt needed decided
-realized noticed finished learned visited spent bought watched played asked talked worked moved""")
+realized noticed finished learned visited spent bought watched played asked talked worked moved long short
+big small little old many much another other own back""")
 _SENTENCE_WORDS = STOPWORDS | _COMMON
+# Adjectives lead names ("Great Britain", "Long Island", "Last of Us"): they open a sentence without
+# being dropped from the capitalised run they open.
+_ADJECTIVES = _set("""great good happy long short big small little old best nice cool beautiful lovely perfect
+quick super true wonderful amazing awesome fantastic excellent glad proud funny hard pretty fine right same
+last next first kind""")
+_OPENERS = _SENTENCE_WORDS - _ADJECTIVES
+_ADVERBS = _set("anyway anyways maybe perhaps meanwhile besides instead otherwise plus still")
 _ARTICLES = _set("a an the my our your his her their its this that these those")
 _BRANDS = _set("""YouTube iPhone iPad iPod iMac macOS iOS PayPal LinkedIn PlayStation WhatsApp TikTok
 FaceTime PowerPoint GitHub GitLab DoorDash WordPress SoundCloud OpenAI eBay McDonald McDonalds DeepMind
@@ -321,7 +330,7 @@ class _Scan:
         self.padded = "\n" + text
         # str.lower keeps every length but that of U+0130, which becomes two characters.
         self.low = self.padded.replace("\u0130", "I").lower()
-        for mark in '\n\t("“*':  # so that every keyword follows a space: "(yesterday)", "**today**"
+        for mark in '\n\t("“*`':  # so that every keyword follows a space: "(yesterday)", "`def f`"
             self.low = self.low.replace(mark, " ")
         self.cands: list[list[_Candidate]] = [[] for _ in _ORDER]
         self.resume = 0
@@ -747,6 +756,15 @@ def _is_common(word: str) -> bool:
     return word in _SENTENCE_WORDS or (len(word) > 5 and word.endswith("ing"))  # gerunds open sentences
 
 
+def _opens_sentence(word: str, run: int) -> bool:
+    """Whether a common word that starts a capitalised run of ``run`` words is outside the name.
+
+    Function words and adverbs are ("Also Caroline", "Actually New York"); so is a verb before one
+    name ("Tell Caroline"). Before two or more a common word starts the name ("Hope Adoption Center").
+    """
+    return word in STOPWORDS or (word in _OPENERS and (run == 2 or word in _ADVERBS or word.endswith("ly")))
+
+
 def _digit_heavy(word: str) -> bool:
     return sum(c.isdigit() for c in word) * 2 >= len(word)
 
@@ -770,10 +788,8 @@ def _analyse_name(match: str, initial: bool) -> _Analysis:
             run.append(k)
             continue
         lead = initial and run[:1] == [0]
-        while run and (folded[run[0]] in _ARTICLES or (lead and _is_common(folded[run[0]]))):
+        while run and (folded[run[0]] in _ARTICLES or (lead and _opens_sentence(folded[run[0]], len(run)))):
             run.pop(0)
-        while run and folded[run[-1]] in STOPWORDS:
-            run.pop()
         # One stopword, or one code-like word ("E0308"), is no name.
         if run and not (len(run) == 1 and (folded[run[0]] in STOPWORDS or _digit_heavy(folded[run[0]]))):
             a, b, word = spans[run[0]][0], spans[run[-1]][1], folded[run[0]]

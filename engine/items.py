@@ -68,6 +68,12 @@ class Item:
     """The user answered "keep" to a consent request for this item: never propose it again."""
     summary: str | None = None
     """The item's summary once it has one (state SUMMARIZED)."""
+    preview: str = ""
+    """The start of the text on one line, for lists and consent requests."""
+    recurrence: float | None = None
+    """Cached recurrence score; cleared when one of its entities is seen in a new turn."""
+    prior: float | None = None
+    """Cached weighted role + recurrence part of the score; cleared with ``recurrence``."""
 
     @property
     def user_owned(self) -> bool:

@@ -55,7 +55,9 @@ class EntityRegistry:
     def __init__(self) -> None:
         self.records: dict[str, EntityRecord] = {}
 
-    def observe(self, mentions: Iterable[Mention], turn: int) -> None:
+    def observe(self, mentions: Iterable[Mention], turn: int) -> list[str]:
+        """Note that ``mentions`` occur in ``turn``; returns the refs seen in a turn they were not before."""
+        grown: list[str] = []
         for mention in mentions:
             record = self.records.get(mention.ref)
             if record is None:
@@ -66,6 +68,8 @@ class EntityRegistry:
                     record.turns = sorted({*record.turns, turn})
                 else:
                     record.turns.append(turn)
+                grown.append(mention.ref)
+        return grown
 
     def classify(self, turn: int, kept: dict[str, str]) -> dict[str, tuple[EntityState, str]]:
         """Each entity's state for a prompt at ``turn``; ``kept`` maps refs carried by the prompt to why."""

@@ -8,7 +8,7 @@ message says little ("ok, and then?") and keep decisions and errors ahead of chi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from engine.budget import Profile
 from engine.index import EntityIndex, TermIndex
@@ -31,6 +31,10 @@ RECENT_WEIGHT = 0.5
 """The recent turns' words join the query at this weight, for terse follow-ups only: measured on
 conversations, they drown a self-contained question's own words."""
 ENTITY_TERM_WEIGHT = 1.5
+MIN_NEIGHBOUR_SOURCE = 0.05
+"""Items less relevant than this pass no credit to their neighbours (it would change no ranking)."""
+MIN_ENTITY_SHARE = 0.1
+"""Entities whose rarity gives less than this share are skipped when scoring entity overlap."""
 _NEIGHBOURS = ((-1, 1.0), (1, 1.0), (-2, 0.5), (2, 0.5))
 """Offset → share of a relevant item's relevance credited to the item at that offset: the answer to
 a question usually sits right after it, and the context of a statement right before."""
@@ -41,6 +45,9 @@ RECURRENCE_TURNS = 5
 def score_items(
     items: Sequence[Item],
     *,
+    session: Sequence[Item],
+    by_id: Mapping[int, Item],
+    excluded: set[int],
     new_terms: Mapping[str, int],
     new_refs: frozenset[str],
     new_entity_terms: frozenset[str] = frozenset(),
@@ -51,20 +58,29 @@ def score_items(
     term_index: TermIndex,
     entity_index: EntityIndex,
     registry: EntityRegistry,
-) -> dict[int, Scores]:
-    """Score ``items`` against the new message; cost grows with the items and the query's postings."""
+) -> ScoreTable:
+    """Score ``items`` against the new message; cost grows with the items and the query's postings.
+
+    Args:
+        items: The candidates: every item of ``session`` whose id is not in ``excluded``.
+        session: All the session's items, in conversation order (``item.position`` indexes it).
+        by_id: The same items by id.
+        excluded: Ids that are not candidates (the new message, the recent turns, pinned items).
+    """
     # Words that name an entity of the new message (a person, a file, an error) say more about what
     # it is after than its other words.
     query: dict[str, float] = {
         term: ENTITY_TERM_WEIGHT if term in new_entity_terms else 1.0 for term in new_terms
     }
     recent_weight = RECENT_WEIGHT if len(new_terms) <= TERSE_TERMS else 0.0
-    for term in recent_terms:
-        query[term] = query.get(term, 0.0) + recent_weight
+    if recent_weight:
+        for term in recent_terms:
+            query[term] = query.get(term, 0.0) + recent_weight
     raw = term_index.scores(query)
-    wanted = {i.id for i in items}
-    top = max((v for k, v in raw.items() if k in wanted), default=0.0)
-    relevance = {k: v / top for k, v in raw.items() if k in wanted} if top > 0 else {}
+    for key in excluded:
+        raw.pop(key, None)
+    top = max(raw.values(), default=0.0)
+    relevance = {k: v / top for k, v in raw.items()} if top > 0 else {}
 
     # Shared entities count by rarity on an absolute scale: one entity found only in this item
     # scores near 1, a name that half the conversation mentions scores little.
@@ -74,47 +90,117 @@ def score_items(
     scale = entity_index.max_rarity()
     entity_score: dict[int, float] = {}
     for ref, weight in entity_weights.items():
+        if weight / scale < MIN_ENTITY_SHARE:
+            continue  # so common it says nothing about any one item, and walking it costs the most
         for doc in entity_index.items_with(ref):
-            if doc in wanted:
+            if doc not in excluded:
                 entity_score[doc] = entity_score.get(doc, 0.0) + weight / scale
 
-    by_position = {i.position: i for i in items}
-    position_of = {i.id: i.position for i in items}
     neighbour: dict[int, float] = {}
+    last = len(session) - 1
     for doc, value in relevance.items():
-        position = position_of[doc]
+        if value < MIN_NEIGHBOUR_SOURCE:
+            continue
+        position = by_id[doc].position
         for offset, share in _NEIGHBOURS:
-            other = by_position.get(position + offset)
-            if other is not None:
-                neighbour[other.id] = neighbour.get(other.id, 0.0) + value * share
+            at = position + offset
+            if 0 <= at <= last:
+                other = session[at].id
+                if other not in excluded:
+                    neighbour[other] = neighbour.get(other, 0.0) + value * share
 
-    half_life = profile.half_life
-    result: dict[int, Scores] = {}
-    for item in items:
-        rel = relevance.get(item.id, 0.0)
-        ent = min(1.0, entity_score.get(item.id, 0.0))
-        nb = min(1.0, neighbour.get(item.id, 0.0))
-        rec = 0.5 ** (max(0, turn - item.turn) / half_life)
-        role = ROLE_WEIGHT[item.memory_role]
-        recurrence = _recurrence(item, registry)
-        total = (
-            WEIGHTS["relevance"] * rel
-            + WEIGHTS["entities"] * ent
-            + WEIGHTS["neighbour"] * nb
-            + WEIGHTS["recency"] * rec
-            + WEIGHTS["role"] * role
-            + WEIGHTS["recurrence"] * recurrence
+    return ScoreTable(
+        items,
+        relevance=relevance,
+        entities=entity_score,
+        neighbour=neighbour,
+        turn=turn,
+        half_life=profile.half_life,
+        registry=registry,
+    )
+
+
+class ScoreTable(Mapping[int, Scores]):
+    """Every item's score: totals computed at once (to rank), explained parts built on demand.
+
+    Building a :class:`Scores` per item would cost more than the scoring itself at 10,000 items;
+    only the few that an operation or the UI explains need one.
+    """
+
+    def __init__(
+        self,
+        items: Sequence[Item],
+        *,
+        relevance: Mapping[int, float],
+        entities: Mapping[int, float],
+        neighbour: Mapping[int, float],
+        turn: int,
+        half_life: float,
+        registry: EntityRegistry,
+    ) -> None:
+        self._items = {item.id: item for item in items}
+        self._relevance = relevance
+        self._entities = entities
+        self._neighbour = neighbour
+        self._turn = turn
+        self._half_life = half_life
+        self._registry = registry
+        w = WEIGHTS
+        decay = [w["recency"] * 0.5 ** (age / half_life) for age in range(turn + 1)]
+        total: dict[int, float] = {}
+        for item in items:
+            prior = item.prior
+            if prior is None:
+                # Role and recurrence change rarely: cached on the item (cleared with recurrence).
+                prior = item.prior = w["role"] * ROLE_WEIGHT[item.memory_role] + w[
+                    "recurrence"
+                ] * _recurrence(item, registry)
+            age = turn - item.turn
+            total[item.id] = decay[age if 0 <= age <= turn else (0 if age < 0 else turn)] + prior
+        self.total = total
+        for key, value in relevance.items():
+            self.total[key] += w["relevance"] * value
+        for key, value in entities.items():
+            if key in self.total:
+                self.total[key] += w["entities"] * min(1.0, value)
+        for key, value in neighbour.items():
+            if key in self.total:
+                self.total[key] += w["neighbour"] * min(1.0, value)
+
+    def referenced(self, threshold: float) -> set[int]:
+        """The items the new message refers to: by wording, through a neighbour, or by entities."""
+        found = {key for key, value in self._relevance.items() if value >= threshold}
+        found.update(key for key, value in self._neighbour.items() if value >= threshold)
+        found.update(key for key, value in self._entities.items() if value >= 0.5)
+        return found
+
+    def __getitem__(self, key: int) -> Scores:
+        item = self._items[key]
+        return Scores(
+            relevance=self._relevance.get(key, 0.0),
+            entities=min(1.0, self._entities.get(key, 0.0)),
+            neighbour=min(1.0, self._neighbour.get(key, 0.0)),
+            recency=0.5 ** (max(0, self._turn - item.turn) / self._half_life),
+            role=ROLE_WEIGHT[item.memory_role],
+            recurrence=_recurrence(item, self._registry),
+            total=self.total[key],
         )
-        result[item.id] = Scores(rel, ent, nb, rec, role, recurrence, total)
-    return result
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 def _recurrence(item: Item, registry: EntityRegistry) -> float:
-    if not item.mentions:
-        return 0.0
+    if item.recurrence is not None:
+        return item.recurrence
     total = 0.0
+    records = registry.records
     for mention in item.mentions:
-        record = registry.records.get(mention.ref)
+        record = records.get(mention.ref)
         seen = len(record.turns) if record is not None else 1
         total += min(1.0, (seen - 1) / (RECURRENCE_TURNS - 1))
-    return total / len(item.mentions)
+    item.recurrence = total / len(item.mentions) if item.mentions else 0.0
+    return item.recurrence

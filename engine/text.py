@@ -77,22 +77,17 @@ def words(text: str) -> list[str]:
     """
     out: list[str] = []
     for token in _TOKEN.findall(_POSSESSIVE.sub("", text)):
-        if "_" in token:
-            core = token.strip("_")
-            if not core:
-                continue
-            out.append(core.casefold())
-            pieces = [piece for piece in core.split("_") if piece]
-            parts = [part for piece in pieces for part in ([piece] if _is_plain(piece) else _humps(piece))]
-            if len(parts) > 1:
-                out.extend(part.casefold() for part in parts)
-        elif _is_plain(token):
+        if "_" not in token and _is_plain(token):  # most words: no parts to add
             out.append(token.casefold())
-        else:
-            out.append(token.casefold())
-            parts = _humps(token)
-            if len(parts) > 1:
-                out.extend(part.casefold() for part in parts)
+            continue
+        core = token.strip("_")
+        if not core:
+            continue
+        out.append(core.casefold())
+        pieces = [piece for piece in core.split("_") if piece]
+        parts = [part for piece in pieces for part in ([piece] if _is_plain(piece) else _humps(piece))]
+        if len(parts) > 1:
+            out.extend(part.casefold() for part in parts)
     return out
 
 

@@ -118,6 +118,12 @@ def found(text: str) -> set[tuple[EntityKind, str]]:
         ("with Jean-Luc O'Brien", K.NAME, "Jean-Luc O'Brien"),
         ("Hope you're well. I told Hope about it.", K.NAME, "Hope"),  # a common word, also mid-sentence
         ("I use Python and React", K.NAME, "React"),
+        ("Great Britain is lovely", K.NAME, "Great Britain"),  # an adjective can open a name
+        ("Then Hope Adoption Center called", K.NAME, "Hope Adoption Center"),
+        ("Anyway New York was fun", K.NAME, "New York"),  # an adverb opening the sentence is not in it
+        ("Happy Birthday Caroline!", K.NAME, "Caroline"),
+        ("The Museum of Modern Art", K.NAME, "Museum of Modern Art"),
+        ("we saw Van Gogh", K.NAME, "Van Gogh"),
         # TITLE
         ("I read “Becoming Nicole” last month", K.TITLE, "Becoming Nicole"),
         ('I loved "The Hobbit" as a kid', K.TITLE, "The Hobbit"),
@@ -143,6 +149,10 @@ def test_finds(text: str, kind: EntityKind, label: str) -> None:
         ("Hope you're well", K.NAME, "Hope"),  # no evidence that Hope is a person
         ("Painting is calming", K.NAME, "Painting"),  # a gerund opening a sentence
         ("A B C", K.NAME, "A"),  # single letters
+        ("Refactor the module, then refactor the tests", K.NAME, "Refactor"),  # written lower-case nearby
+        ("Happy Birthday Caroline!", K.NAME, "Happy Birthday Caroline"),
+        ("Good Morning everyone", K.NAME, "Good"),
+        ("npm ERR! code E0308", K.NAME, "E0308"),
         ("on Monday", K.NAME, "Monday"),  # weekdays and months are dates
         ("in May", K.NAME, "May"),
         # Overlaps go to the higher precedence.
@@ -274,10 +284,10 @@ def test_a_chat_message_takes_well_under_a_millisecond() -> None:
 
 @pytest.mark.parametrize("unit", ["a/", "a.", "a_", "aB", "$a", "=a ", '"A" ', "Aa ", "1 km ", "a(", "\n```"])
 def test_dense_machine_output_stays_fast(unit: str) -> None:
-    text = unit * (400_000 // len(unit))
+    text = unit * (100_000 // len(unit))
     started = time.perf_counter()
     check_invariants(text, extract_entities(text))
-    assert time.perf_counter() - started < 5  # ~0.2 s here: linear, and capped per pattern
+    assert time.perf_counter() - started < 5  # ~0.1 s here; quadratic would take hours
 
 
 def test_huge_input_is_scanned_at_both_ends() -> None:
@@ -316,7 +326,7 @@ FRAGMENTS = [
 texts = st.text() | st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=3), max_size=30).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(texts)
 def test_any_text_gives_valid_unique_deterministic_mentions(text: str) -> None:
     mentions = extract_entities(text)
