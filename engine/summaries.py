@@ -12,10 +12,11 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from engine.entities import EntityKind, Mention
+from engine.entities import Mention
 from engine.items import Item
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+"""A sentence ends at . ! or ? followed by space, or at a line break: "auth.py:42" stays whole."""
 _EVENT = re.compile(
     r"\d|\b(decided|decision|let'?s|will|error|exception|fail\w*|because|fixed|prefer|like|love|hate|want"
     r"|need|always|never|must|should|deadline|plan)\b",
@@ -32,12 +33,20 @@ class Summarizer(Protocol):
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.findall(text[:MAX_SOURCE_CHARS]) if s.strip()]
+    seen: set[str] = set()
+    unique = []
+    for sentence in _SENTENCE_END.split(text[:MAX_SOURCE_CHARS]):
+        sentence = sentence.strip()
+        if sentence and sentence not in seen:
+            seen.add(sentence)
+            unique.append(sentence)
+    return unique
 
 
 def _weight(sentence: str, mentions: Sequence[Mention]) -> int:
+    # Events (decisions, errors, numbers, preferences) first; entities break ties.
     entities = sum(1 for m in mentions if m.label in sentence)
-    return entities * 2 + (3 if _EVENT.search(sentence) else 0)
+    return (10 if _EVENT.search(sentence) else 0) + entities
 
 
 class ExtractiveSummarizer:
@@ -80,8 +89,3 @@ def _shorten(sentence: str, limit: int) -> str:
 def missing_entities(summary: str, mentions: Sequence[Mention]) -> list[Mention]:
     """The mentions whose label does not appear in ``summary`` (a summary must keep them all)."""
     return [m for m in mentions if m.label not in summary]
-
-
-KEY_KINDS = frozenset(
-    {EntityKind.ERROR, EntityKind.PATH, EntityKind.SYMBOL, EntityKind.DATE, EntityKind.QUANTITY}
-)
