@@ -129,6 +129,8 @@ class SessionCuration:
         self._pending: list[LedgerEntry] = []
         self._touched: set[str] = set()
         """Entity refs mentioned since the last apply: their records (turns) must be saved."""
+        self._all_cost = 0
+        """What sending every item verbatim would cost (kept as items are added)."""
         self._fixed: set[int] = set()
         """Pinned and system items: always sent."""
         self._recalled: set[int] = set()
@@ -193,6 +195,7 @@ class SessionCuration:
         self.turn = item.turn
         self.items.append(item)
         self.by_id[item.id] = item
+        self._all_cost += _cost(item.tokens)
         self._terms.add(item.id, item.terms)
         self._entities.add(item.id, item.refs)
         for ref in self.registry.observe(item.mentions, item.turn):
@@ -327,7 +330,7 @@ class SessionCuration:
                 )
                 consent_items.append(ConsentItem(item.id, item.preview, item.tokens, proposed, total))
         protected_ids = {i.id for i in protected}
-        for item in sorted(protected, key=lambda i: -i.position):
+        for item in reversed(protected):  # newest first: candidates are in conversation order
             if _cost(item.tokens) <= room:
                 chosen.add(item.id)
                 room -= _cost(item.tokens)
@@ -417,7 +420,8 @@ class SessionCuration:
             notes=tuple(notes),
             new_summaries=new_summaries,
             verbatim_tokens=system_cost
-            + sum(_cost(i.tokens) for i in self.items if i is not new)
+            + self._all_cost
+            - (_cost(new.tokens) if new.id in self.by_id else 0)
             + _cost(new.tokens)
             + REPLY_PRIMING_TOKENS,
         )

@@ -19,10 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar, cast
 
-from engine.entities import EntityKind
-
 from engine.chat import MessageStatus, Role, Session, StoredMessage
 from engine.consent import ConsentChoice
+from engine.entities import EntityKind
 from engine.errors import StoreError
 from engine.items import ItemState
 from engine.ledger import EntryKind, LedgerEntry
