@@ -15,12 +15,10 @@ spans whole (``curl https://x -o out.json``), and an error message may contain a
 
 from __future__ import annotations
 
-import enum
 import functools
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from engine.entity_vocabulary import (
     _ADVERBS,
@@ -55,37 +53,10 @@ from engine.entity_vocabulary import (
     _set,
     _trie,
 )
+from engine.mentions import EntityKind, Mention
 from engine.text import STOPWORDS
 
 __all__ = ["EntityKind", "Mention", "extract_entities"]
-
-
-class EntityKind(enum.StrEnum):
-    """What sort of thing an entity is; the value prefixes its ``Mention.ref``."""
-
-    PATH = "path"
-    ERROR = "error"
-    SYMBOL = "symbol"
-    IDENTIFIER = "identifier"
-    CONFIG_KEY = "config_key"
-    ENV_VAR = "env_var"
-    URL = "url"
-    COMMAND = "command"
-    QUANTITY = "quantity"
-    DATE = "date"
-    NAME = "name"
-    TITLE = "title"
-
-
-@dataclass(frozen=True, slots=True)
-class Mention:
-    """One entity as mentioned in a text."""
-
-    kind: EntityKind
-    label: str
-    """As it appears in the text, e.g. "auth.py:42", "New York"."""
-    ref: str
-    """Stable identity across messages: ``f"{kind}:{normalized}"`` (case-folded, spaces collapsed)."""
 
 
 K = EntityKind

@@ -12,7 +12,7 @@ import enum
 from dataclasses import dataclass, field
 
 from engine.chat import Role
-from engine.entities import Mention
+from engine.mentions import Mention
 
 
 class ItemState(enum.StrEnum):

@@ -6,7 +6,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from engine.entities import EntityKind, Mention
+from engine.mentions import EntityKind, Mention
 
 ACTIVE_TURNS = 2
 """An entity referenced in the last this-many turns is active."""

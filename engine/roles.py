@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engine.entities import EntityKind, Mention
 from engine.items import MemoryRole
+from engine.mentions import EntityKind, Mention
 
 _PATTERNS: tuple[tuple[MemoryRole, re.Pattern[str]], ...] = (
     (

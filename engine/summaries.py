@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from engine.entities import Mention
 from engine.items import Item
+from engine.mentions import Mention
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 """A sentence ends at . ! or ? followed by space, or at a line break: "auth.py:42" stays whole."""

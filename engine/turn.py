@@ -19,16 +19,19 @@ import threading
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
-from engine.context_view import ContextView
-from engine.curation_state import rebuild, save
-from engine.curator import SessionCuration
 from engine.errors import ModelError, ModelErrorKind
 from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, in_conversation, title_from
 from engine.protocols import ChatModel, ChatStore, ReplyFinished, TextDelta, TokenCounter, UsageReport
+
+if TYPE_CHECKING:
+    # The curation engine is imported on first use, in a worker thread: its entity patterns take
+    # ~30 ms to compile, which the first screen should not wait for.
+    from engine.context_view import ContextView
+    from engine.curator import SessionCuration
 
 T = TypeVar("T")
 
@@ -160,6 +163,8 @@ class TurnService:
         return replaced
 
     def _curation(self, session_id: int) -> SessionCuration:
+        from engine.curation_state import rebuild
+
         curation = self._curations.get(session_id)
         if curation is None:
             curation = rebuild(
@@ -177,6 +182,9 @@ class TurnService:
             return self._preview_locked(session_id)
 
     def _preview_locked(self, session_id: int | None) -> ContextView:
+        from engine.context_view import ContextView
+        from engine.curator import SessionCuration
+
         curation = (
             self._curation(session_id)
             if session_id is not None
@@ -196,6 +204,9 @@ class TurnService:
             return self._curate_locked(session_id)
 
     def _curate_locked(self, session_id: int) -> tuple[ContextView, list[PromptMessage]]:
+        from engine.context_view import ContextView
+        from engine.curation_state import save
+
         curation = self._curation(session_id)
         new = next((i for i in reversed(curation.items) if i.role == "user"), None)
         if new is None:

@@ -21,10 +21,10 @@ from typing import TypeVar, cast
 
 from engine.chat import MessageStatus, Role, Session, StoredMessage
 from engine.consent import ConsentChoice
-from engine.entities import EntityKind
 from engine.errors import StoreError
 from engine.items import ItemState
 from engine.ledger import EntryKind, LedgerEntry
+from engine.mentions import EntityKind
 from engine.protocols import CurationSnapshot, ItemRecord
 from engine.registry import EntityRecord, EntityState
 from sessions.migrations import check_version, migrate

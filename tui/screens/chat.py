@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,7 +17,6 @@ from textual.widgets import Footer, Markdown
 from textual.worker import Worker, WorkerState
 
 from engine.chat import Session, StoredMessage
-from engine.context_view import ContextView
 from engine.errors import ModelErrorKind, StoreError
 from engine.turn import (
     ContextCurated,
@@ -36,6 +35,9 @@ from tui.widgets.context_panel import ContextPanel
 from tui.widgets.header_bar import HeaderBar
 from tui.widgets.message_list import MessageList
 from tui.widgets.message_view import MessageView
+
+if TYPE_CHECKING:
+    from engine.context_view import ContextView
 
 TURN_GROUP = "turn"
 

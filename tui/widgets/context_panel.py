@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.context_view import ContextView, EntityView, ItemView
 from engine.items import ItemState
 from tui.sanitize import inert
+
+if TYPE_CHECKING:
+    from engine.context_view import ContextView, EntityView, ItemView
 
 BAR_WIDTH = 24
 WARN_AT = 0.5

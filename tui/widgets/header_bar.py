@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.context_view import ContextView
 from tui.sanitize import inert
 from tui.widgets.context_panel import compact, usage_level
+
+if TYPE_CHECKING:
+    from engine.context_view import ContextView
 
 
 class HeaderBar(Horizontal):
