@@ -305,7 +305,14 @@ class SessionCuration:
         by_id = self.by_id
         ranked = [by_id[i] for i in sorted(reversed(totals), key=totals.__getitem__, reverse=True)]
         referenced = scores.referenced(self.profile.recall_threshold)
-        eligible = [i for i in ranked if i.state is ItemState.ACTIVE or i.id in referenced]
+        # Tool and search results expire as soon as the new message stops referring to them
+        # directly (sitting next to a relevant message is not enough).
+        named = scores.referenced(self.profile.recall_threshold, via_neighbours=False)
+        eligible = [
+            i
+            for i in ranked
+            if (i.id in named if i.role == "tool" else i.id in referenced or i.state is ItemState.ACTIVE)
+        ]
         smallest = _cost(min((i.tokens for i in eligible), default=0))
 
         ideal: set[int] = set()
@@ -475,7 +482,7 @@ class SessionCuration:
             return Operation(
                 OpKind.PRUNE,
                 item.id,
-                "tool result no longer referenced in the recent turns",
+                "tool result expired: the new message no longer refers to it",
                 turn,
                 scores=score,
                 before=item.state,

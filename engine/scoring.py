@@ -167,10 +167,11 @@ class ScoreTable(Mapping[int, Scores]):
             if key in self.total:
                 self.total[key] += w["neighbour"] * min(1.0, value)
 
-    def referenced(self, threshold: float) -> set[int]:
-        """The items the new message refers to: by wording, through a neighbour, or by entities."""
+    def referenced(self, threshold: float, *, via_neighbours: bool = True) -> set[int]:
+        """The items the new message refers to: by wording or entities, or through a neighbour."""
         found = {key for key, value in self._relevance.items() if value >= threshold}
-        found.update(key for key, value in self._neighbour.items() if value >= threshold)
+        if via_neighbours:
+            found.update(key for key, value in self._neighbour.items() if value >= threshold)
         found.update(key for key, value in self._entities.items() if value >= 0.5)
         return found
 

@@ -216,3 +216,28 @@ def test_the_installed_command_runs_offline(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(output.read_text())["messages"] == 4
+
+
+def test_tool_results_expire_once_unreferenced_even_with_room_to_spare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {"id": "u1", "role": "user", "content": "Search the logs for ConnectionRefusedError"},
+        {"id": "t1", "role": "tool", "content": "db/pool.py:88 ConnectionRefusedError: port 5432 closed"},
+        {"id": "a1", "role": "assistant", "content": "Postgres on port 5432 refused the connection."},
+    ]
+    for n in range(2, 6):
+        rows.append({"id": f"u{n}", "role": "user", "content": f"Unrelated question {n} about lunch plans"})
+        rows.append({"id": f"a{n}", "role": "assistant", "content": "Pasta sounds good."})
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    probes = tmp_path / "p.jsonl"
+    probes.write_text(json.dumps({"id": "q", "content": "Which port refused the connection again?"}) + "\n")
+    code, out, _ = run(capsys, str(transcript), "--context-window", "100000", "--probes", str(probes))
+    assert code == 0 and out is not None
+    final_sources = [s for m in out["final"]["messages"] for s in m["sources"]]  # type: ignore[index]
+    assert "t1" not in final_sources and "u1" in final_sources
+    assert any(e["target"] == "t1" and e["action"] == "prune" for e in out["ledger"])  # type: ignore[union-attr]
+    # Referred to again, it is recalled verbatim.
+    probe_sources = [s for m in out["probes"][0]["context"]["messages"] for s in m["sources"]]  # type: ignore[index]
+    assert "t1" in probe_sources
