@@ -20,8 +20,9 @@ from pathlib import Path
 
 from engine.budget import profile_named
 from engine.consent import ConsentChoice
+from engine.curation_result import CurationResult
 from engine.curation_state import save
-from engine.curator import CurationResult, SessionCuration
+from engine.curator import SessionCuration
 from engine.errors import StoreError
 from engine.tokens import load_counter
 from sessions import paths

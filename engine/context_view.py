@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.consent import ConsentRequest
-from engine.curator import PREVIEW_CHARS, CurationResult, SessionCuration
+from engine.curation_result import CurationResult
+from engine.curator import SessionCuration
 from engine.items import ItemState
 from engine.registry import EntityState
 
@@ -75,7 +76,7 @@ class ContextView:
             ItemView(
                 i.id,
                 i.role,
-                " ".join(i.text[: PREVIEW_CHARS * 2].split())[:PREVIEW_CHARS],
+                i.preview,
                 i.tokens,
                 i.state,
                 i.pinned,

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import StoredMessage
-from engine.curator import CurationDelta, SessionCuration
+from engine.curation_result import CurationDelta
+from engine.curator import SessionCuration
 from engine.prompt import in_conversation
 from engine.protocols import ChatStore, CurationSnapshot, ItemRecord, TokenCounter
 from engine.registry import EntityRecord

@@ -14,17 +14,24 @@ turns) and the new message last.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from engine.budget import DEFAULT_PROFILE, Budget, Profile
 from engine.chat import Role
 from engine.consent import ConsentChoice, ConsentItem, ConsentRequest
+from engine.curation_result import (
+    ContextMessage,
+    CurationDelta,
+    CurationResult,
+    cost,
+    preview,
+)
 from engine.entities import extract_entities
+from engine.forgetting import demote
 from engine.index import EntityIndex, TermIndex
 from engine.items import Item, ItemState, MemoryRole
 from engine.ledger import EntryKind, LedgerEntry
 from engine.operations import Operation, OpKind, Scores
-from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
+from engine.prompt import REPLY_PRIMING_TOKENS
 from engine.protocols import TokenCounter
 from engine.registry import EntityChange, EntityRegistry, EntityState
 from engine.roles import classify
@@ -35,69 +42,6 @@ from engine.text import terms
 RECENT_TURNS = 2
 """The last this-many turns before the new message are always sent verbatim (when they fit)."""
 SUMMARY_HEADER = "Summary of earlier messages (made by Heedful; each line names its source):"
-PREVIEW_CHARS = 160
-
-
-@dataclass(frozen=True, slots=True)
-class ContextMessage:
-    """One message of the curated prompt."""
-
-    role: Role
-    content: str
-    sources: tuple[int, ...]
-    form: str
-    """"verbatim", "summary", "memory" or "system"."""
-    tokens: int
-    """Content tokens plus the chat format's per-message overhead."""
-
-
-@dataclass(frozen=True, slots=True)
-class CurationResult:
-    """A turn's plan: the prompt to send and the operations that produce it."""
-
-    turn: int
-    budget_tokens: int
-    messages: tuple[ContextMessage, ...]
-    tokens: int
-    """What the prompt costs, with the reply priming."""
-    operations: tuple[Operation, ...]
-    scores: Mapping[int, Scores]
-    entities: Mapping[str, tuple[EntityState, str]]
-    consent: ConsentRequest | None = None
-    left_out: tuple[int, ...] = ()
-    """Items left out of this request only (pending consent or too big), with no state change."""
-    over_budget: bool = False
-    """Pinned items, system items and the new message alone exceed the budget."""
-    notes: tuple[str, ...] = ()
-    new_summaries: Mapping[int, str] = field(default_factory=dict)
-    verbatim_tokens: int = 0
-    """What sending the whole conversation verbatim would cost."""
-
-    @property
-    def saved_tokens(self) -> int:
-        """Tokens this prompt saves against sending everything verbatim."""
-        return max(0, self.verbatim_tokens - self.tokens)
-
-
-@dataclass(frozen=True, slots=True)
-class CurationDelta:
-    """What a turn (or a user action) changed, for the store to write in one transaction."""
-
-    items: tuple[Item, ...] = ()
-    entities: tuple[str, ...] = ()
-    """Refs whose records changed (the caller reads them from the registry)."""
-    ledger: tuple[LedgerEntry, ...] = ()
-    policy: ConsentChoice | None = None
-    policy_changed: bool = False
-
-
-def _cost(tokens: int) -> int:
-    return tokens + MESSAGE_OVERHEAD_TOKENS
-
-
-def _preview(text: str) -> str:
-    flat = " ".join(text[: PREVIEW_CHARS * 4].split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
 class SessionCuration:
@@ -179,7 +123,7 @@ class SessionCuration:
             mentions=mentions,
             terms=counts,
             memory_role=classify(text, mentions),
-            preview=_preview(text),
+            preview=preview(text),
         )
 
     def add(self, item: Item, *, log: bool = True) -> Item:
@@ -195,7 +139,7 @@ class SessionCuration:
         self.turn = item.turn
         self.items.append(item)
         self.by_id[item.id] = item
-        self._all_cost += _cost(item.tokens)
+        self._all_cost += cost(item.tokens)
         self._terms.add(item.id, item.terms)
         self._entities.add(item.id, item.refs)
         for ref in self.registry.observe(item.mentions, item.turn):
@@ -240,10 +184,10 @@ class SessionCuration:
         """The prompt for ``new`` (the newest user message) and the operations that get there."""
         turn = new.turn
         budget = self.budget.tokens - REPLY_PRIMING_TOKENS
-        system_cost = _cost(self.counter.count(system_prompt)) if system_prompt else 0
+        system_cost = cost(self.counter.count(system_prompt)) if system_prompt else 0
         fixed = [self.by_id[i] for i in sorted(self._fixed) if i != new.id]
         fixed_ids = {i.id for i in fixed}
-        fixed_cost = system_cost + _cost(new.tokens) + sum(_cost(i.tokens) for i in fixed)
+        fixed_cost = system_cost + cost(new.tokens) + sum(cost(i.tokens) for i in fixed)
         notes: list[str] = []
         over_budget = fixed_cost > budget
         if over_budget:
@@ -265,9 +209,9 @@ class SessionCuration:
         chosen: set[int] = set()
         left_out: list[int] = []
         for item in reversed(recent):
-            if _cost(item.tokens) <= remaining:
+            if cost(item.tokens) <= remaining:
                 chosen.add(item.id)
-                remaining -= _cost(item.tokens)
+                remaining -= cost(item.tokens)
             else:
                 left_out.append(item.id)
 
@@ -313,16 +257,16 @@ class SessionCuration:
             for i in ranked
             if (i.id in named if i.role == "tool" else i.id in referenced or i.state is ItemState.ACTIVE)
         ]
-        smallest = _cost(min((i.tokens for i in eligible), default=0))
+        smallest = cost(min((i.tokens for i in eligible), default=0))
 
         ideal: set[int] = set()
         ideal_room = room
         for item in eligible:
             if ideal_room < smallest:
                 break  # nothing else can fit
-            if _cost(item.tokens) <= ideal_room:
+            if cost(item.tokens) <= ideal_room:
                 ideal.add(item.id)
-                ideal_room -= _cost(item.tokens)
+                ideal_room -= cost(item.tokens)
 
         protected = self._protected_user_items(candidates)
         operations: list[Operation] = []
@@ -338,9 +282,9 @@ class SessionCuration:
                 consent_items.append(ConsentItem(item.id, item.preview, item.tokens, proposed, total))
         protected_ids = {i.id for i in protected}
         for item in reversed(protected):  # newest first: candidates are in conversation order
-            if _cost(item.tokens) <= room:
+            if cost(item.tokens) <= room:
                 chosen.add(item.id)
-                room -= _cost(item.tokens)
+                room -= cost(item.tokens)
             else:
                 left_out.append(item.id)
         for item in eligible:
@@ -348,9 +292,9 @@ class SessionCuration:
                 break
             if item.id in protected_ids or item.id in chosen:
                 continue
-            if _cost(item.tokens) <= room:
+            if cost(item.tokens) <= room:
                 chosen.add(item.id)
-                room -= _cost(item.tokens)
+                room -= cost(item.tokens)
 
         new_summaries: dict[int, str] = {}
         after_state: dict[int, ItemState] = {}
@@ -358,7 +302,15 @@ class SessionCuration:
             if item.id in chosen or item.id in protected_ids:
                 continue
             if item.state is ItemState.ACTIVE:
-                operation = self._demote(item, scores[item.id], turn, new_summaries)
+                operation = demote(
+                    item,
+                    scores[item.id],
+                    turn,
+                    policy=self.policy,
+                    profile=self.profile,
+                    summarizer=self.summarizer,
+                    new_summaries=new_summaries,
+                )
                 if operation is not None:
                     operations.append(operation)
                     if operation.after is not None:
@@ -389,7 +341,7 @@ class SessionCuration:
         if system_prompt:
             messages.append(ContextMessage("system", system_prompt, (), "system", system_cost))
         messages.extend(
-            ContextMessage(i.role, i.text, (i.id,), "system", _cost(i.tokens))
+            ContextMessage(i.role, i.text, (i.id,), "system", cost(i.tokens))
             for i in fixed
             if i.role == "system"
         )
@@ -398,10 +350,8 @@ class SessionCuration:
         verbatim = [
             i for i in self.items if i is not new and (i.id in chosen or (i.pinned and i.role != "system"))
         ]
-        messages.extend(
-            ContextMessage(i.role, i.text, (i.id,), "verbatim", _cost(i.tokens)) for i in verbatim
-        )
-        messages.append(ContextMessage(new.role, new.text, (new.id,), "verbatim", _cost(new.tokens)))
+        messages.extend(ContextMessage(i.role, i.text, (i.id,), "verbatim", cost(i.tokens)) for i in verbatim)
+        messages.append(ContextMessage(new.role, new.text, (new.id,), "verbatim", cost(new.tokens)))
 
         kept_refs = self._kept_refs(verbatim, summary_message, new)
         entities = self.registry.classify(turn, kept_refs)
@@ -428,8 +378,8 @@ class SessionCuration:
             new_summaries=new_summaries,
             verbatim_tokens=system_cost
             + self._all_cost
-            - (_cost(new.tokens) if new.id in self.by_id else 0)
-            + _cost(new.tokens)
+            - (cost(new.tokens) if new.id in self.by_id else 0)
+            + cost(new.tokens)
             + REPLY_PRIMING_TOKENS,
         )
 
@@ -449,68 +399,6 @@ class SessionCuration:
             return [i for i in candidates if i.user_owned and i.state is ItemState.ACTIVE and i.kept_by_user]
         return [i for i in candidates if i.user_owned and i.state is ItemState.ACTIVE]
 
-    def _demote(
-        self, item: Item, score: Scores, turn: int, new_summaries: dict[int, str]
-    ) -> Operation | None:
-        if item.user_owned:
-            choice = self.policy
-            if choice is None or choice is ConsentChoice.KEEP:
-                return None
-            if choice is ConsentChoice.SUMMARIZE:
-                new_summaries[item.id] = item.summary or self.summarizer.summarize(item)
-                return Operation(
-                    OpKind.TRANSFORM,
-                    item.id,
-                    "no longer fits the budget; you chose to summarize your older messages in this session",
-                    turn,
-                    scores=score,
-                    requires_consent=True,
-                    before=item.state,
-                    after=ItemState.SUMMARIZED,
-                )
-            return Operation(
-                OpKind.PRUNE,
-                item.id,
-                "no longer fits the budget; you chose to remove your older messages in this session",
-                turn,
-                scores=score,
-                requires_consent=True,
-                before=item.state,
-                after=ItemState.PRUNED,
-            )
-        if item.role == "tool":
-            return Operation(
-                OpKind.PRUNE,
-                item.id,
-                "tool result expired: the new message no longer refers to it",
-                turn,
-                scores=score,
-                before=item.state,
-                after=ItemState.PRUNED,
-            )
-        if score.total >= self.profile.summarize_threshold:
-            summary = item.summary or self.summarizer.summarize(item)
-            if len(summary) < len(item.text) * 0.8:
-                new_summaries[item.id] = summary
-                return Operation(
-                    OpKind.TRANSFORM,
-                    item.id,
-                    f"no longer fits the budget; summarized because it still scores {score.total:.2f}",
-                    turn,
-                    scores=score,
-                    before=item.state,
-                    after=ItemState.SUMMARIZED,
-                )
-        return Operation(
-            OpKind.PRUNE,
-            item.id,
-            f"no longer fits the budget and scores low ({score.total:.2f})",
-            turn,
-            scores=score,
-            before=item.state,
-            after=ItemState.PRUNED,
-        )
-
     def _summary_section(
         self,
         candidates: Sequence[Item],
@@ -527,7 +415,7 @@ class SessionCuration:
         ]
         if not summarized:
             return None
-        header_cost = _cost(self.counter.count(SUMMARY_HEADER))
+        header_cost = cost(self.counter.count(SUMMARY_HEADER))
         room -= header_cost
         lines: list[tuple[int, str, int]] = []
         for item in sorted(summarized, key=lambda i: -scores.total[i.id]):

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.consent import ConsentChoice
-from engine.curator import CurationDelta, SessionCuration
+from engine.curation_result import CurationDelta
+from engine.curator import SessionCuration
 from engine.items import ItemState
 from engine.ledger import EntryKind
 from engine.tokens import load_counter

@@ -1,0 +1,83 @@
+"""What a curation plan produces: the prompt's messages, the plan itself, and the delta to store.
+
+Plain frozen data shared by the curator, the turn pipeline, replay and the UI's context view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from engine.chat import Role
+from engine.consent import ConsentChoice, ConsentRequest
+from engine.items import Item
+from engine.ledger import LedgerEntry
+from engine.operations import Operation, Scores
+from engine.prompt import MESSAGE_OVERHEAD_TOKENS
+from engine.registry import EntityState
+
+PREVIEW_CHARS = 160
+
+
+@dataclass(frozen=True, slots=True)
+class ContextMessage:
+    """One message of the curated prompt."""
+
+    role: Role
+    content: str
+    sources: tuple[int, ...]
+    form: str
+    """"verbatim", "summary", "memory" or "system"."""
+    tokens: int
+    """Content tokens plus the chat format's per-message overhead."""
+
+
+@dataclass(frozen=True, slots=True)
+class CurationResult:
+    """A turn's plan: the prompt to send and the operations that produce it."""
+
+    turn: int
+    budget_tokens: int
+    messages: tuple[ContextMessage, ...]
+    tokens: int
+    """What the prompt costs, with the reply priming."""
+    operations: tuple[Operation, ...]
+    scores: Mapping[int, Scores]
+    entities: Mapping[str, tuple[EntityState, str]]
+    consent: ConsentRequest | None = None
+    left_out: tuple[int, ...] = ()
+    """Items left out of this request only (pending consent or too big), with no state change."""
+    over_budget: bool = False
+    """Pinned items, system items and the new message alone exceed the budget."""
+    notes: tuple[str, ...] = ()
+    new_summaries: Mapping[int, str] = field(default_factory=dict)
+    verbatim_tokens: int = 0
+    """What sending the whole conversation verbatim would cost."""
+
+    @property
+    def saved_tokens(self) -> int:
+        """Tokens this prompt saves against sending everything verbatim."""
+        return max(0, self.verbatim_tokens - self.tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class CurationDelta:
+    """What a turn (or a user action) changed, for the store to write in one transaction."""
+
+    items: tuple[Item, ...] = ()
+    entities: tuple[str, ...] = ()
+    """Refs whose records changed (the caller reads them from the registry)."""
+    ledger: tuple[LedgerEntry, ...] = ()
+    policy: ConsentChoice | None = None
+    policy_changed: bool = False
+
+
+def cost(tokens: int) -> int:
+    """What a message of ``tokens`` content tokens costs in a request."""
+    return tokens + MESSAGE_OVERHEAD_TOKENS
+
+
+def preview(text: str) -> str:
+    """The start of ``text`` on one line, for lists and consent requests."""
+    flat = " ".join(text[: PREVIEW_CHARS * 4].split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"

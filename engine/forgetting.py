@@ -1,0 +1,86 @@
+"""Forgetting decisions: what becomes of an item that no longer fits the budget."""
+
+from __future__ import annotations
+
+from engine.budget import Profile
+from engine.consent import ConsentChoice
+from engine.items import Item, ItemState
+from engine.operations import Operation, OpKind, Scores
+from engine.summaries import Summarizer
+
+
+def demote(
+    item: Item,
+    score: Scores,
+    turn: int,
+    *,
+    policy: ConsentChoice | None,
+    profile: Profile,
+    summarizer: Summarizer,
+    new_summaries: dict[int, str],
+) -> Operation | None:
+    """What to do with an active item that no longer fits the prompt, or None to leave it be.
+
+    The user's items follow the session's consent policy (no policy, or "keep": nothing now; the
+    curator asks instead). Tool results expire. AI items are summarized when they still score at
+    least the profile's threshold and the summary is really shorter, and pruned otherwise. A new
+    summary is added to ``new_summaries``.
+    """
+    if item.user_owned:
+        choice = policy
+        if choice is None or choice is ConsentChoice.KEEP:
+            return None
+        if choice is ConsentChoice.SUMMARIZE:
+            new_summaries[item.id] = item.summary or summarizer.summarize(item)
+            return Operation(
+                OpKind.TRANSFORM,
+                item.id,
+                "no longer fits the budget; you chose to summarize your older messages in this session",
+                turn,
+                scores=score,
+                requires_consent=True,
+                before=item.state,
+                after=ItemState.SUMMARIZED,
+            )
+        return Operation(
+            OpKind.PRUNE,
+            item.id,
+            "no longer fits the budget; you chose to remove your older messages in this session",
+            turn,
+            scores=score,
+            requires_consent=True,
+            before=item.state,
+            after=ItemState.PRUNED,
+        )
+    if item.role == "tool":
+        return Operation(
+            OpKind.PRUNE,
+            item.id,
+            "tool result expired: the new message no longer refers to it",
+            turn,
+            scores=score,
+            before=item.state,
+            after=ItemState.PRUNED,
+        )
+    if score.total >= profile.summarize_threshold:
+        summary = item.summary or summarizer.summarize(item)
+        if len(summary) < len(item.text) * 0.8:
+            new_summaries[item.id] = summary
+            return Operation(
+                OpKind.TRANSFORM,
+                item.id,
+                f"no longer fits the budget; summarized because it still scores {score.total:.2f}",
+                turn,
+                scores=score,
+                before=item.state,
+                after=ItemState.SUMMARIZED,
+            )
+    return Operation(
+        OpKind.PRUNE,
+        item.id,
+        f"no longer fits the budget and scores low ({score.total:.2f})",
+        turn,
+        scores=score,
+        before=item.state,
+        after=ItemState.PRUNED,
+    )
