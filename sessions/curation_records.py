@@ -1,0 +1,132 @@
+"""Reading and writing a session's curation state: item states, entity records, ledger, policy.
+
+Functions over an open connection; :class:`sessions.store.SqliteChatStore` runs each one in a
+transaction under its lock.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from engine.consent import ConsentChoice
+from engine.items import ItemState
+from engine.ledger import EntryKind, LedgerEntry
+from engine.mentions import EntityKind
+from engine.protocols import CurationSnapshot, ItemRecord
+from engine.registry import EntityRecord, EntityState
+
+
+def load(conn: sqlite3.Connection, session_id: int) -> CurationSnapshot:
+    """A session's item states, entity records and consent policy."""
+    items = {
+        int(row[0]): ItemRecord(int(row[0]), ItemState(row[1]), bool(row[2]), bool(row[3]), row[4])
+        for row in conn.execute(
+            "SELECT i.message_id, i.state, i.pinned, i.kept_by_user, i.summary FROM item_state i"
+            " JOIN messages m ON m.id = i.message_id WHERE m.session_id = ?",
+            (session_id,),
+        )
+    }
+    entities = [
+        EntityRecord(
+            ref=row[0],
+            kind=EntityKind(row[1]),
+            label=row[2],
+            turns=[int(t) for t in json.loads(row[3])],
+            state=EntityState(row[4]) if row[4] else None,
+            reason=row[5],
+        )
+        for row in conn.execute(
+            "SELECT ref, kind, label, turns, state, reason FROM entities WHERE session_id = ?",
+            (session_id,),
+        )
+    ]
+    policy_row = conn.execute(
+        "SELECT consent_policy FROM session_curation WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    policy = ConsentChoice(policy_row[0]) if policy_row and policy_row[0] else None
+    return CurationSnapshot(items, entities, policy)
+
+
+def save(
+    conn: sqlite3.Connection,
+    session_id: int,
+    *,
+    items: Sequence[ItemRecord],
+    entities: Sequence[EntityRecord],
+    ledger: Sequence[LedgerEntry],
+    policy: ConsentChoice | None,
+    policy_changed: bool,
+    now: str,
+) -> None:
+    """Upsert item states and entity records, append ledger entries, and set the policy if it changed."""
+    conn.executemany(
+        "INSERT INTO item_state (message_id, state, pinned, kept_by_user, summary)"
+        " VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (message_id) DO UPDATE SET state = excluded.state, pinned = excluded.pinned,"
+        " kept_by_user = excluded.kept_by_user, summary = excluded.summary",
+        [(i.message_id, i.state, int(i.pinned), int(i.kept_by_user), i.summary) for i in items],
+    )
+    conn.executemany(
+        "INSERT INTO entities (session_id, ref, kind, label, turns, state, reason)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, ref) DO UPDATE SET"
+        " kind = excluded.kind, label = excluded.label, turns = excluded.turns,"
+        " state = excluded.state, reason = excluded.reason",
+        [(session_id, e.ref, e.kind, e.label, json.dumps(e.turns), e.state, e.reason) for e in entities],
+    )
+    conn.executemany(
+        "INSERT INTO ledger (session_id, turn, kind, target, action, reason, scores, before, after,"
+        " requires_consent, reversible, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                session_id,
+                e.turn,
+                e.kind,
+                e.target,
+                e.action,
+                e.reason,
+                json.dumps(e.scores),
+                e.before,
+                e.after,
+                int(e.requires_consent),
+                int(e.reversible),
+                now,
+            )
+            for e in ledger
+        ],
+    )
+    if policy_changed:
+        conn.execute(
+            "INSERT INTO session_curation (session_id, consent_policy) VALUES (?, ?)"
+            " ON CONFLICT (session_id) DO UPDATE SET consent_policy = excluded.consent_policy",
+            (session_id, policy),
+        )
+
+
+def read_ledger(conn: sqlite3.Connection, session_id: int, target: str | None) -> list[LedgerEntry]:
+    """A session's ledger, oldest first; only the entries about ``target`` when given."""
+    query = (
+        "SELECT id, kind, turn, target, action, reason, scores, before, after, requires_consent,"
+        " reversible FROM ledger WHERE session_id = ?"
+    )
+    params: tuple[object, ...] = (session_id,)
+    if target is not None:
+        query += " AND target = ?"
+        params = (session_id, target)
+    return [
+        LedgerEntry(
+            kind=EntryKind(row[1]),
+            turn=int(row[2]),
+            target=row[3],
+            action=row[4],
+            reason=row[5],
+            scores={str(k): float(v) for k, v in json.loads(row[6]).items()},
+            before=row[7],
+            after=row[8],
+            requires_consent=bool(row[9]),
+            reversible=bool(row[10]),
+            id=int(row[0]),
+        )
+        for row in conn.execute(query + " ORDER BY id", params)
+    ]
