@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerError, WorkerState
 
 from engine.chat import Session, StoredMessage
 from engine.errors import ModelErrorKind, StoreError
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from engine.context_view import ContextView
 
 TURN_GROUP = "turn"
+LOAD_GROUP = "load"
 
 
 def welcome_text(offline: bool) -> Content:
@@ -120,7 +121,7 @@ class ChatScreen(Screen[None]):
 
     # --- sessions ------------------------------------------------------------------------------
 
-    @work(exclusive=True, group="load")
+    @work(exclusive=True, group=LOAD_GROUP)
     async def open_session(self, session_id: int | None) -> None:
         """Show a session (the latest one when ``session_id`` is None and no session is open)."""
         store = self.services.store
@@ -165,6 +166,11 @@ class ChatScreen(Screen[None]):
     @work(exclusive=True, group=TURN_GROUP, exit_on_error=False)
     async def run_turn(self, text: str | None) -> None:
         """Send ``text`` (or, with None, retry the last turn) and show the reply as it streams."""
+        # A session still being shown would replace the message list under this turn's feet (and
+        # decides which session the message goes to): let it finish first.
+        for loading in [w for w in self.workers if w.group == LOAD_GROUP and not w.is_finished]:
+            with contextlib.suppress(WorkerError):
+                await loading.wait()
         turns = self.services.turns
         session_id = self.session.id if self.session else None
         if text is None:
@@ -284,7 +290,7 @@ class ChatScreen(Screen[None]):
         if self.session is None:
             self.notify("This is already a new session.")
             return
-        self.run_worker(self._show(None, []), group="load", exclusive=True)
+        self.run_worker(self._show(None, []), group=LOAD_GROUP, exclusive=True)
         self.composer.focus()
 
     def action_sessions(self) -> None:
