@@ -22,7 +22,6 @@ class ConsentItem:
     preview: str
     tokens: int
     proposed: ConsentChoice
-    score: float
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,10 +46,8 @@ def rebuild(
                 summary=record.summary,
             )
     for stored in snapshot.entities:
-        entity = curation.registry.records.get(stored.ref)
-        if entity is not None:
-            entity.state = stored.state
-            entity.reason = stored.reason
+        if stored.state is not None:
+            curation.registry.load_verdict(stored.ref, stored.state, stored.reason)
     return curation
 
 

@@ -35,7 +35,7 @@ from engine.prompt import REPLY_PRIMING_TOKENS
 from engine.protocols import TokenCounter
 from engine.registry import EntityChange, EntityRegistry, EntityState
 from engine.roles import classify
-from engine.scoring import ScoreTable, score_items
+from engine.scoring import RECURRENCE_TURNS, ScoreTable, score_items
 from engine.summaries import ExtractiveSummarizer, Summarizer
 from engine.text import terms
 
@@ -69,7 +69,8 @@ class SessionCuration:
         self.registry = EntityRegistry()
         self._terms = TermIndex()
         self._entities = EntityIndex()
-        self._summary_tokens: dict[int, int] = {}
+        self._summary_lines: dict[int, tuple[str, str, int]] = {}
+        """Item id → (summary, its line in the summary section, the line's tokens)."""
         self._pending: list[LedgerEntry] = []
         self._touched: set[str] = set()
         """Entity refs mentioned since the last apply: their records (turns) must be saved."""
@@ -78,9 +79,12 @@ class SessionCuration:
         self._fixed: set[int] = set()
         """Pinned and system items: always sent."""
         self._recalled: set[int] = set()
+        """Items the last applied plan recalled (sent verbatim while pruned or summarized)."""
         self._left_out: set[int] = set()
         """Items the last applied plan left out of its request (waiting for consent, or too big)."""
-        """Items the last applied plan recalled (sent verbatim while pruned or summarized)."""
+        self._consent_items: dict[tuple[int, ConsentChoice], ConsentItem] = {}
+        """Consent requests by item and proposal, reused while unanswered: a long session that never answers
+        asks about thousands of items every turn, and rebuilding them all costs time and garbage."""
 
     # --- items -----------------------------------------------------------------------------------
 
@@ -143,6 +147,8 @@ class SessionCuration:
         self._terms.add(item.id, item.terms)
         self._entities.add(item.id, item.refs)
         for ref in self.registry.observe(item.mentions, item.turn):
+            if len(self.registry.records[ref].turns) > RECURRENCE_TURNS:
+                continue  # recurrence is already at its maximum for this entity
             for other in self._entities.items_with(ref):
                 cached = self.by_id[other]
                 cached.recurrence = cached.prior = None
@@ -245,18 +251,18 @@ class SessionCuration:
         )
         room = max(0, remaining - reserve)
         totals = scores.total
-        # Newest first among equal scores: sort the reversed list, and sorting is stable.
-        by_id = self.by_id
-        ranked = [by_id[i] for i in sorted(reversed(totals), key=totals.__getitem__, reverse=True)]
-        referenced = scores.referenced(self.profile.recall_threshold)
         # Tool and search results expire as soon as the new message stops referring to them
         # directly (sitting next to a relevant message is not enough).
-        named = scores.referenced(self.profile.recall_threshold, via_neighbours=False)
+        named = scores.named(self.profile.recall_threshold)
+        beside = scores.beside(self.profile.recall_threshold)
+        active = ItemState.ACTIVE
         eligible = [
             i
-            for i in ranked
-            if (i.id in named if i.role == "tool" else i.id in referenced or i.state is ItemState.ACTIVE)
+            for i in reversed(candidates)
+            if i.id in named or (i.role != "tool" and (i.state is active or i.id in beside))
         ]
+        # Best first; newest first among equal scores (the list is newest first and sorting is stable).
+        eligible.sort(key=lambda i: totals[i.id], reverse=True)
         smallest = cost(min((i.tokens for i in eligible), default=0))
 
         ideal: set[int] = set()
@@ -271,15 +277,19 @@ class SessionCuration:
         protected = self._protected_user_items(candidates)
         operations: list[Operation] = []
         consent_items: list[ConsentItem] = []
+        asked = self._consent_items
         for item in protected:
             if item.id not in ideal and not item.kept_by_user and self.policy is None:
-                total = totals[item.id]
                 proposed = (
                     ConsentChoice.SUMMARIZE
-                    if total >= self.profile.summarize_threshold
+                    if totals[item.id] >= self.profile.summarize_threshold
                     else ConsentChoice.REMOVE
                 )
-                consent_items.append(ConsentItem(item.id, item.preview, item.tokens, proposed, total))
+                request = asked.get((item.id, proposed))
+                if request is None:
+                    request = ConsentItem(item.id, item.preview, item.tokens, proposed)
+                    asked[item.id, proposed] = request
+                consent_items.append(request)
         protected_ids = {i.id for i in protected}
         for item in reversed(protected):  # newest first: candidates are in conversation order
             if cost(item.tokens) <= room:
@@ -298,10 +308,24 @@ class SessionCuration:
 
         new_summaries: dict[int, str] = {}
         after_state: dict[int, ItemState] = {}
+        recalled = self._recalled
         for item in candidates:
-            if item.id in chosen or item.id in protected_ids:
+            if item.id in protected_ids:
                 continue
-            if item.state is ItemState.ACTIVE:
+            if item.id in chosen:
+                # A recall is logged when an item comes back, not again on every turn it stays.
+                if item.state is not active and item.id not in recalled:
+                    operations.append(
+                        Operation(
+                            OpKind.RECALL,
+                            item.id,
+                            self._recall_reason(scores[item.id]),
+                            turn,
+                            scores=scores[item.id],
+                            reversible=True,
+                        )
+                    )
+            elif item.state is active:
                 operation = demote(
                     item,
                     scores[item.id],
@@ -315,19 +339,6 @@ class SessionCuration:
                     operations.append(operation)
                     if operation.after is not None:
                         after_state[item.id] = operation.after
-        for item in candidates:
-            # A recall is logged when an item comes back, not again on every turn it stays.
-            if item.id in chosen and item.state is not ItemState.ACTIVE and item.id not in self._recalled:
-                operations.append(
-                    Operation(
-                        OpKind.RECALL,
-                        item.id,
-                        self._recall_reason(scores[item.id]),
-                        turn,
-                        scores=scores[item.id],
-                        reversible=True,
-                    )
-                )
         if left_out:
             notes.append(
                 f"{len(left_out)} message(s) did not fit and were left out of this request only; "
@@ -422,24 +433,25 @@ class SessionCuration:
             text = new_summaries.get(item.id) or item.summary or ""
             if not text:
                 continue
-            line = f"- {item.name or item.role} ({item.label}): {text}"
-            tokens = self._line_tokens(item.id, line)
+            line, tokens = self._summary_line(item, text)
             if tokens <= room:
-                lines.append((item.position, line, item.id))
+                lines.append((item.position, line, tokens))
                 room -= tokens
         if not lines:
             return None
         lines.sort()
         content = "\n".join([SUMMARY_HEADER, *(line for _, line, _ in lines)])
-        tokens = header_cost + sum(self._line_tokens(item_id, line) for _, line, item_id in lines)
-        return ContextMessage("system", content, tuple(item_id for _, _, item_id in lines), "summary", tokens)
+        tokens = header_cost + sum(tokens for _, _, tokens in lines)
+        sources = tuple(self.items[position].id for position, _, _ in lines)
+        return ContextMessage("system", content, sources, "summary", tokens)
 
-    def _line_tokens(self, item_id: int, line: str) -> int:
-        cached = self._summary_tokens.get(item_id)
-        if cached is None:
-            # +1 for the newline that joins the lines.
-            cached = self._summary_tokens[item_id] = self.counter.count(line) + 1
-        return cached
+    def _summary_line(self, item: Item, summary: str) -> tuple[str, int]:
+        """The summary section's line for ``item``, and its tokens (+1 for the joining newline)."""
+        cached = self._summary_lines.get(item.id)
+        if cached is None or cached[0] != summary:
+            line = f"- {item.name or item.role} ({item.label}): {summary}"
+            cached = self._summary_lines[item.id] = (summary, line, self.counter.count(line) + 1)
+        return cached[1], cached[2]
 
     def _kept_refs(
         self, verbatim: Iterable[Item], summary: ContextMessage | None, new: Item
@@ -501,7 +513,7 @@ class SessionCuration:
             ledger.append(
                 LedgerEntry(EntryKind.OVERFLOW, result.turn, "budget", "over budget", " ".join(result.notes))
             )
-        entity_changes = self.registry.commit(dict(result.entities))
+        entity_changes = self.registry.commit(result.entities)
         ledger.extend(self._entity_entries(entity_changes, result.turn))
         self._recalled = {i for i in sent if i in self.by_id and self.by_id[i].state is not ItemState.ACTIVE}
         self._left_out = set(result.left_out)

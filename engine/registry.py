@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from engine.mentions import EntityKind, Mention
@@ -51,9 +51,23 @@ class EntityChange:
     reason: str
 
 
+Verdict = tuple[EntityState, str]
+"""An entity's state and the reason for it."""
+
+
 class EntityRegistry:
+    """Entities by ref, with the verdicts the last applied plan gave them.
+
+    Classifying re-examines only the entities whose verdict can have changed since (those not
+    pruned, those seen again, those the prompt carries): a long session has thousands of entities
+    and nearly all of them stay pruned, with the same reason, turn after turn.
+    """
+
     def __init__(self) -> None:
         self.records: dict[str, EntityRecord] = {}
+        self._verdicts: dict[str, Verdict] = {}
+        self._unsettled: set[str] = set()
+        """Refs with no verdict yet, or one that is not "pruned", or seen again since it was given."""
 
     def observe(self, mentions: Iterable[Mention], turn: int) -> list[str]:
         """Note that ``mentions`` occur in ``turn``; returns the refs seen in a turn they were not before."""
@@ -69,30 +83,57 @@ class EntityRegistry:
                 else:
                     record.turns.append(turn)
                 grown.append(mention.ref)
+                self._unsettled.add(mention.ref)
         return grown
 
-    def classify(self, turn: int, kept: dict[str, str]) -> dict[str, tuple[EntityState, str]]:
-        """Each entity's state for a prompt at ``turn``; ``kept`` maps refs carried by the prompt to why."""
-        states: dict[str, tuple[EntityState, str]] = {}
-        for ref, record in self.records.items():
+    def classify(self, turn: int, kept: Mapping[str, str]) -> dict[str, Verdict]:
+        """Each entity's verdict for a prompt at ``turn``; ``kept`` maps refs carried by the prompt to why."""
+        verdicts = dict(self._verdicts)
+        records = self.records
+        for ref in self._unsettled.union(kept):
+            record = records.get(ref)
+            if record is None:
+                continue
             if record.last_turn > turn - ACTIVE_TURNS:
-                states[ref] = (EntityState.ACTIVE, f"mentioned in turn {record.last_turn}")
+                verdicts[ref] = (EntityState.ACTIVE, f"mentioned in turn {record.last_turn}")
             elif ref in kept:
-                states[ref] = (EntityState.RETAINED, kept[ref])
+                verdicts[ref] = (EntityState.RETAINED, kept[ref])
             else:
-                states[ref] = (
+                verdicts[ref] = (
                     EntityState.PRUNED,
                     f"not mentioned since turn {record.last_turn}, not in the prompt",
                 )
-        return states
+        return verdicts
 
-    def commit(self, states: dict[str, tuple[EntityState, str]]) -> list[EntityChange]:
-        """Adopt ``states`` and say which entities changed state."""
+    def commit(self, verdicts: Mapping[str, Verdict]) -> list[EntityChange]:
+        """Adopt ``verdicts`` (from :meth:`classify`) and say which entities changed state."""
         changes: list[EntityChange] = []
-        for ref, (state, reason) in states.items():
+        previous = self._verdicts
+        for ref, verdict in verdicts.items():
+            if previous.get(ref) is verdict:
+                continue  # carried over unchanged from the last commit
+            state, reason = verdict
             record = self.records[ref]
             if record.state != state:
                 changes.append(EntityChange(ref, record.state, state, reason))
-            record.state = state
-            record.reason = reason
+            self._adopt(ref, state, reason)
         return changes
+
+    def load_verdict(self, ref: str, state: EntityState, reason: str) -> None:
+        """Give an entity its stored verdict when a session is rebuilt (unknown refs are ignored).
+
+        It stays unsettled: messages may have been added after the verdict was given, so the first
+        plan after loading re-examines every entity once.
+        """
+        if ref in self.records:
+            self._adopt(ref, state, reason)
+            self._unsettled.add(ref)
+
+    def _adopt(self, ref: str, state: EntityState, reason: str) -> None:
+        record = self.records[ref]
+        record.state, record.reason = state, reason
+        self._verdicts[ref] = (state, reason)
+        if state is EntityState.PRUNED:
+            self._unsettled.discard(ref)
+        else:
+            self._unsettled.add(ref)

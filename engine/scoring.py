@@ -1,9 +1,12 @@
 """Scores: how much each item matters for the next request, in explainable parts.
 
-``total = 0.5·relevance + 0.3·neighbour + 0.08·entities + 0.06·recency + 0.04·role + 0.02·recurrence``;
-every part lies in [0, 1]. Relevance to the new message, and being next to something relevant,
-dominate: they are the best evidence of what the model will need. The others decide when the new
-message says little ("ok, and then?") and keep decisions and errors ahead of chit-chat.
+``total = 0.47·relevance + 0.47·neighbour + 0.03·recency + 0.02·role + 0.01·recurrence`` (``WEIGHTS``);
+every part lies in [0, 1]. Entity overlap is computed and explained but weighs nothing in the total:
+on conversations it added nothing that the stemmed words did not already carry; it still decides
+recalls (an item whose rare entity the new message names comes back). Relevance to the new
+message, and being next to something relevant, dominate: they are the best evidence of what the
+model will need. The others decide when the new message says little ("ok, and then?") and keep
+decisions and errors ahead of chit-chat.
 """
 
 from __future__ import annotations
@@ -35,9 +38,11 @@ MIN_NEIGHBOUR_SOURCE = 0.05
 """Items less relevant than this pass no credit to their neighbours (it would change no ranking)."""
 MIN_ENTITY_SHARE = 0.1
 """Entities whose rarity gives less than this share are skipped when scoring entity overlap."""
-_NEIGHBOURS = ((-1, 1.0), (1, 1.0), (-2, 0.5), (2, 0.5))
-"""Offset → share of a relevant item's relevance credited to the item at that offset: the answer to
-a question usually sits right after it, and the context of a statement right before."""
+ADJACENT_SHARE = 1.0
+SECOND_SHARE = 0.5
+"""Shares of a relevant item's relevance credited to the items right before and after it, and to
+the items two places away: the answer to a question usually sits right after it, and the context of
+a statement right before."""
 RECURRENCE_TURNS = 5
 """An entity seen in this many turns counts as fully recurring."""
 
@@ -96,18 +101,7 @@ def score_items(
             if doc not in excluded:
                 entity_score[doc] = entity_score.get(doc, 0.0) + weight / scale
 
-    neighbour: dict[int, float] = {}
-    last = len(session) - 1
-    for doc, value in relevance.items():
-        if value < MIN_NEIGHBOUR_SOURCE:
-            continue
-        position = by_id[doc].position
-        for offset, share in _NEIGHBOURS:
-            at = position + offset
-            if 0 <= at <= last:
-                other = session[at].id
-                if other not in excluded:
-                    neighbour[other] = neighbour.get(other, 0.0) + value * share
+    neighbour = _neighbour_credit(relevance, session, by_id, excluded)
 
     return ScoreTable(
         items,
@@ -146,41 +140,44 @@ class ScoreTable(Mapping[int, Scores]):
         self._half_life = half_life
         self._registry = registry
         w = WEIGHTS
+        w_relevance, w_entities, w_neighbour = w["relevance"], w["entities"], w["neighbour"]
+        # Items never come from a later turn than the one being planned, so ages index ``decay``.
         decay = [w["recency"] * 0.5 ** (age / half_life) for age in range(turn + 1)]
+        relevance_of, neighbour_of = relevance.get, neighbour.get
         total: dict[int, float] = {}
         for item in items:
             prior = item.prior
             if prior is None:
-                # Role and recurrence change rarely: cached on the item (cleared with recurrence).
-                prior = item.prior = w["role"] * ROLE_WEIGHT[item.memory_role] + w[
-                    "recurrence"
-                ] * _recurrence(item, registry)
-            age = turn - item.turn
-            total[item.id] = decay[age if 0 <= age <= turn else (0 if age < 0 else turn)] + prior
+                prior = item.prior = _prior(item, registry)
+            key = item.id
+            total[key] = (
+                decay[turn - item.turn]
+                + prior
+                + w_relevance * relevance_of(key, 0.0)
+                + w_neighbour * neighbour_of(key, 0.0)
+            )
+        if w_entities:
+            for key, value in entities.items():
+                if key in total:
+                    total[key] += w_entities * min(1.0, value)
         self.total = total
-        for key, value in relevance.items():
-            self.total[key] += w["relevance"] * value
-        for key, value in entities.items():
-            if key in self.total:
-                self.total[key] += w["entities"] * min(1.0, value)
-        for key, value in neighbour.items():
-            if key in self.total:
-                self.total[key] += w["neighbour"] * min(1.0, value)
 
-    def referenced(self, threshold: float, *, via_neighbours: bool = True) -> set[int]:
-        """The items the new message refers to: by wording or entities, or through a neighbour."""
+    def named(self, threshold: float) -> set[int]:
+        """The items the new message refers to directly: by wording, or by a rare shared entity."""
         found = {key for key, value in self._relevance.items() if value >= threshold}
-        if via_neighbours:
-            found.update(key for key, value in self._neighbour.items() if value >= threshold)
         found.update(key for key, value in self._entities.items() if value >= 0.5)
         return found
+
+    def beside(self, threshold: float) -> set[int]:
+        """The items next to items the new message refers to (by ``threshold`` of neighbour credit)."""
+        return {key for key, value in self._neighbour.items() if value >= threshold}
 
     def __getitem__(self, key: int) -> Scores:
         item = self._items[key]
         return Scores(
             relevance=self._relevance.get(key, 0.0),
             entities=min(1.0, self._entities.get(key, 0.0)),
-            neighbour=min(1.0, self._neighbour.get(key, 0.0)),
+            neighbour=self._neighbour.get(key, 0.0),
             recency=0.5 ** (max(0, self._turn - item.turn) / self._half_life),
             role=ROLE_WEIGHT[item.memory_role],
             recurrence=_recurrence(item, self._registry),
@@ -192,6 +189,42 @@ class ScoreTable(Mapping[int, Scores]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def _neighbour_credit(
+    relevance: Mapping[int, float], session: Sequence[Item], by_id: Mapping[int, Item], excluded: set[int]
+) -> dict[int, float]:
+    """Each item's credit (at most 1) for sitting next to relevant items (``ADJACENT_SHARE``...).
+
+    Computed over position-indexed lists: at 10,000 items thousands of them share a common word of
+    the new message, and per-item dictionary updates cost several times more.
+    """
+    size = len(session)
+    pad = 2  # items two places away get credit
+    source = [0.0] * (size + 2 * pad)
+    for doc, value in relevance.items():
+        if value >= MIN_NEIGHBOUR_SOURCE:
+            source[by_id[doc].position + pad] = value
+    # Element p of each slice is the relevance at position p-1, p+1, p-2 and p+2; the last slice
+    # is exactly ``size`` long and ends the zip.
+    before, after = source[pad - 1 :], source[pad + 1 :]
+    two_before, two_after = source[pad - 2 :], source[pad + 2 :]
+    credit = [
+        ADJACENT_SHARE * (a + b) + SECOND_SHARE * (c + d)
+        for a, b, c, d in zip(before, after, two_before, two_after, strict=False)
+    ]
+    return {
+        item.id: min(1.0, value)
+        for item, value in zip(session, credit, strict=True)
+        if value and item.id not in excluded
+    }
+
+
+def _prior(item: Item, registry: EntityRegistry) -> float:
+    """The weighted role and recurrence parts: they change rarely, so items cache them."""
+    return WEIGHTS["role"] * ROLE_WEIGHT[item.memory_role] + WEIGHTS["recurrence"] * _recurrence(
+        item, registry
+    )
 
 
 def _recurrence(item: Item, registry: EntityRegistry) -> float:

@@ -28,6 +28,7 @@ from engine.turn import (
     TurnEvent,
     UserMessageSaved,
 )
+from tui import heap
 from tui.screens.dialogs import ConfirmScreen
 from tui.services import AppServices
 from tui.widgets.composer import Composer
@@ -140,6 +141,7 @@ class ChatScreen(Screen[None]):
         if session is not None:
             await asyncio.to_thread(self.services.store.set_state, "last_session", str(session.id))
         await self.refresh_usage()
+        heap.settle()  # the session and its curation are loaded: they live until the next switch
 
     async def refresh_usage(self) -> None:
         """Show what the next request would send, in the header and the panel."""
