@@ -9,6 +9,7 @@ from functools import partial
 from pathlib import Path
 
 from engine.budget import profile_named
+from engine.context_service import ContextService
 from engine.errors import StoreError
 from engine.protocols import ChatModel, TokenCounter
 from engine.tokens import LazyTokenCounter, load_counter
@@ -90,6 +91,7 @@ def build_services(
     services = AppServices(
         store=store,
         turns=turns,
+        context=ContextService(turns.curations),
         counter=counter,
         config_path=config_path,
         database_path=database,

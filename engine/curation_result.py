@@ -70,6 +70,8 @@ class CurationDelta:
     ledger: tuple[LedgerEntry, ...] = ()
     policy: ConsentChoice | None = None
     policy_changed: bool = False
+    saved_tokens: int = 0
+    """Tokens this turn's prompt saved, to add to the session's total."""
 
 
 def cost(tokens: int) -> int:

@@ -31,6 +31,7 @@ def rebuild(
     curation = SessionCuration(
         window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
     )
+    curation.saved_in_session = snapshot.saved_tokens
     for message in messages:
         if not in_conversation(message):
             continue
@@ -43,6 +44,7 @@ def rebuild(
                 state=record.state,
                 pinned=record.pinned,
                 kept_by_user=record.kept_by_user,
+                forgotten=record.forgotten,
                 summary=record.summary,
             )
     for stored in snapshot.entities:
@@ -55,11 +57,14 @@ def save(store: ChatStore, session_id: int, curation: SessionCuration, delta: Cu
     """Write a delta (state changes, entity records and ledger entries) in one store transaction."""
     store.save_curation(
         session_id,
-        items=[ItemRecord(i.id, i.state, i.pinned, i.kept_by_user, i.summary) for i in delta.items],
+        items=[
+            ItemRecord(i.id, i.state, i.pinned, i.kept_by_user, i.summary, i.forgotten) for i in delta.items
+        ],
         entities=_entity_records(curation, delta.entities),
         ledger=delta.ledger,
         policy=delta.policy,
         policy_changed=delta.policy_changed,
+        saved_tokens=delta.saved_tokens,
     )
 
 

@@ -44,6 +44,10 @@ RECENT_TURNS = 2
 SUMMARY_HEADER = "Summary of earlier messages (made by Heedful; each line names its source):"
 
 
+class CurationRefused(ValueError):
+    """A user action the engine will not carry out; the message says why and what to do instead."""
+
+
 class SessionCuration:
     """One session's curation state and the engine that plans its turns."""
 
@@ -82,6 +86,10 @@ class SessionCuration:
         """Items the last applied plan recalled (sent verbatim while pruned or summarized)."""
         self._left_out: set[int] = set()
         """Items the last applied plan left out of its request (waiting for consent, or too big)."""
+        self._restored: set[int] = set()
+        """Items the user restored since the last applied plan: the next request sends them first."""
+        self.saved_in_session = 0
+        """Tokens the applied plans of this session have saved, summed over its turns."""
         self._consent_items: dict[tuple[int, ConsentChoice], ConsentItem] = {}
         """Consent requests by item and proposal, reused while unanswered: a long session that never answers
         asks about thousands of items every turn, and rebuilding them all costs time and garbage."""
@@ -176,11 +184,19 @@ class SessionCuration:
         return self.add(self.analyse(item_id, role, text, tokens, name=name, label=label))
 
     def load_record(
-        self, item_id: int, *, state: ItemState, pinned: bool, kept_by_user: bool, summary: str | None
+        self,
+        item_id: int,
+        *,
+        state: ItemState,
+        pinned: bool,
+        kept_by_user: bool,
+        summary: str | None,
+        forgotten: bool = False,
     ) -> None:
         """Give an item the state the store remembers for it (when a session is rebuilt)."""
         item = self._item(item_id)
         item.state, item.pinned, item.kept_by_user, item.summary = state, pinned, kept_by_user, summary
+        item.forgotten = forgotten
         if pinned:
             self._fixed.add(item_id)
 
@@ -208,7 +224,8 @@ class SessionCuration:
         for item in reversed(self.items):  # turns grow with position: the recent ones are at the end
             if item.turn < recent_floor:
                 break
-            if item is not new and item.id not in fixed_ids:
+            # A recent message the user chose to forget or summarize is not sent as if it were not.
+            if item is not new and item.id not in fixed_ids and item.state is ItemState.ACTIVE:
                 recent.append(item)
         recent.reverse()
         recent_ids = {i.id for i in recent}
@@ -251,6 +268,7 @@ class SessionCuration:
         )
         room = max(0, remaining - reserve)
         totals = scores.total
+        by_id = self.by_id
         # Tool and search results expire as soon as the new message stops referring to them
         # directly (sitting next to a relevant message is not enough).
         named = scores.named(self.profile.recall_threshold)
@@ -259,7 +277,8 @@ class SessionCuration:
         eligible = [
             i
             for i in reversed(candidates)
-            if i.id in named or (i.role != "tool" and (i.state is active or i.id in beside))
+            if not i.forgotten
+            and (i.id in named or (i.role != "tool" and (i.state is active or i.id in beside)))
         ]
         # Best first; newest first among equal scores (the list is newest first and sorting is stable).
         eligible.sort(key=lambda i: totals[i.id], reverse=True)
@@ -274,6 +293,12 @@ class SessionCuration:
                 ideal.add(item.id)
                 ideal_room -= cost(item.tokens)
 
+        # What the user just restored is sent first, while it fits: they asked for it back.
+        for item_id in sorted(self._restored - excluded):
+            item = by_id[item_id]
+            if item.state is active and cost(item.tokens) <= room:
+                chosen.add(item.id)
+                room -= cost(item.tokens)
         protected = self._protected_user_items(candidates)
         operations: list[Operation] = []
         consent_items: list[ConsentItem] = []
@@ -292,6 +317,8 @@ class SessionCuration:
                 consent_items.append(request)
         protected_ids = {i.id for i in protected}
         for item in reversed(protected):  # newest first: candidates are in conversation order
+            if item.id in chosen:
+                continue
             if cost(item.tokens) <= room:
                 chosen.add(item.id)
                 room -= cost(item.tokens)
@@ -516,13 +543,16 @@ class SessionCuration:
         entity_changes = self.registry.commit(result.entities)
         ledger.extend(self._entity_entries(entity_changes, result.turn))
         self._recalled = {i for i in sent if i in self.by_id and self.by_id[i].state is not ItemState.ACTIVE}
+        self._restored = set()
         self._left_out = set(result.left_out)
         touched = self._touched | {c.ref for c in entity_changes}
         self._touched = set()
+        self.saved_in_session += result.saved_tokens
         return CurationDelta(
             items=tuple(changed.values()),
             entities=tuple(sorted(touched)),
             ledger=tuple(ledger),
+            saved_tokens=result.saved_tokens,
         )
 
     def _entity_entries(self, changes: Iterable[EntityChange], turn: int) -> list[LedgerEntry]:
@@ -571,7 +601,48 @@ class SessionCuration:
             OpKind.RESTORE, item.id, reason, self.turn, before=item.state, after=ItemState.ACTIVE
         )
         item.state = ItemState.ACTIVE
+        item.forgotten = False
+        self._restored.add(item.id)
         return CurationDelta(items=(item,), ledger=(LedgerEntry.of(operation),))
+
+    def forget(self, item_id: int) -> CurationDelta:
+        """Prune an item now because the user asked to (it stays in the store and can be restored).
+
+        The request is the user's consent for their own messages; it is logged as such. Unlike what
+        the engine prunes, it is not recalled when a later message refers to it: only a restore (or
+        a pin) brings it back. A pinned item is refused: the pin says "always send this", so it has
+        to be taken off first.
+        """
+        item = self._item(item_id)
+        if item.pinned:
+            raise CurationRefused(f"{item.label} is pinned: unpin it before forgetting it.")
+        if item.forgotten and item.state is ItemState.PRUNED:
+            return CurationDelta()
+        ledger: list[LedgerEntry] = []
+        if item.user_owned:
+            ledger.append(
+                LedgerEntry(
+                    EntryKind.CONSENT,
+                    self.turn,
+                    str(item.id),
+                    ConsentChoice.REMOVE.value,
+                    "you asked to forget it",
+                    requires_consent=True,
+                )
+            )
+        operation = Operation(
+            OpKind.PRUNE,
+            item.id,
+            "forgotten by you",
+            self.turn,
+            requires_consent=item.user_owned,
+            before=item.state,
+            after=ItemState.PRUNED,
+        )
+        item.state = ItemState.PRUNED
+        item.forgotten = True
+        ledger.append(LedgerEntry.of(operation))
+        return CurationDelta(items=(item,), ledger=tuple(ledger))
 
     def answer_consent(
         self, answers: Mapping[int, ConsentChoice], *, remember: ConsentChoice | None = None
@@ -602,6 +673,7 @@ class SessionCuration:
                 continue
             if item.pinned:
                 continue
+            item.forgotten = False  # the user's latest word on it is this answer
             after = ItemState.SUMMARIZED if choice is ConsentChoice.SUMMARIZE else ItemState.PRUNED
             if after is ItemState.SUMMARIZED:
                 item.summary = item.summary or self.summarizer.summarize(item)

@@ -68,6 +68,8 @@ class Item:
     """The user answered "keep" to a consent request for this item: never propose it again."""
     summary: str | None = None
     """The item's summary once it has one (state SUMMARIZED)."""
+    forgotten: bool = False
+    """The user told Heedful to forget it (state PRUNED): never recalled until they restore it."""
     preview: str = ""
     """The start of the text on one line, for lists and consent requests."""
     recurrence: float | None = None

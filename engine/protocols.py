@@ -111,6 +111,7 @@ class ItemRecord:
     pinned: bool = False
     kept_by_user: bool = False
     summary: str | None = None
+    forgotten: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +121,8 @@ class CurationSnapshot:
     items: dict[int, ItemRecord]
     entities: list[EntityRecord]
     policy: ConsentChoice | None = None
+    saved_tokens: int = 0
+    """Tokens curation has saved over the session's turns."""
 
 
 # --- the store -------------------------------------------------------------------------------
@@ -192,6 +195,7 @@ class ChatStore(Protocol):
         ledger: Sequence[LedgerEntry],
         policy: ConsentChoice | None = None,
         policy_changed: bool = False,
+        saved_tokens: int = 0,
     ) -> None:
         """Write state changes and their ledger entries in one transaction."""
         ...

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
@@ -24,14 +23,13 @@ from typing import TYPE_CHECKING, TypeVar
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
 from engine.errors import ModelError, ModelErrorKind
-from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, in_conversation, title_from
+from engine.prompt import in_conversation, title_from
 from engine.protocols import ChatModel, ChatStore, ReplyFinished, TextDelta, TokenCounter, UsageReport
+from engine.session_curations import SessionCurations, last_user_item
 
 if TYPE_CHECKING:
-    # The curation engine is imported on first use, in a worker thread: its entity patterns take
-    # ~30 ms to compile, which the first screen should not wait for.
+    # The curation engine is imported on first use, in a worker thread (see session_curations).
     from engine.context_view import ContextView
-    from engine.curator import SessionCuration
 
 T = TypeVar("T")
 
@@ -109,14 +107,19 @@ class TurnService:
         self.store = store
         self.model = model
         self.counter = counter
-        self.system_prompt = system_prompt
-        self.profile = profile
         self._flush_interval = flush_interval
         self._clock = clock
-        self._curations: dict[int, SessionCuration] = {}
-        """Each session's curation, built from the store on first use and kept in step after."""
-        self._lock = threading.Lock()
-        """Curations are used from worker threads; one at a time."""
+        self.curations = SessionCurations(
+            store,
+            counter,
+            window=lambda: self.model.context_window,
+            system_prompt=system_prompt,
+            profile=profile,
+        )
+
+    @property
+    def system_prompt(self) -> str:
+        return self.curations.system_prompt
 
     async def preview(self, session_id: int | None) -> ContextView:
         """What the context would look like if the last user message were sent now (changes nothing)."""
@@ -132,8 +135,8 @@ class TurnService:
     async def retry(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
         """Answer the session's last user message again, superseding the replies it already has."""
         superseded = await self._io(self._supersede_last_replies, session_id)
-        with self._lock:
-            self._curations.pop(session_id, None)  # the superseded replies leave the conversation
+        with self.curations.lock:
+            self.curations.forget(session_id)  # the superseded replies leave the conversation
         async for event in self._reply(session_id, superseded=superseded):
             yield event
 
@@ -144,8 +147,8 @@ class TurnService:
         if session is None:
             session = self.store.create_session(title_from(text))
         message = self.store.add_message(session.id, "user", text, tokens=self.counter.count(text))
-        with self._lock:
-            curation = self._curations.get(session.id)
+        with self.curations.lock:
+            curation = self.curations.cached(session.id)
             if curation is not None:
                 curation.add_message(message.id, "user", text, message.tokens or 0)
         return self.store.get_session(session.id) or session, message
@@ -162,59 +165,24 @@ class TurnService:
             self.store.update_message(message_id, status=MessageStatus.SUPERSEDED)
         return replaced
 
-    def _curation(self, session_id: int) -> SessionCuration:
-        from engine.curation_state import rebuild
-
-        curation = self._curations.get(session_id)
-        if curation is None:
-            curation = rebuild(
-                self.store.messages(session_id),
-                self.store.load_curation(session_id),
-                window=self.model.context_window,
-                counter=self.counter,
-                profile=self.profile,
-            )
-            self._curations[session_id] = curation
-        return curation
-
     def _preview(self, session_id: int | None) -> ContextView:
-        with self._lock:
-            return self._preview_locked(session_id)
-
-    def _preview_locked(self, session_id: int | None) -> ContextView:
-        from engine.context_view import ContextView
-        from engine.curator import SessionCuration
-
-        curation = (
-            self._curation(session_id)
-            if session_id is not None
-            else SessionCuration(window=self.model.context_window, counter=self.counter, profile=self.profile)
-        )
-        last_user = next((i for i in reversed(curation.items) if i.role == "user"), None)
-        if last_user is None:
-            system = (
-                self.counter.count(self.system_prompt) + MESSAGE_OVERHEAD_TOKENS if self.system_prompt else 0
-            )
-            return ContextView.empty(curation, system + REPLY_PRIMING_TOKENS)
-        return ContextView.of(curation, curation.plan(last_user, system_prompt=self.system_prompt))
+        with self.curations.lock:
+            return self.curations.preview(session_id)
 
     def _curate(self, session_id: int) -> tuple[ContextView, list[PromptMessage]]:
         """Plan this request, apply the plan and write it (states and ledger) in one transaction."""
-        with self._lock:
-            return self._curate_locked(session_id)
-
-    def _curate_locked(self, session_id: int) -> tuple[ContextView, list[PromptMessage]]:
         from engine.context_view import ContextView
         from engine.curation_state import save
 
-        curation = self._curation(session_id)
-        new = next((i for i in reversed(curation.items) if i.role == "user"), None)
-        if new is None:
-            raise NothingToRetry(session_id)
-        result = curation.plan(new, system_prompt=self.system_prompt)
-        save(self.store, session_id, curation, curation.apply(result))
-        prompt = [PromptMessage(m.role, m.content) for m in result.messages]
-        return ContextView.of(curation, result), prompt
+        with self.curations.lock:
+            curation = self.curations.get(session_id)
+            new = last_user_item(curation)
+            if new is None:
+                raise NothingToRetry(session_id)
+            result = curation.plan(new, system_prompt=self.system_prompt)
+            save(self.store, session_id, curation, curation.apply(result))
+            prompt = [PromptMessage(m.role, m.content) for m in result.messages]
+            return ContextView.of(curation, result, new_id=new.id), prompt
 
     def _start_reply(self, session_id: int) -> StoredMessage:
         return self.store.add_message(
@@ -222,8 +190,8 @@ class TurnService:
         )
 
     def _remember_reply(self, session_id: int, reply: StoredMessage) -> None:
-        with self._lock:
-            curation = self._curations.get(session_id)
+        with self.curations.lock:
+            curation = self.curations.cached(session_id)
             if curation is not None and in_conversation(reply):
                 curation.add_message(reply.id, "assistant", reply.content, reply.tokens or 0)
 
@@ -264,8 +232,8 @@ class TurnService:
             # synchronously: awaiting anything here could be cancelled again and lose the text.
             self._finish_failed(reply.id, "".join(parts), STOPPED_BY_USER)
             # Not analysed here (that could take a while): the curation is rebuilt on next use.
-            with self._lock:
-                self._curations.pop(session_id, None)
+            with self.curations.lock:
+                self.curations.forget(session_id)
             raise
         text = "".join(parts)
         done = await self._io(

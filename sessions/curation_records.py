@@ -21,9 +21,11 @@ from engine.registry import EntityRecord, EntityState
 def load(conn: sqlite3.Connection, session_id: int) -> CurationSnapshot:
     """A session's item states, entity records and consent policy."""
     items = {
-        int(row[0]): ItemRecord(int(row[0]), ItemState(row[1]), bool(row[2]), bool(row[3]), row[4])
+        int(row[0]): ItemRecord(
+            int(row[0]), ItemState(row[1]), bool(row[2]), bool(row[3]), row[4], bool(row[5])
+        )
         for row in conn.execute(
-            "SELECT i.message_id, i.state, i.pinned, i.kept_by_user, i.summary FROM item_state i"
+            "SELECT i.message_id, i.state, i.pinned, i.kept_by_user, i.summary, i.forgotten FROM item_state i"
             " JOIN messages m ON m.id = i.message_id WHERE m.session_id = ?",
             (session_id,),
         )
@@ -42,11 +44,11 @@ def load(conn: sqlite3.Connection, session_id: int) -> CurationSnapshot:
             (session_id,),
         )
     ]
-    policy_row = conn.execute(
-        "SELECT consent_policy FROM session_curation WHERE session_id = ?", (session_id,)
+    row = conn.execute(
+        "SELECT consent_policy, saved_tokens FROM session_curation WHERE session_id = ?", (session_id,)
     ).fetchone()
-    policy = ConsentChoice(policy_row[0]) if policy_row and policy_row[0] else None
-    return CurationSnapshot(items, entities, policy)
+    policy = ConsentChoice(row[0]) if row and row[0] else None
+    return CurationSnapshot(items, entities, policy, int(row[1]) if row else 0)
 
 
 def save(
@@ -58,15 +60,20 @@ def save(
     ledger: Sequence[LedgerEntry],
     policy: ConsentChoice | None,
     policy_changed: bool,
+    saved_tokens: int,
     now: str,
 ) -> None:
-    """Upsert item states and entity records, append ledger entries, and set the policy if it changed."""
+    """Upsert item states and entity records, append ledger entries, set the policy if it changed,
+    and add ``saved_tokens`` to the session's total."""
     conn.executemany(
-        "INSERT INTO item_state (message_id, state, pinned, kept_by_user, summary)"
-        " VALUES (?, ?, ?, ?, ?)"
+        "INSERT INTO item_state (message_id, state, pinned, kept_by_user, summary, forgotten)"
+        " VALUES (?, ?, ?, ?, ?, ?)"
         " ON CONFLICT (message_id) DO UPDATE SET state = excluded.state, pinned = excluded.pinned,"
-        " kept_by_user = excluded.kept_by_user, summary = excluded.summary",
-        [(i.message_id, i.state, int(i.pinned), int(i.kept_by_user), i.summary) for i in items],
+        " kept_by_user = excluded.kept_by_user, summary = excluded.summary, forgotten = excluded.forgotten",
+        [
+            (i.message_id, i.state, int(i.pinned), int(i.kept_by_user), i.summary, int(i.forgotten))
+            for i in items
+        ],
     )
     conn.executemany(
         "INSERT INTO entities (session_id, ref, kind, label, turns, state, reason)"
@@ -101,6 +108,12 @@ def save(
             "INSERT INTO session_curation (session_id, consent_policy) VALUES (?, ?)"
             " ON CONFLICT (session_id) DO UPDATE SET consent_policy = excluded.consent_policy",
             (session_id, policy),
+        )
+    if saved_tokens:
+        conn.execute(
+            "INSERT INTO session_curation (session_id, saved_tokens) VALUES (?, ?)"
+            " ON CONFLICT (session_id) DO UPDATE SET saved_tokens = saved_tokens + excluded.saved_tokens",
+            (session_id, saved_tokens),
         )
 
 

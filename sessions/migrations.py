@@ -107,7 +107,14 @@ def _v2_curation(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_curation)
+def _v3_context_actions(conn: sqlite3.Connection) -> None:
+    # Tokens curation has saved over the session's turns, for the panel's "saved in this session".
+    conn.execute("ALTER TABLE session_curation ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0")
+    # Messages the user told Heedful to forget: not recalled until they restore them.
+    conn.execute("ALTER TABLE item_state ADD COLUMN forgotten INTEGER NOT NULL DEFAULT 0")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_curation, _v3_context_actions)
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

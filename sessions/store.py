@@ -301,6 +301,7 @@ class SqliteChatStore:
         ledger: Sequence[LedgerEntry],
         policy: ConsentChoice | None = None,
         policy_changed: bool = False,
+        saved_tokens: int = 0,
     ) -> None:
         self._run(
             lambda conn: curation_records.save(
@@ -311,6 +312,7 @@ class SqliteChatStore:
                 ledger=ledger,
                 policy=policy,
                 policy_changed=policy_changed,
+                saved_tokens=saved_tokens,
                 now=_now(),
             )
         )

@@ -14,6 +14,7 @@ from sessions import paths
 from sessions.store import open_store
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
+from tui.screens.consent import ConsentScreen
 from tui.widgets.composer import Composer
 from tui.widgets.message_view import MessageView
 
@@ -70,6 +71,27 @@ async def send(pilot: Pilot[None], text: str) -> None:
         composer.insert(text)  # as a paste would
     await pilot.press("enter")
     await wait_for(pilot, lambda: len(views(app)) >= before + 2 and idle(app))
+
+
+async def say(
+    pilot: Pilot[None], app: HeedfulApp, text: str, *, not_now: bool = False
+) -> ConsentScreen | None:
+    """Send ``text`` and wait for the reply, or for the consent dialog if it opens after the turn
+    (with ``not_now``, it is dismissed: the user carries on chatting)."""
+    screen = chat(app)
+    before = len(screen.query(MessageView))
+    screen.composer.focus()
+    screen.composer.insert(text)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: len(screen.query(MessageView)) >= before + 2 and not screen.busy)
+    await pilot.pause(0.1)
+    if not isinstance(app.screen, ConsentScreen):
+        return None
+    if not_now:
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        return None
+    return app.screen
 
 
 def stored_messages() -> list[StoredMessage]:

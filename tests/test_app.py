@@ -6,7 +6,7 @@ import pytest
 
 from engine.chat import MessageStatus
 from sessions import paths
-from tests.apphelpers import chat, make_app, send, stored_messages, toasts, views, wait_for, write_config
+from tests.apphelpers import chat, make_app, say, send, stored_messages, toasts, views, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.composer import Composer
@@ -53,7 +53,8 @@ async def test_conversation_is_there_after_a_restart() -> None:
         await send(pilot, "remember me")
     again = make_app()
     async with again.run_test() as pilot:
-        await wait_for(pilot, lambda: len(views(again)) == 2)
+        # A Markdown body gets its source once mounted: wait for that too, not only the views.
+        await wait_for(pilot, lambda: len(views(again)) == 2 and body(views(again)[1]))
         assert body(views(again)[0]) == "remember me"
         assert "Offline model" in body(views(again)[1])
 
@@ -267,13 +268,16 @@ async def test_the_context_panel_shows_what_was_forgotten(fake_server: FakeOpenA
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         for n in range(6):
-            await send(pilot, f"Turn {n}: the billing-api deploy fails with ConnectionRefusedError again.")
+            text = f"Turn {n}: the billing-api deploy fails with ConnectionRefusedError again."
+            await say(pilot, app, text, not_now=True)
         view = chat(app).context
         assert view is not None
         assert view.tokens <= view.budget == 490
         forgotten = [i for i in view.items if i.state.value in ("pruned", "summarized")]
         assert forgotten and all(i.role == "assistant" for i in forgotten)
-        panel = text_of(chat(app).query_one("#context-messages"))
-        assert f"#{forgotten[-1].id}" in panel
-        assert "ConnectionRefusedError" in text_of(chat(app).query_one("#context-active"))
+        rows = chat(app).context_panel.rows
+        shown = [str(rows.get_option_at_index(n).prompt) for n in range(rows.option_count)]
+        assert any(f"#{forgotten[-1].id} " in row for row in shown)
+        active = shown[: next(n for n, row in enumerate(shown) if row.startswith("Retained"))]
+        assert any("ConnectionRefusedError" in row for row in active)
         app.save_screenshot(str(paths.data_dir() / "panel.svg"))

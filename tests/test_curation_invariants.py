@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.consent import ConsentChoice
 from engine.curation_result import CurationDelta
-from engine.curator import SessionCuration
+from engine.curator import CurationRefused, SessionCuration
 from engine.items import ItemState
 from engine.ledger import EntryKind
 from engine.tokens import load_counter
@@ -58,6 +59,7 @@ steps = st.one_of(
     st.integers(0, 60).map(lambda n: Step("pin", target=n)),
     st.integers(0, 60).map(lambda n: Step("unpin", target=n)),
     st.integers(0, 60).map(lambda n: Step("restore", target=n)),
+    st.integers(0, 60).map(lambda n: Step("forget", target=n)),
     st.tuples(st.integers(0, 60), st.sampled_from(list(ConsentChoice))).map(
         lambda t: Step("answer", target=t[0], choice=t[1])
     ),
@@ -104,6 +106,8 @@ def test_the_engines_promises_hold(script: list[Step], window: int, policy: Cons
                 verbatim = {s for m in sent if m.form == "verbatim" for s in m.sources}
                 # Pins are always sent verbatim; the new message is always last.
                 assert all(i.id in verbatim for i in curation.items if i.pinned)
+                # What the user told Heedful to forget stays out until they restore it.
+                assert not any(curation.by_id[i].forgotten for i in verbatim)
                 assert sent[-1].sources == (item.id,) and sent[-1].content == step.text
                 # Verbatim means verbatim: the original text, unchanged.
                 for message in sent:
@@ -124,6 +128,13 @@ def test_the_engines_promises_hold(script: list[Step], window: int, policy: Cons
                 delta = curation.restore(target)
                 assert curation.by_id[target].state is ItemState.ACTIVE
                 assert curation.by_id[target].text == originals[target]
+            elif step.kind == "forget":
+                if curation.by_id[target].pinned:
+                    with pytest.raises(CurationRefused):
+                        curation.forget(target)
+                else:
+                    delta = curation.forget(target)
+                    assert curation.by_id[target].state is ItemState.PRUNED
             else:
                 delta = curation.answer_consent({target: step.choice})
         if delta is not None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from engine.context_service import ContextService
 from engine.protocols import ChatStore
 from engine.tokens import LazyTokenCounter
 from engine.turn import TurnService
@@ -32,6 +33,8 @@ class Notice:
 class AppServices:
     store: ChatStore
     turns: TurnService
+    context: ContextService
+    """The user's actions on the context (pin, restore, forget, consent, inspect, draft preview)."""
     counter: LazyTokenCounter
     config_path: Path
     database_path: Path

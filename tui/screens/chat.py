@@ -29,7 +29,9 @@ from engine.turn import (
     UserMessageSaved,
 )
 from tui import heap
+from tui.screens.consent import ConsentAnswer, ConsentScreen
 from tui.screens.dialogs import ConfirmScreen
+from tui.screens.inspect import InspectScreen
 from tui.services import AppServices
 from tui.widgets.composer import Composer
 from tui.widgets.context_panel import ContextPanel
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
+CONTEXT_GROUP = "context"
 
 
 def welcome_text(offline: bool) -> Content:
@@ -74,6 +77,13 @@ class ChatScreen(Screen[None]):
         Binding(
             "f2", "toggle_context", "Context", tooltip="Show or hide the context panel", id="toggle_context"
         ),
+        Binding(
+            "f4",
+            "consent",
+            "Consent",
+            tooltip="Answer Heedful's request to summarize or remove your older messages",
+            id="consent",
+        ),
         Binding("f3", "connect", "Connect", tooltip="How to connect a model", id="connect"),
         Binding("f1", "help", "Help", tooltip="Keys and help", id="help"),
     ]
@@ -84,6 +94,8 @@ class ChatScreen(Screen[None]):
         self.session: Session | None = None
         self.context: ContextView | None = None
         """What the last (or next) request sends, as the panel shows it."""
+        self._consent_asked: set[int] = set()
+        """Messages the consent dialog has already asked about: it opens by itself only for new ones."""
         self._reply_view: MessageView | None = None
         """The reply that is streaming, so a stop can show what the store kept of it."""
         # Held rather than queried: workers update these after awaits, and a query that races the
@@ -196,6 +208,7 @@ class ChatScreen(Screen[None]):
         finally:
             self._reply_view = None
             await self.refresh_usage()
+        self._offer_consent()
 
     async def _follow(self, events: AsyncIterator[TurnEvent]) -> None:
         messages = self.message_list
@@ -322,6 +335,105 @@ class ChatScreen(Screen[None]):
     def action_toggle_context(self) -> None:
         panel = self.context_panel
         panel.display = not panel.display
+        if panel.display:
+            panel.rows.focus()
+        else:
+            self.composer.focus()
+
+    # --- the user's hand on the context ------------------------------------------------------------
+
+    @on(ContextPanel.ItemAction)
+    def _item_action(self, event: ContextPanel.ItemAction) -> None:
+        self.run_context_action(event.action, event.item_id)
+
+    @work(group=CONTEXT_GROUP, exit_on_error=False)
+    async def run_context_action(self, action: str, item_id: int) -> None:
+        """Pin, restore, forget or inspect a message; the engine decides, the panel shows the result."""
+        from engine.curator import CurationRefused
+
+        if self.session is None or self.context is None:
+            return
+        if self.busy:
+            self.notify("A reply is still streaming; try again when it is done.", severity="warning")
+            return
+        context = self.services.context
+        session_id = self.session.id
+        if action == "inspect":
+            detail = await context.inspect(session_id, item_id)
+
+            def chosen(follow_up: str | None) -> None:
+                if follow_up is not None:
+                    self.run_context_action(follow_up, item_id)
+
+            await self.app.push_screen(InspectScreen(detail), chosen)
+            return
+        current = self.context.item(item_id)
+        try:
+            if action == "pin":
+                pinned = not (current is not None and current.pinned)
+                view = await context.pin(session_id, item_id, pinned=pinned)
+                said = (
+                    f"Pinned #{item_id}: it is always sent verbatim." if pinned else f"Unpinned #{item_id}."
+                )
+            elif action == "restore":
+                view = await context.restore(session_id, item_id)
+                restored = view.item(item_id)
+                said = (
+                    f"Restored #{item_id}: it is sent verbatim again."
+                    if restored is not None and restored.in_prompt
+                    else f"Restored #{item_id}, but the next request has no room for it: pin it to send it."
+                )
+            elif action == "forget":
+                view = await context.forget(session_id, item_id)
+                said = f"Forgot #{item_id}. It stays in the store; r restores it."
+            else:
+                raise ValueError(f"unknown context action {action!r}")
+        except CurationRefused as refused:
+            self.notify(str(refused), severity="warning")
+            return
+        self.show_context(view)
+        self.notify(said)
+
+    def action_consent(self) -> None:
+        if self.context is None or self.context.consent is None:
+            self.notify("Heedful has nothing to ask about your messages right now.")
+            return
+        self._ask_consent()
+
+    def _offer_consent(self) -> None:
+        """After a turn: open the consent dialog if it has something new to ask."""
+        consent = self.context.consent if self.context else None
+        if consent is not None and any(i.item_id not in self._consent_asked for i in consent.items):
+            self._ask_consent()
+
+    def _ask_consent(self) -> None:
+        consent = self.context.consent if self.context else None
+        if consent is None or self.session is None:
+            return
+        self._consent_asked.update(i.item_id for i in consent.items)
+        session_id = self.session.id
+
+        def answered(answer: ConsentAnswer | None) -> None:
+            if answer is None:
+                self.notify("Your messages stay as they are. F4 answers later.")
+            else:
+                self.record_consent(session_id, answer)
+
+        self.app.push_screen(ConsentScreen(consent), answered)
+
+    @work(group=CONTEXT_GROUP, exit_on_error=False)
+    async def record_consent(self, session_id: int, answer: ConsentAnswer) -> None:
+        view = await self.services.context.answer_consent(
+            session_id, answer.answers, remember=answer.remember
+        )
+        if self.session is not None and self.session.id == session_id:
+            self.show_context(view)
+        counts: dict[str, int] = {}
+        for choice in answer.answers.values():
+            counts[choice.value] = counts.get(choice.value, 0) + 1
+        summary = ", ".join(f"{n} {choice}" for choice, n in counts.items())
+        remembered = f"; from now on: {answer.remember.value}" if answer.remember else ""
+        self.notify(f"Recorded your answer ({summary}){remembered}.")
 
     def action_connect(self) -> None:
         from tui.screens.connect import ConnectScreen

@@ -1,16 +1,26 @@
-"""The right-hand context panel: what the next request sends, what was kept, and what was forgotten."""
+"""The right-hand context panel: the budget, then what is active, retained and pruned, and why.
+
+Each section lists the messages and the entities in that state. The list is keyboard-driven (arrows
+or j/k, p pin, r restore, f forget, enter inspect, / filter); the panel only says what the user
+asked for, through :class:`ContextPanel.ItemAction`: the screen carries it out.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
 
+from textual import on
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import Static
+from textual.message import Message
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
 
-from engine.items import ItemState
+from engine.context_view import Mark, Section
 from tui.sanitize import inert
 
 if TYPE_CHECKING:
@@ -19,12 +29,21 @@ if TYPE_CHECKING:
 BAR_WIDTH = 24
 WARN_AT = 0.5
 HIGH_AT = 0.8
-SHOWN_PER_SECTION = 8
-STATE_MARKS = {ItemState.SUMMARIZED: "≈", ItemState.PRUNED: "✂", ItemState.ACTIVE: "○"}
-"""≈ summarized, ✂ pruned, ○ active but left out of this request (waiting for your consent)."""
-LINE_WIDTH = 34
-"""The panel's inner width: item lines are cut to fit on one line."""
+ROWS_PER_GROUP = 120
+"""Rows shown per group (a section's messages, or its entities) unless a filter narrows them: a
+long session has thousands of pruned things, and laying out every row would slow each update."""
+PREVIEW_CHARS = 80
+MARK_SYMBOLS = {
+    Mark.VERBATIM: "·",
+    Mark.PINNED: "📌",
+    Mark.RECALLED: "↺",
+    Mark.SUMMARIZED: "≈",
+    Mark.PRUNED: "✂",
+    Mark.LEFT_OUT: "○",
+}
+MARK_LEGEND = "· verbatim  📌 pinned  ↺ recalled  ≈ summary  ✂ pruned  ○ left out"
 ROLE_NAMES = {"user": "you", "assistant": "ai", "system": "sys", "tool": "tool"}
+SECTION_TITLES = {Section.ACTIVE: "Active", Section.RETAINED: "Retained", Section.PRUNED: "Pruned"}
 
 
 def compact(n: int) -> str:
@@ -39,7 +58,7 @@ def compact(n: int) -> str:
 
 
 def usage_level(fraction: float) -> str:
-    """CSS class for how full the window is: -ok, -warn (≥ 50 %) or -high (≥ 80 %)."""
+    """CSS class for how full the budget is: -ok, -warn (≥ 50 %) or -high (≥ 80 %)."""
     if fraction >= HIGH_AT:
         return "-high"
     if fraction >= WARN_AT:
@@ -47,98 +66,268 @@ def usage_level(fraction: float) -> str:
     return "-ok"
 
 
-def _entities(views: Sequence[EntityView]) -> str:
-    lines = [f"  {inert(e.label)} · {e.kind}" for e in views[:SHOWN_PER_SECTION]]
-    if len(views) > SHOWN_PER_SECTION:
-        lines.append(f"  … {len(views) - SHOWN_PER_SECTION:,} more")
-    return "\n".join(lines) if lines else "  (none)"
+def item_row(item: ItemView) -> Content:
+    """``≈ ai #12      340  The login fails…``: mark, who, id, tokens, then the start of the text."""
+    preview = inert(item.preview[:PREVIEW_CHARS])
+    who = f"{ROLE_NAMES.get(item.role, item.role)} #{item.id}"
+    return Content.assemble(
+        f"{MARK_SYMBOLS[item.mark]} ",
+        (f"{who:<9}", "bold"),
+        f"{compact(item.tokens):>5}  ",
+        (preview, "dim" if item.section is Section.PRUNED else ""),
+    )
 
 
-def _items(views: Sequence[ItemView]) -> str:
-    lines = []
-    for item in views[-SHOWN_PER_SECTION:]:
-        mark = "📌" if item.pinned else STATE_MARKS[item.state]
-        recalled = " ↺" if item.in_prompt and item.state is not ItemState.ACTIVE else ""
-        prefix = f"  {mark} #{item.id} {ROLE_NAMES[item.role]}{recalled}: "
-        lines.append(prefix + inert(item.preview[: max(8, LINE_WIDTH - len(prefix))]))
-    if len(views) > SHOWN_PER_SECTION:
-        lines.insert(0, f"  … {len(views) - SHOWN_PER_SECTION:,} earlier")
-    if not lines:
-        return "  (none: everything is sent verbatim)"
-    return "\n".join([*lines, "  ≈ summary ✂ pruned ○ left out ↺ recall"])
+def entity_row(entity: EntityView) -> Content:
+    return Content.assemble(
+        "  ", (inert(entity.label[:PREVIEW_CHARS]), "bold"), f" {entity.kind} t{entity.last_turn}"
+    )
 
 
-class ContextPanel(VerticalScroll):
-    """Budget gauge, then active / retained / pruned entities and the messages not sent verbatim."""
+@dataclass(frozen=True, slots=True)
+class _Row:
+    option_id: str
+    prompt: Content
+    why: str
+    """The full reason and details shown under the list when the row is highlighted."""
+    haystack: str
+    """What a filter matches against (case-folded)."""
+
+
+def _item_rows(items: Iterable[ItemView]) -> list[_Row]:
+    return [
+        _Row(
+            f"item-{i.id}",
+            item_row(i),
+            f"{ROLE_NAMES.get(i.role, i.role)} #{i.id} · {i.tokens:,} tokens · {i.mark.value}: {i.reason}",
+            f"#{i.id} {i.role} {i.mark.value} {i.reason} {i.preview}".casefold(),
+        )
+        for i in items
+    ]
+
+
+def _entity_rows(entities: Iterable[EntityView]) -> list[_Row]:
+    return [
+        _Row(
+            f"entity:{e.ref}",
+            entity_row(e),
+            f"{e.label} · {e.kind} · last mentioned in turn {e.last_turn}: {e.reason}",
+            f"{e.label} {e.kind} {e.reason}".casefold(),
+        )
+        for e in entities
+    ]
+
+
+class ContextList(OptionList):
+    """The panel's rows; vim keys as well as the arrows."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
+
+
+class ContextPanel(Vertical):
+    """Budget gauge, then active / retained / pruned messages and entities, each with its reason."""
 
     DEFAULT_CSS = """
     ContextPanel {
-        width: 38;
+        width: 44;
         height: 1fr;
         padding: 0 1;
         border-left: vkey $panel;
         background: $surface;
     }
-    ContextPanel > .title { text-style: bold; color: $primary; margin-bottom: 1; }
-    ContextPanel > .bar.-ok { color: $success; }
-    ContextPanel > .bar.-warn { color: $warning; }
-    ContextPanel > .bar.-high { color: $error; }
-    ContextPanel > .heading { text-style: bold; margin-top: 1; }
-    ContextPanel > .note { color: $heedful-muted; margin-top: 1; }
+    ContextPanel > .title { text-style: bold; color: $primary; }
+    ContextPanel > #context-bar.-ok { color: $success; }
+    ContextPanel > #context-bar.-warn { color: $warning; }
+    ContextPanel > #context-bar.-high { color: $error; }
+    ContextPanel > #context-saved { color: $heedful-muted; }
+    ContextPanel > #context-filter { display: none; height: 1; border: none; padding: 0; margin-top: 1; }
+    ContextPanel.-filtering > #context-filter { display: block; }
+    ContextPanel > ContextList {
+        height: 1fr;
+        margin-top: 1;
+        border: none;
+        padding: 0;
+        background: $surface;
+        scrollbar-size-vertical: 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+        &:focus { border: none; background-tint: $foreground 3%; }
+        & > .option-list--option { padding: 0; }
+    }
+    ContextPanel > #context-why { height: auto; max-height: 5; color: $text; margin-top: 1; }
+    ContextPanel > #context-note { height: auto; max-height: 6; color: $heedful-muted; }
     """
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "item('pin')", "Pin/unpin", tooltip="Pin or unpin the highlighted message"),
+        Binding("r", "item('restore')", "Restore", tooltip="Send the highlighted message verbatim again"),
+        Binding("f", "item('forget')", "Forget", tooltip="Forget the highlighted message now"),
+        Binding("slash", "filter", "Filter", tooltip="Filter the panel's rows"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    @dataclass
+    class ItemAction(Message):
+        """The user asked for ``action`` ("pin", "restore", "forget" or "inspect") on a message."""
+
+        action: str
+        item_id: int
+
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id, can_focus=False)
+        super().__init__(id=id)
         # Held rather than queried, so an update that races the app's shutdown is harmless.
         self._total = Static(Content("counting…"), id="context-total")
-        self._bar = Static("", classes="bar -ok", id="context-bar")
-        self._summary = Static("", id="context-summary")
-        self._sections = {
-            name: (Static("", classes="heading"), Static("", classes="rows", id=f"context-{name}"))
-            for name in ("active", "retained", "pruned", "messages")
-        }
-        self._note = Static("", classes="note", id="context-note")
+        self._bar = Static("", classes="-ok", id="context-bar")
+        self._saved = Static("", id="context-saved")
+        self._filter = Input(placeholder="filter: words in a row", id="context-filter")
+        self.rows = ContextList(id="context-rows")
+        self._why = Static("", id="context-why")
+        self._note = Static("", id="context-note")
+        self.view: ContextView | None = None
+        self._by_option: dict[str, _Row] = {}
 
     def compose(self) -> ComposeResult:
         yield Static("Context", classes="title")
         yield self._total
         yield self._bar
-        yield self._summary
-        for heading, rows in self._sections.values():
-            yield heading
-            yield rows
+        yield self._saved
+        yield self._filter
+        yield self.rows
+        yield self._why
         yield self._note
 
+    # --- showing ---------------------------------------------------------------------------------
+
     def show(self, view: ContextView, *, model: str, exact: bool, counter: str) -> None:
+        self.view = view
         approx = "" if exact else "≈ "
         self._total.update(
             Content(
-                f"{approx}{view.tokens:,} of {view.budget:,} budget\nwindow {view.window:,} · {inert(model)}"
+                f"{approx}{view.tokens:,} of {view.budget:,} budget\n"
+                f"window {compact(view.window)} · {inert(model)}"
             )
         )
-        filled = min(BAR_WIDTH, round(view.tokens / view.budget * BAR_WIDTH)) if view.budget else BAR_WIDTH
-        self._bar.update(Content("█" * filled + "░" * (BAR_WIDTH - filled)))
-        self._bar.set_classes(f"bar {usage_level(view.tokens / view.budget if view.budget else 1.0)}")
-        summary = (
-            f"saved {approx}{view.saved_tokens:,} tokens this turn"
-            if view.saved_tokens
-            else "everything fits"
+        fraction = view.tokens / view.budget if view.budget else 1.0
+        filled = min(BAR_WIDTH, round(fraction * BAR_WIDTH))
+        self._bar.update(Content("█" * filled + "░" * (BAR_WIDTH - filled) + f" {fraction:.0%}"))
+        self._bar.set_classes(usage_level(fraction))
+        self._saved.update(
+            Content(
+                f"saved {approx}{compact(view.saved_tokens)} this turn · "
+                f"{compact(view.session_saved_tokens)} in this session"
+            )
         )
-        self._summary.update(Content(summary))
-        self._set("active", f"Active entities ({len(view.active):,})", _entities(view.active))
-        self._set("retained", f"Retained ({len(view.retained):,})", _entities(view.retained))
-        self._set("pruned", f"Pruned ({len(view.pruned):,})", _entities(view.pruned))
-        self._set("messages", f"Not verbatim ({len(view.items):,})", _items(view.items))
-        notes = list(view.notes)
-        notes.append(
-            "Counts are exact."
-            if exact
-            else "≈ approximate: the model's own tokenizer is not available offline."
-        )
-        notes.append(f"Counted with {inert(counter)}.")
+        self._fill_rows()
+        notes = [*view.notes, MARK_LEGEND]
+        if not exact:
+            notes.append(f"≈ approximate counts ({counter}): the model's own tokenizer is not available.")
         self._note.update(Content("\n".join(inert(n) for n in notes)))
 
-    def _set(self, name: str, heading: str, rows: str) -> None:
-        title, body = self._sections[name]
-        title.update(Content(heading))
-        body.update(Content(rows))
+    def _fill_rows(self) -> None:
+        view = self.view
+        if view is None:
+            return
+        needle = self._filter.value.strip().casefold() if self.has_class("-filtering") else ""
+        highlighted = self.rows.highlighted_option
+        keep = highlighted.id if highlighted is not None else None
+        options: list[Option] = []
+        self._by_option = {}
+        entities = {Section.ACTIVE: view.active, Section.RETAINED: view.retained, Section.PRUNED: view.pruned}
+        for section, title in SECTION_TITLES.items():
+            # Newest first: what changed last is what the user is most likely to look for.
+            items = [i for i in reversed(view.items) if i.section is section]
+            groups = (
+                ("messages", _item_rows(items)),
+                ("entities", _entity_rows(entities[section])),
+            )
+            shown_groups = [(name, self._matching(rows, needle)) for name, rows in groups]
+            total = sum(len(rows) for _, rows in shown_groups)
+            options.append(
+                Option(Content.styled(f"{title} ({total:,})", "bold"), id=f"head-{section}", disabled=True)
+            )
+            for name, rows in shown_groups:
+                if not rows:
+                    continue
+                options.append(Option(Content.styled(f" {name}", "dim italic"), disabled=True))
+                for row in rows[:ROWS_PER_GROUP]:
+                    self._by_option[row.option_id] = row
+                    options.append(Option(row.prompt, id=row.option_id))
+                if len(rows) > ROWS_PER_GROUP:
+                    hidden = len(rows) - ROWS_PER_GROUP
+                    options.append(
+                        Option(Content.styled(f"  … {hidden:,} more: / filters", "dim"), disabled=True)
+                    )
+        self.rows.set_options(options)
+        if keep is not None and keep in self._by_option:
+            self.rows.highlighted = self.rows.get_option_index(keep)
+        elif self._by_option:
+            self.rows.highlighted = self.rows.get_option_index(next(iter(self._by_option)))
+        self.rows.scroll_to_highlight()
+        self._show_why()
+
+    @staticmethod
+    def _matching(rows: Sequence[_Row], needle: str) -> Sequence[_Row]:
+        if not needle:
+            return rows
+        return [row for row in rows if needle in row.haystack]
+
+    @on(OptionList.OptionHighlighted, "#context-rows")
+    def _show_why(self) -> None:
+        option = self.rows.highlighted_option
+        row = self._by_option.get(option.id or "") if option is not None else None
+        self._why.update(Content(inert(row.why)) if row is not None else Content(""))
+
+    # --- keys ------------------------------------------------------------------------------------
+
+    def highlighted_item(self) -> int | None:
+        """The id of the message on the highlighted row, if a message is highlighted."""
+        option = self.rows.highlighted_option
+        if option is None or option.id is None or not option.id.startswith("item-"):
+            return None
+        return int(option.id.removeprefix("item-"))
+
+    def action_item(self, action: str) -> None:
+        item_id = self.highlighted_item()
+        if item_id is None:
+            self.notify("Highlight a message to do that: entities follow the messages that mention them.")
+            return
+        self.post_message(self.ItemAction(action, item_id))
+
+    @on(OptionList.OptionSelected, "#context-rows")
+    def _inspect(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        item_id = self.highlighted_item()
+        if item_id is not None:
+            self.post_message(self.ItemAction("inspect", item_id))
+        else:
+            option = event.option
+            row = self._by_option.get(option.id or "")
+            if row is not None:
+                self.notify(inert(row.why), title="Entity")
+
+    def action_filter(self) -> None:
+        self.add_class("-filtering")
+        self._filter.focus()
+
+    @on(Input.Changed, "#context-filter")
+    def _filter_changed(self) -> None:
+        self._fill_rows()
+
+    @on(Input.Submitted, "#context-filter")
+    def _filter_done(self) -> None:
+        self.rows.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_filter":
+            # Otherwise Escape belongs to the screen (it stops a streaming reply).
+            return self.has_class("-filtering")
+        return True
+
+    def action_clear_filter(self) -> None:
+        self._filter.value = ""
+        self.remove_class("-filtering")
+        self._fill_rows()
+        self.rows.focus()

@@ -1,0 +1,126 @@
+"""The user's own hand on the context: pin, restore, forget, answer consent, inspect, preview a draft.
+
+A UI-free service like :class:`engine.turn.TurnService`, sharing its :class:`SessionCurations`.
+Every change is planned by the engine, written to the store with its ledger entries in one
+transaction, and answered with the context as it now stands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypeVar
+
+from engine.consent import ConsentChoice
+from engine.ledger import LedgerEntry
+from engine.session_curations import SessionCurations, last_user_item
+
+if TYPE_CHECKING:
+    from engine.context_view import ContextView, ItemDetail
+    from engine.curation_result import CurationDelta
+    from engine.curator import SessionCuration
+
+T = TypeVar("T")
+
+DRAFT_ID = -1
+"""The id a draft is planned under: stored messages have positive ids."""
+DRAFT_CHARS = 20_000
+"""Only the start of a long draft is analysed for its preview: enough to say what it recalls."""
+
+
+class ContextService:
+    def __init__(self, curations: SessionCurations) -> None:
+        self.curations = curations
+        self.store = curations.store
+
+    async def pin(self, session_id: int, item_id: int, *, pinned: bool = True) -> ContextView:
+        """Pin (always send verbatim) or unpin a message."""
+        return await self._change(session_id, lambda c: c.pin(item_id, pinned=pinned))
+
+    async def restore(self, session_id: int, item_id: int) -> ContextView:
+        """Make a pruned or summarized message verbatim again."""
+        return await self._change(session_id, lambda c: c.restore(item_id))
+
+    async def forget(self, session_id: int, item_id: int) -> ContextView:
+        """Prune a message now (restorable).
+
+        Raises:
+            CurationRefused: It is pinned.
+        """
+        return await self._change(session_id, lambda c: c.forget(item_id))
+
+    async def answer_consent(
+        self,
+        session_id: int,
+        answers: Mapping[int, ConsentChoice],
+        *,
+        remember: ConsentChoice | None = None,
+    ) -> ContextView:
+        """Record the user's answers to a consent request (and "apply to all", if chosen)."""
+        return await self._change(session_id, lambda c: c.answer_consent(answers, remember=remember))
+
+    async def inspect(self, session_id: int, item_id: int) -> ItemDetail:
+        """One message's text, place in the context, score parts and ledger history ("why?")."""
+        return await asyncio.to_thread(self._inspect, session_id, item_id)
+
+    async def ledger(self, session_id: int) -> list[LedgerEntry]:
+        """The session's forgetting log, oldest first."""
+        return await asyncio.to_thread(self.store.ledger, session_id)
+
+    async def draft(self, session_id: int | None, text: str) -> ContextView:
+        """The context if ``text`` were sent now: what it would recall (changes nothing)."""
+        return await asyncio.to_thread(self._draft, session_id, text)
+
+    # --- in a worker thread ----------------------------------------------------------------------
+
+    async def _change(
+        self, session_id: int, action: Callable[[SessionCuration], CurationDelta]
+    ) -> ContextView:
+        return await asyncio.to_thread(self._change_now, session_id, action)
+
+    def _change_now(self, session_id: int, action: Callable[[SessionCuration], CurationDelta]) -> ContextView:
+        from engine.curation_state import save
+
+        with self.curations.lock:
+            curation = self.curations.get(session_id)
+            save(self.store, session_id, curation, action(curation))
+            return self.curations.preview(session_id)
+
+    def _inspect(self, session_id: int, item_id: int) -> ItemDetail:
+        from engine.context_view import ContextView, ItemDetail
+
+        with self.curations.lock:
+            curation = self.curations.get(session_id)
+            item = curation.by_id.get(item_id)
+            if item is None:
+                raise KeyError(f"no message {item_id} in this session")
+            new = last_user_item(curation)
+            assert new is not None  # the session has an item, and its first item is the user's
+            result = curation.plan(new, system_prompt=self.curations.system_prompt)
+            placed = ContextView.of(curation, result, new_id=new.id).item(item_id)
+            scores = result.scores.get(item_id)
+        assert placed is not None  # every item of the session is in its view
+        return ItemDetail(
+            view=placed,
+            text=item.text,
+            summary=item.summary,
+            memory_role=item.memory_role.value,
+            scores=scores,
+            ledger=tuple(self.store.ledger(session_id, target=str(item_id))),
+        )
+
+    def _draft(self, session_id: int | None, text: str) -> ContextView:
+        from engine.context_view import ContextView
+        from engine.curator import SessionCuration
+
+        curations = self.curations
+        with curations.lock:
+            curation = (
+                curations.get(session_id)
+                if session_id is not None
+                else SessionCuration(window=curations.window(), counter=curations.counter)
+            )
+            head = text[:DRAFT_CHARS]
+            draft = curation.analyse(DRAFT_ID, "user", head, curations.counter.count(head))
+            result = curation.plan(draft, system_prompt=curations.system_prompt)
+            return ContextView.of(curation, result, new_id=DRAFT_ID)

@@ -1,0 +1,93 @@
+"""Each session's curation, built from the store on first use and kept in step after.
+
+Shared by the turn pipeline (:mod:`engine.turn`) and the user's own context actions
+(:mod:`engine.context_service`). Curations are used from worker threads: callers hold :attr:`lock`
+around every use, so a pin never interleaves with a turn's planning.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from engine.budget import DEFAULT_PROFILE, Profile
+from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
+from engine.protocols import ChatStore, TokenCounter
+
+if TYPE_CHECKING:
+    # The curation engine is imported on first use, in a worker thread: its entity patterns take
+    # ~30 ms to compile, which the first screen should not wait for.
+    from engine.context_view import ContextView
+    from engine.curator import SessionCuration
+    from engine.items import Item
+
+
+class SessionCurations:
+    def __init__(
+        self,
+        store: ChatStore,
+        counter: TokenCounter,
+        *,
+        window: Callable[[], int],
+        system_prompt: str,
+        profile: Profile = DEFAULT_PROFILE,
+    ) -> None:
+        self.store = store
+        self.counter = counter
+        self.window = window
+        """The model's context window (asked each time: the model can change)."""
+        self.system_prompt = system_prompt
+        self.profile = profile
+        self.lock = threading.Lock()
+        self._cached: dict[int, SessionCuration] = {}
+
+    def get(self, session_id: int) -> SessionCuration:
+        """The session's curation, rebuilt from the store if it is not cached. Hold :attr:`lock`."""
+        from engine.curation_state import rebuild
+
+        curation = self._cached.get(session_id)
+        if curation is None:
+            curation = rebuild(
+                self.store.messages(session_id),
+                self.store.load_curation(session_id),
+                window=self.window(),
+                counter=self.counter,
+                profile=self.profile,
+            )
+            self._cached[session_id] = curation
+        return curation
+
+    def cached(self, session_id: int) -> SessionCuration | None:
+        """The session's curation if it is built (to keep it in step), else None. Hold :attr:`lock`."""
+        return self._cached.get(session_id)
+
+    def forget(self, session_id: int) -> None:
+        """Drop the cached curation: the next use rebuilds it from the store. Hold :attr:`lock`."""
+        self._cached.pop(session_id, None)
+
+    def preview(self, session_id: int | None) -> ContextView:
+        """What the context would look like if the last user message were sent now (changes nothing).
+
+        Hold :attr:`lock`.
+        """
+        from engine.context_view import ContextView
+        from engine.curator import SessionCuration
+
+        curation = (
+            self.get(session_id)
+            if session_id is not None
+            else SessionCuration(window=self.window(), counter=self.counter, profile=self.profile)
+        )
+        new = last_user_item(curation)
+        if new is None:
+            system = (
+                self.counter.count(self.system_prompt) + MESSAGE_OVERHEAD_TOKENS if self.system_prompt else 0
+            )
+            return ContextView.empty(curation, system + REPLY_PRIMING_TOKENS)
+        result = curation.plan(new, system_prompt=self.system_prompt)
+        return ContextView.of(curation, result, new_id=new.id)
+
+
+def last_user_item(curation: SessionCuration) -> Item | None:
+    return next((i for i in reversed(curation.items) if i.role == "user"), None)

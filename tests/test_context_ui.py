@@ -1,0 +1,168 @@
+"""The curation UI, driven with Pilot: the consent dialog, pin / restore / forget / inspect from the
+context panel, with a model whose window is small enough that curation has to forget."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from engine.context_view import ContextView, Mark
+from engine.items import ItemState
+from sessions import paths
+from sessions.store import open_store
+from tests.apphelpers import chat, make_app, say, send, wait_for, write_config
+from tests.fake_openai import FakeOpenAIServer
+from tui.app import HeedfulApp
+from tui.screens.consent import ConsentScreen
+from tui.screens.inspect import InspectScreen
+from tui.widgets.context_panel import ContextPanel
+
+REPLY = "Noted, thanks. " * 25
+"""About 125 tokens: a few replies fill the 490-token budget of a 700-token window."""
+
+
+def small_window(server: FakeOpenAIServer) -> None:
+    write_config(
+        'model = "fake/fake-model"\nmax_retries = 0\n'
+        f'[providers.fake]\nbase_url = "{server.base_url}"\nmodels = {{ "fake-model" = 700 }}\n'
+    )
+    server.reply = REPLY
+
+
+def context(app: HeedfulApp) -> ContextView:
+    view = chat(app).context
+    assert view is not None
+    return view
+
+
+def sent(view: ContextView) -> set[int]:
+    return {s for m in view.messages if m.form == "verbatim" for s in m.sources}
+
+
+async def highlight(app: HeedfulApp, item_id: int) -> ContextPanel:
+    """Focus the panel's rows and put the cursor on a message's row, as the arrow keys would."""
+    panel = chat(app).context_panel
+    panel.rows.focus()
+    panel.rows.highlighted = panel.rows.get_option_index(f"item-{item_id}")
+    return panel
+
+
+PASTE = "Turn one: the invoice service timed out at step nine again. " * 34
+"""About 420 tokens: it fits while it is recent, and no longer once two more turns are."""
+
+
+async def paste_then_chat_until_asked(pilot: Pilot[None], app: HeedfulApp) -> ConsentScreen:
+    """Paste the big message, then send short ones until the consent dialog opens by itself."""
+    await send(pilot, PASTE)
+    for n in range(4):
+        dialog = await say(pilot, app, f"Short question {n} about the weekend.")
+        if dialog is not None:
+            return dialog
+    raise AssertionError("the consent dialog never opened")
+
+
+def ledger(item_id: int) -> list[tuple[str, str, str]]:
+    store = open_store(paths.database_path()).store
+    try:
+        session = store.latest_session()
+        assert session is not None
+        return [(e.kind.value, e.action, e.reason) for e in store.ledger(session.id, target=str(item_id))]
+    finally:
+        store.close()
+
+
+async def test_a_large_paste_asks_first_and_summarize_is_shown_and_logged(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    small_window(fake_server)
+    fake_server.reply = "Noted."
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        dialog = await paste_then_chat_until_asked(pilot, app)
+        asked = [i.item_id for i in dialog.request.items]
+        assert len(asked) == 1
+        pasted = asked[0]
+        await pilot.press("S", "a")  # summarize all, apply
+        await wait_for(pilot, lambda: context(app).item(pasted).state is ItemState.SUMMARIZED)  # type: ignore[union-attr]
+        panel_row = chat(app).context_panel.rows.get_option(f"item-{pasted}")
+        assert str(panel_row.prompt).startswith("≈")
+        assert ("consent", "summarize", "answered by you") in ledger(pasted)
+        # The summary, not the paste, is what the next request carries.
+        assert pasted not in sent(context(app))
+        assert any(pasted in m.sources for m in context(app).messages if m.form == "summary")
+
+
+async def test_escape_leaves_the_users_messages_as_they_are(fake_server: FakeOpenAIServer) -> None:
+    small_window(fake_server)
+    fake_server.reply = "Noted."
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await paste_then_chat_until_asked(pilot, app)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConsentScreen))
+        pasted = context(app).consent.items[0].item_id  # type: ignore[union-attr]
+        assert context(app).item(pasted).state is ItemState.ACTIVE  # type: ignore[union-attr]
+        # Left out of a full request at most (logged as such); never summarized or removed.
+        assert {kind for kind, _, _ in ledger(pasted)} <= {"overflow"}
+        await pilot.press("f4")  # and it can be answered later
+        await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen))
+
+
+async def test_pin_from_the_panel_keeps_a_reply_that_would_have_been_pruned(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    small_window(fake_server)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "First: the billing deploy fails.")
+        first_reply = context(app).items[1].id
+        await highlight(app, first_reply)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: context(app).item(first_reply).pinned)  # type: ignore[union-attr]
+        for n in range(4):
+            await say(pilot, app, f"Turn {n}: something else about the garden.", not_now=True)
+        view = context(app)
+        assert first_reply in sent(view)
+        assert view.item(first_reply).mark is Mark.PINNED  # type: ignore[union-attr]
+        # Its unpinned neighbour, the second reply, was forgotten by the same turns.
+        assert view.items[3].state is not ItemState.ACTIVE
+
+
+async def test_restore_and_inspect_from_the_panel(fake_server: FakeOpenAIServer) -> None:
+    small_window(fake_server)
+    fake_server.reply = "Noted, thanks. " * 12  # short enough that a restored one fits again
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for n in range(7):
+            text = f"Turn {n}: the billing-api deploy fails with ConnectionRefusedError again."
+            await say(pilot, app, text, not_now=True)
+        pruned = next(i for i in context(app).items if i.state is not ItemState.ACTIVE)
+        await highlight(app, pruned.id)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, InspectScreen))
+        why = str(app.screen.query_one("#inspect-ledger", Static).render())
+        assert "no longer fits the budget" in why
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, InspectScreen))
+
+        await highlight(app, pruned.id)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: context(app).item(pruned.id).state is ItemState.ACTIVE)  # type: ignore[union-attr]
+        assert pruned.id in sent(context(app))  # verbatim again in the next request
+        assert ledger(pruned.id)[-1][:2] == ("operation", "restore")
+
+
+async def test_the_panel_keys_move_and_forget(fake_server: FakeOpenAIServer) -> None:
+    small_window(fake_server)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "Remember: the staging password rotates on Fridays.")
+        await send(pilot, "And the cat is called Miso.")
+        question = context(app).items[0].id
+        panel = await highlight(app, question)
+        await pilot.press("k", "j")
+        assert panel.highlighted_item() == question
+        await pilot.press("f")
+        await wait_for(pilot, lambda: context(app).item(question).state is ItemState.PRUNED)  # type: ignore[union-attr]
+        assert question not in sent(context(app))
+        assert [row[:2] for row in ledger(question)] == [("consent", "remove"), ("operation", "prune")]

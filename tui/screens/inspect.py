@@ -1,0 +1,79 @@
+"""Inspect one message: its text, where it stands in the context, its score parts, and its ledger
+history ("why is this gone?"). p, r and f act on it from here too."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static, TextArea
+
+from tui.sanitize import inert
+
+if TYPE_CHECKING:
+    from engine.context_view import ItemDetail
+
+SCORE_PARTS = ("relevance", "neighbour", "entities", "recency", "role", "recurrence", "total")
+
+
+def describe(detail: ItemDetail) -> str:
+    """The facts above the text, as plain lines."""
+    view = detail.view
+    lines = [
+        f"{view.role} #{view.id} · {view.tokens:,} tokens · state {view.state.value}"
+        + (" · pinned" if view.pinned else ""),
+        f"In the next request: {view.mark.value} ({view.section.value}): {view.reason}",
+        f"Memory role: {detail.memory_role}",
+    ]
+    if detail.scores is not None:
+        parts = detail.scores.as_dict()
+        lines.append("Score: " + "  ".join(f"{name} {parts[name]:.2f}" for name in SCORE_PARTS))
+    else:
+        lines.append("Score: not scored (recent turns and pinned messages are always sent)")
+    return "\n".join(lines)
+
+
+def history(detail: ItemDetail) -> str:
+    if not detail.ledger:
+        return "Nothing has been decided about this message yet."
+    return "\n".join(
+        f"turn {e.turn}: {e.kind.value} {e.action}"
+        + (f" ({e.before} → {e.after})" if e.before and e.after and e.before != e.after else "")
+        + f": {e.reason}"
+        for e in detail.ledger
+    )
+
+
+class InspectScreen(ModalScreen[str | None]):
+    """Dismissed with None, or with the action ("pin", "restore", "forget") to carry out."""
+
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss(None)", "Close", id="dialog_cancel"),
+        Binding("p", "dismiss('pin')", "Pin/unpin"),
+        Binding("r", "dismiss('restore')", "Restore"),
+        Binding("f", "dismiss('forget')", "Forget"),
+    ]
+
+    def __init__(self, detail: ItemDetail) -> None:
+        super().__init__()
+        self.detail = detail
+
+    def compose(self) -> ComposeResult:
+        detail = self.detail
+        with Vertical(classes="dialog wide"):
+            yield Static(Content.styled(f"Why? Message #{detail.view.id}", "bold"), classes="title")
+            yield Static(Content(inert(describe(detail))), id="inspect-facts")
+            with VerticalScroll(id="inspect-scroll"):
+                if detail.summary:
+                    yield Static(Content.styled("Summary", "bold"))
+                    yield Static(Content(inert(detail.summary)), id="inspect-summary")
+                yield Static(Content.styled("Original", "bold"))
+                yield TextArea(inert(detail.text), read_only=True, soft_wrap=True, id="inspect-text")
+                yield Static(Content.styled("Ledger", "bold"))
+                yield Static(Content(inert(history(detail))), id="inspect-ledger")
+            yield Static(Content("p pin/unpin · r restore · f forget · Esc closes"), classes="hint")
