@@ -22,8 +22,20 @@ HELP = """\
 | Alt+C | copy the last reply |
 | Ctrl+N | new session |
 | Ctrl+O | sessions: open, rename (r), delete (d) |
-| F2 | show or hide the context panel |
+| F2 | show and focus the context panel, or hide it |
 | F3 | how to connect a model |
+| F4 | answer Heedful's request about your older messages (keep / summarize / remove) |
+
+In the context panel:
+
+| key | what it does |
+|---|---|
+| ↑ ↓, j k | move between rows |
+| p | pin or unpin the message (always sent verbatim) |
+| r | restore the message (verbatim again) |
+| f | forget the message now (kept in the store; r brings it back) |
+| Enter | inspect: its text, why it is where it is, its scores and ledger |
+| / | filter the rows (Esc clears the filter) |
 | Ctrl+P | command palette: every action, and themes |
 | Ctrl+Q | quit |
 
