@@ -7,8 +7,9 @@ asked for, through :class:`ContextPanel.ItemAction`: the screen carries it out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
@@ -20,11 +21,11 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from engine.context_view import Mark, Section
+from engine.context_view import EntityView, ItemView, Mark, Section
 from tui.sanitize import inert
 
 if TYPE_CHECKING:
-    from engine.context_view import ContextView, EntityView, ItemView
+    from engine.context_view import ContextView
 
 BAR_WIDTH = 24
 WARN_AT = 0.5
@@ -84,38 +85,27 @@ def entity_row(entity: EntityView) -> Content:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Row:
-    option_id: str
-    prompt: Content
-    why: str
-    """The full reason and details shown under the list when the row is highlighted."""
-    haystack: str
-    """What a filter matches against (case-folded)."""
+def item_why(item: ItemView) -> str:
+    who = ROLE_NAMES.get(item.role, item.role)
+    return f"{who} #{item.id} · {item.tokens:,} tokens · {item.mark.value}: {item.reason}"
 
 
-def _item_rows(items: Iterable[ItemView]) -> list[_Row]:
-    return [
-        _Row(
-            f"item-{i.id}",
-            item_row(i),
-            f"{ROLE_NAMES.get(i.role, i.role)} #{i.id} · {i.tokens:,} tokens · {i.mark.value}: {i.reason}",
-            f"#{i.id} {i.role} {i.mark.value} {i.reason} {i.preview}".casefold(),
-        )
-        for i in items
-    ]
+def entity_why(entity: EntityView) -> str:
+    return f"{entity.label} · {entity.kind} · last mentioned in turn {entity.last_turn}: {entity.reason}"
 
 
-def _entity_rows(entities: Iterable[EntityView]) -> list[_Row]:
-    return [
-        _Row(
-            f"entity:{e.ref}",
-            entity_row(e),
-            f"{e.label} · {e.kind} · last mentioned in turn {e.last_turn}: {e.reason}",
-            f"{e.label} {e.kind} {e.reason}".casefold(),
-        )
-        for e in entities
-    ]
+def _item_matches(item: ItemView, needle: str) -> bool:
+    return needle in f"#{item.id} {item.role} {item.mark.value} {item.reason} {item.preview}".casefold()
+
+
+def _entity_matches(entity: EntityView, needle: str) -> bool:
+    return needle in f"{entity.label} {entity.kind} {entity.reason}".casefold()
+
+
+def _say(static: Static, text: str) -> None:
+    """Show plain ``text`` unless it is already shown: an update re-lays out the panel."""
+    if str(static.content) != text:
+        static.update(Content(text))
 
 
 class ContextList(OptionList):
@@ -187,7 +177,11 @@ class ContextPanel(Vertical):
         self._why = Static("", id="context-why")
         self._note = Static("", id="context-note")
         self.view: ContextView | None = None
-        self._by_option: dict[str, _Row] = {}
+        self._by_option: dict[str, ItemView | EntityView] = {}
+        """What each row shows, by option id."""
+        self._options: dict[str, tuple[object, Option]] = {}
+        """Each row's option and what its prompt was made from, for reuse by the next update."""
+        self._reused: dict[str, tuple[object, Option]] = {}
 
     def compose(self) -> ComposeResult:
         yield Static("Context", classes="title")
@@ -204,27 +198,25 @@ class ContextPanel(Vertical):
     def show(self, view: ContextView, *, model: str, exact: bool, counter: str) -> None:
         self.view = view
         approx = "" if exact else "≈ "
-        self._total.update(
-            Content(
-                f"{approx}{view.tokens:,} of {view.budget:,} budget\n"
-                f"window {compact(view.window)} · {inert(model)}"
-            )
+        _say(
+            self._total,
+            f"{approx}{view.tokens:,} of {view.budget:,} budget\n"
+            f"window {compact(view.window)} · {inert(model)}",
         )
         fraction = view.tokens / view.budget if view.budget else 1.0
         filled = min(BAR_WIDTH, round(fraction * BAR_WIDTH))
-        self._bar.update(Content("█" * filled + "░" * (BAR_WIDTH - filled) + f" {fraction:.0%}"))
+        _say(self._bar, "█" * filled + "░" * (BAR_WIDTH - filled) + f" {fraction:.0%}")
         self._bar.set_classes(usage_level(fraction))
-        self._saved.update(
-            Content(
-                f"saved {approx}{compact(view.saved_tokens)} this turn · "
-                f"{compact(view.session_saved_tokens)} in this session"
-            )
+        _say(
+            self._saved,
+            f"saved {approx}{compact(view.saved_tokens)} this turn · "
+            f"{compact(view.session_saved_tokens)} in this session",
         )
         self._fill_rows()
         notes = [*view.notes, MARK_LEGEND]
         if not exact:
             notes.append(f"≈ approximate counts ({counter}): the model's own tokenizer is not available.")
-        self._note.update(Content("\n".join(inert(n) for n in notes)))
+        _say(self._note, "\n".join(inert(n) for n in notes))
 
     def _fill_rows(self) -> None:
         view = self.view
@@ -233,33 +225,43 @@ class ContextPanel(Vertical):
         needle = self._filter.value.strip().casefold() if self.has_class("-filtering") else ""
         highlighted = self.rows.highlighted_option
         keep = highlighted.id if highlighted is not None else None
-        options: list[Option] = []
+        self._reused, self._options = self._options, {}
         self._by_option = {}
+        options: list[Option] = []
         entities = {Section.ACTIVE: view.active, Section.RETAINED: view.retained, Section.PRUNED: view.pruned}
         for section, title in SECTION_TITLES.items():
             # Newest first: what changed last is what the user is most likely to look for.
-            items = [i for i in reversed(view.items) if i.section is section]
-            groups = (
-                ("messages", _item_rows(items)),
-                ("entities", _entity_rows(entities[section])),
-            )
-            shown_groups = [(name, self._matching(rows, needle)) for name, rows in groups]
-            total = sum(len(rows) for _, rows in shown_groups)
-            options.append(
-                Option(Content.styled(f"{title} ({total:,})", "bold"), id=f"head-{section}", disabled=True)
-            )
-            for name, rows in shown_groups:
-                if not rows:
-                    continue
-                options.append(Option(Content.styled(f" {name}", "dim italic"), disabled=True))
-                for row in rows[:ROWS_PER_GROUP]:
-                    self._by_option[row.option_id] = row
-                    options.append(Option(row.prompt, id=row.option_id))
-                if len(rows) > ROWS_PER_GROUP:
-                    hidden = len(rows) - ROWS_PER_GROUP
+            items: Sequence[ItemView] = [i for i in reversed(view.items) if i.section is section]
+            found: Sequence[EntityView] = entities[section]
+            if needle:
+                items = [i for i in items if _item_matches(i, needle)]
+                found = [e for e in found if _entity_matches(e, needle)]
+            options.append(self._label(f"head-{section}", f"{title} ({len(items) + len(found):,})", "bold"))
+            if items:
+                options.append(self._label(f"messages-{section}", " messages", "dim italic"))
+                for item in items[:ROWS_PER_GROUP]:
                     options.append(
-                        Option(Content.styled(f"  … {hidden:,} more: / filters", "dim"), disabled=True)
+                        self._option(
+                            f"item-{item.id}",
+                            (item.mark, item.section, item.tokens),
+                            partial(item_row, item),
+                            item,
+                        )
                     )
+                options.extend(self._more(f"messages-more-{section}", len(items)))
+            if found:
+                options.append(self._label(f"entities-{section}", " entities", "dim italic"))
+                for entity in found[:ROWS_PER_GROUP]:
+                    options.append(
+                        self._option(
+                            f"entity:{entity.ref}",
+                            (entity.kind, entity.label, entity.last_turn),
+                            partial(entity_row, entity),
+                            entity,
+                        )
+                    )
+                options.extend(self._more(f"entities-more-{section}", len(found)))
+        self._reused = {}
         self.rows.set_options(options)
         if keep is not None and keep in self._by_option:
             self.rows.highlighted = self.rows.get_option_index(keep)
@@ -268,17 +270,43 @@ class ContextPanel(Vertical):
         self.rows.scroll_to_highlight()
         self._show_why()
 
-    @staticmethod
-    def _matching(rows: Sequence[_Row], needle: str) -> Sequence[_Row]:
-        if not needle:
-            return rows
-        return [row for row in rows if needle in row.haystack]
+    def _option(
+        self, option_id: str, key: object, prompt: Callable[[], Content], shown: ItemView | EntityView
+    ) -> Option:
+        """The row's option: the one shown last time when nothing on it changed.
+
+        Reusing it keeps its laid-out prompt (Content caches its height and render), so an update
+        costs the rows that changed, not every row.
+        """
+        self._by_option[option_id] = shown
+        cached = self._reused.get(option_id)
+        option = cached[1] if cached is not None and cached[0] == key else Option(prompt(), id=option_id)
+        self._options[option_id] = (key, option)
+        return option
+
+    def _label(self, option_id: str, text: str, style: str) -> Option:
+        cached = self._reused.get(option_id)
+        option = (
+            cached[1]
+            if cached is not None and cached[0] == text
+            else Option(Content.styled(text, style), id=option_id, disabled=True)
+        )
+        self._options[option_id] = (text, option)
+        return option
+
+    def _more(self, option_id: str, count: int) -> list[Option]:
+        if count <= ROWS_PER_GROUP:
+            return []
+        return [self._label(option_id, f"  … {count - ROWS_PER_GROUP:,} more: / filters", "dim")]
 
     @on(OptionList.OptionHighlighted, "#context-rows")
     def _show_why(self) -> None:
         option = self.rows.highlighted_option
-        row = self._by_option.get(option.id or "") if option is not None else None
-        self._why.update(Content(inert(row.why)) if row is not None else Content(""))
+        shown = self._by_option.get(option.id or "") if option is not None else None
+        if isinstance(shown, EntityView):
+            _say(self._why, inert(entity_why(shown)))
+        else:
+            _say(self._why, inert(item_why(shown)) if shown is not None else "")
 
     # --- keys ------------------------------------------------------------------------------------
 
@@ -303,10 +331,9 @@ class ContextPanel(Vertical):
         if item_id is not None:
             self.post_message(self.ItemAction("inspect", item_id))
         else:
-            option = event.option
-            row = self._by_option.get(option.id or "")
-            if row is not None:
-                self.notify(inert(row.why), title="Entity")
+            shown = self._by_option.get(event.option.id or "")
+            if isinstance(shown, EntityView):
+                self.notify(inert(entity_why(shown)), title="Entity")
 
     def action_filter(self) -> None:
         self.add_class("-filtering")
