@@ -145,3 +145,120 @@ def test_connect_help(snap_compare: Any) -> None:
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+TOPICS = ("billing", "deploy", "garden", "concert", "invoice", "cache", "hiking", "schema")
+
+
+def seed_long_conversation() -> int:
+    """16 turns of long messages: more than the offline model's budget, so the engine must forget
+    (its replies) and ask (about the user's messages). Returns the number of messages."""
+    store = open_store(paths.database_path()).store
+    session = store.create_session("A long week of questions")
+    count = 0
+    for turn in range(16):
+        topic = TOPICS[turn % len(TOPICS)]
+        question = f"Question {turn} about the {topic}: " + " ".join(
+            f"the {topic} step {n} needs checking before Friday." for n in range(14)
+        )
+        answer = f"Answer {turn}. " + " ".join(
+            f"For the {topic}, item {n} is fine as it is." for n in range(30)
+        )
+        for role, content in (("user", question), ("assistant", answer)):
+            store.add_message(session.id, role, content, tokens=len(content) // 4, model="offline")  # type: ignore[arg-type]
+            count += 1
+    store.close()
+    with sqlite3.connect(paths.database_path()) as db:
+        db.execute("UPDATE messages SET created_at = ?, updated_at = ?", (FIXED_TIME, FIXED_TIME))
+        db.execute("UPDATE sessions SET created_at = ?, updated_at = ?", (FIXED_TIME, FIXED_TIME))
+    return count
+
+
+def test_populated_context_panel(snap_compare: Any) -> None:
+    """A session over budget: the panel lists what is active, retained and pruned, with marks."""
+    count = seed_long_conversation()
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=settled(count))
+
+
+def test_populated_context_panel_wide(snap_compare: Any) -> None:
+    """The same at 200×50."""
+    count = seed_long_conversation()
+    assert snap_compare(make_app(), terminal_size=(200, 50), run_before=settled(count))
+
+
+def test_consent_dialog(snap_compare: Any) -> None:
+    """F4: the user's messages the engine would like to summarize or remove, with a choice each."""
+    count = seed_long_conversation()
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settled(count)(pilot)
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "ConsentScreen")
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
+
+
+def test_inspect_screen(snap_compare: Any) -> None:
+    """Enter on a pruned reply in the panel: why it is gone, its scores, its text."""
+    count = seed_long_conversation()
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settled(count)(pilot)
+        app = pilot.app
+        assert isinstance(app, HeedfulApp)
+        rows = chat(app).context_panel.rows
+        rows.focus()
+        rows.highlighted = rows.get_option_index("item-2")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InspectScreen")
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
+
+
+def test_preview_screen(snap_compare: Any) -> None:
+    """F5: exactly what the next request sends."""
+    count = seed_long_conversation()
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settled(count)(pilot)
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "PreviewScreen")
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
+
+
+def test_ledger_screen(snap_compare: Any) -> None:
+    """F6 after forgetting a message from the panel: the decision and the user's consent, logged."""
+    count = seed_long_conversation()
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settled(count)(pilot)
+        app = pilot.app
+        assert isinstance(app, HeedfulApp)
+        rows = chat(app).context_panel.rows
+        rows.focus()
+        rows.highlighted = rows.get_option_index("item-1")
+        await pilot.press("f")
+        await wait_for(pilot, lambda: chat(app).context.item(1).state.value == "pruned")  # type: ignore[union-attr]
+        app.clear_notifications()  # the "Forgot #1" toast would time out at any moment
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "LedgerScreen")
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
+
+
+def test_high_contrast_theme(snap_compare: Any) -> None:
+    """The populated panel in the high-contrast theme."""
+    count = seed_long_conversation()
+    app = make_app()
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settled(count)(pilot)
+        app.theme = "heedful-high-contrast"
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)

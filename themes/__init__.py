@@ -50,5 +50,30 @@ HEEDFUL_LIGHT = Theme(
     },
 )
 
-THEMES: tuple[Theme, ...] = (HEEDFUL_DARK, HEEDFUL_LIGHT)
+HEEDFUL_HIGH_CONTRAST = Theme(
+    # For low vision and bright rooms: pure black and white, every colour at least 7:1 against
+    # the background (WCAG AAA), and no dim greys for "muted" text.
+    name="heedful-high-contrast",
+    primary="#00E5FF",
+    secondary="#7FDBFF",
+    accent="#FFD700",
+    warning="#FFD700",
+    error="#FF6B6B",
+    success="#00FF7F",
+    foreground="#FFFFFF",
+    background="#000000",
+    surface="#000000",
+    panel="#404040",
+    dark=True,
+    variables={
+        "heedful-user": "#7FDBFF",
+        "heedful-assistant": "#00FF7F",
+        "heedful-muted": "#E0E0E0",
+        "footer-key-foreground": "#FFD700",
+        "block-cursor-background": "#FFD700",
+        "block-cursor-foreground": "#000000",
+    },
+)
+
+THEMES: tuple[Theme, ...] = (HEEDFUL_DARK, HEEDFUL_LIGHT, HEEDFUL_HIGH_CONTRAST)
 DEFAULT_THEME = HEEDFUL_DARK.name

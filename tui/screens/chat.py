@@ -84,6 +84,8 @@ class ChatScreen(Screen[None]):
             tooltip="Answer Heedful's request to summarize or remove your older messages",
             id="consent",
         ),
+        Binding("f5", "preview", "Preview", tooltip="Show exactly what the next request sends", id="preview"),
+        Binding("f6", "ledger", "Ledger", tooltip="The session's forgetting log, with restore", id="ledger"),
         Binding("f3", "connect", "Connect", tooltip="How to connect a model", id="connect"),
         Binding("f1", "help", "Help", tooltip="Keys and help", id="help"),
     ]
@@ -393,6 +395,29 @@ class ChatScreen(Screen[None]):
             return
         self.show_context(view)
         self.notify(said)
+
+    def action_preview(self) -> None:
+        from tui.screens.preview import PreviewScreen
+
+        if self.context is None:
+            self.notify("Still counting; try again in a moment.")
+            return
+        self.app.push_screen(PreviewScreen(self.context, exact=self.services.counter.exact))
+
+    @work(group=CONTEXT_GROUP, exit_on_error=False)
+    async def action_ledger(self) -> None:
+        from tui.screens.ledger import LedgerScreen
+
+        if self.session is None:
+            self.notify("Nothing has been decided yet: the ledger starts with the first message.")
+            return
+        entries = await self.services.context.ledger(self.session.id)
+
+        def chosen(item_id: int | None) -> None:
+            if item_id is not None:
+                self.run_context_action("restore", item_id)
+
+        await self.app.push_screen(LedgerScreen(entries), chosen)
 
     def action_consent(self) -> None:
         if self.context is None or self.context.consent is None:

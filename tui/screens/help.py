@@ -25,6 +25,8 @@ HELP = """\
 | F2 | show and focus the context panel, or hide it |
 | F3 | how to connect a model |
 | F4 | answer Heedful's request about your older messages (keep / summarize / remove) |
+| F5 | preview: exactly what the next request sends |
+| F6 | ledger: every forgetting decision and why; / filters, r restores a message |
 
 In the context panel:
 

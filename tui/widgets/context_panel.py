@@ -146,6 +146,8 @@ class ContextPanel(Vertical):
         text-overflow: ellipsis;
         &:focus { border: none; background-tint: $foreground 3%; }
         & > .option-list--option { padding: 0; }
+        /* Section headings are disabled rows (not selectable), but must read as headings. */
+        & > .option-list--option-disabled { color: $foreground; }
     }
     ContextPanel > #context-why { height: auto; max-height: 5; color: $text; margin-top: 1; }
     ContextPanel > #context-note { height: auto; max-height: 6; color: $heedful-muted; }

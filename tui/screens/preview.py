@@ -1,0 +1,69 @@
+"""What the next request sends, exactly: each message's role, form and tokens, and its text."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tui.sanitize import inert
+
+if TYPE_CHECKING:
+    from engine.context_view import ContextView
+
+SHOWN_CHARS = 2_000
+"""Characters of each message shown here; the rest is counted, not drawn."""
+
+
+def heading(index: int, role: str, form: str, tokens: int, sources: tuple[int, ...]) -> str:
+    where = f" · from {', '.join(f'#{s}' for s in sources[:8])}" if sources else ""
+    more = f" +{len(sources) - 8}" if len(sources) > 8 else ""
+    return f"{index}. {role} · {form} · {tokens:,} tokens{where}{more}"
+
+
+def body(text: str) -> str:
+    if len(text) <= SHOWN_CHARS:
+        return inert(text)
+    return inert(text[:SHOWN_CHARS]) + f"\n… {len(text) - SHOWN_CHARS:,} more characters"
+
+
+class PreviewScreen(ModalScreen[None]):
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,f5", "dismiss(None)", "Close", id="dialog_cancel")
+    ]
+
+    def __init__(self, view: ContextView, *, exact: bool) -> None:
+        super().__init__()
+        self.view = view
+        self.exact = exact
+
+    def compose(self) -> ComposeResult:
+        view = self.view
+        approx = "" if self.exact else "≈ "
+        with Vertical(classes="dialog"):
+            yield Static(Content.styled("The next request", "bold"), classes="title")
+            yield Static(
+                Content(
+                    f"{len(view.messages):,} messages, {approx}{view.tokens:,} tokens of a "
+                    f"{view.budget:,} budget (window {view.window:,}), sent exactly as below, in this order."
+                )
+            )
+            with VerticalScroll(id="preview-messages"):
+                if not view.messages:
+                    yield Static(Content("Nothing yet: send a message first."))
+                for index, message in enumerate(view.messages, 1):
+                    yield Static(
+                        Content.styled(
+                            heading(index, message.role, message.form, message.tokens, message.sources),
+                            "bold",
+                        ),
+                        classes=f"preview-heading -{message.form}",
+                    )
+                    yield Static(Content(body(message.content)), classes="preview-body")
+            yield Static(Content("Esc closes"), classes="hint")
