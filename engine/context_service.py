@@ -87,7 +87,8 @@ class ContextService:
             return self.curations.preview(session_id)
 
     def _inspect(self, session_id: int, item_id: int) -> ItemDetail:
-        from engine.context_view import ContextView, ItemDetail
+        from engine.context_building import build_view
+        from engine.context_view import ItemDetail
 
         with self.curations.lock:
             curation = self.curations.get(session_id)
@@ -97,7 +98,7 @@ class ContextService:
             new = last_user_item(curation)
             assert new is not None  # the session has an item, and its first item is the user's
             result = curation.plan(new, system_prompt=self.curations.system_prompt)
-            placed = ContextView.of(curation, result, new_id=new.id).item(item_id)
+            placed = build_view(curation, result, new_id=new.id).item(item_id)
             scores = result.scores.get(item_id)
         assert placed is not None  # every item of the session is in its view
         return ItemDetail(
@@ -110,7 +111,7 @@ class ContextService:
         )
 
     def _draft(self, session_id: int | None, text: str) -> ContextView:
-        from engine.context_view import ContextView
+        from engine.context_building import build_view
         from engine.curator import SessionCuration
 
         curations = self.curations
@@ -123,4 +124,4 @@ class ContextService:
             head = text[:DRAFT_CHARS]
             draft = curation.analyse(DRAFT_ID, "user", head, curations.counter.count(head))
             result = curation.plan(draft, system_prompt=curations.system_prompt)
-            return ContextView.of(curation, result, new_id=DRAFT_ID)
+            return build_view(curation, result, new_id=DRAFT_ID)

@@ -71,7 +71,7 @@ class SessionCurations:
 
         Hold :attr:`lock`.
         """
-        from engine.context_view import ContextView
+        from engine.context_building import build_view, empty_view
         from engine.curator import SessionCuration
 
         curation = (
@@ -84,9 +84,9 @@ class SessionCurations:
             system = (
                 self.counter.count(self.system_prompt) + MESSAGE_OVERHEAD_TOKENS if self.system_prompt else 0
             )
-            return ContextView.empty(curation, system + REPLY_PRIMING_TOKENS)
+            return empty_view(curation, system + REPLY_PRIMING_TOKENS)
         result = curation.plan(new, system_prompt=self.system_prompt)
-        return ContextView.of(curation, result, new_id=new.id)
+        return build_view(curation, result, new_id=new.id)
 
 
 def last_user_item(curation: SessionCuration) -> Item | None:

@@ -171,7 +171,7 @@ class TurnService:
 
     def _curate(self, session_id: int) -> tuple[ContextView, list[PromptMessage]]:
         """Plan this request, apply the plan and write it (states and ledger) in one transaction."""
-        from engine.context_view import ContextView
+        from engine.context_building import build_view
         from engine.curation_state import save
 
         with self.curations.lock:
@@ -182,7 +182,7 @@ class TurnService:
             result = curation.plan(new, system_prompt=self.system_prompt)
             save(self.store, session_id, curation, curation.apply(result))
             prompt = [PromptMessage(m.role, m.content) for m in result.messages]
-            return ContextView.of(curation, result, new_id=new.id), prompt
+            return build_view(curation, result, new_id=new.id), prompt
 
     def _start_reply(self, session_id: int) -> StoredMessage:
         return self.store.add_message(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from engine.context_view import ContextView, Mark
+from engine.context_view import ContextView, Mark, Section
 from engine.items import ItemState
 from sessions import paths
 from sessions.store import open_store
@@ -166,3 +166,55 @@ async def test_the_panel_keys_move_and_forget(fake_server: FakeOpenAIServer) -> 
         await wait_for(pilot, lambda: context(app).item(question).state is ItemState.PRUNED)  # type: ignore[union-attr]
         assert question not in sent(context(app))
         assert [row[:2] for row in ledger(question)] == [("consent", "remove"), ("operation", "prune")]
+
+
+async def test_messages_in_the_chat_show_their_state_and_take_the_same_keys(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    small_window(fake_server)
+    fake_server.reply = "Noted, thanks. " * 12
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for n in range(7):
+            text = f"Turn {n}: the billing-api deploy fails with ConnectionRefusedError again."
+            await say(pilot, app, text, not_now=True)
+        screen = chat(app)
+        summarized = next(i for i in context(app).items if i.mark is Mark.SUMMARIZED)
+        summarized_view = screen.message_list.view_for(summarized.id)
+        assert summarized_view is not None
+        assert "≈ summarized" in str(summarized_view.query_one(".meta", Static).render())
+
+        reply = next(i for i in context(app).items if i.role == "assistant" and i.mark is Mark.VERBATIM)
+        reply_view = screen.message_list.view_for(reply.id)
+        assert reply_view is not None and not reply_view.has_class("-forgotten")
+        reply_view.focus()
+        await pilot.press("f")
+        await wait_for(pilot, lambda: reply_view.has_class("-forgotten"))  # dimmed, still readable
+        assert "✂ pruned" in str(reply_view.query_one(".meta", Static).render())
+        assert context(app).item(reply.id).section is Section.PRUNED  # type: ignore[union-attr]
+
+        question = context(app).items[0].id
+        question_view = screen.message_list.view_for(question)
+        assert question_view is not None
+        question_view.focus()
+        await pilot.press("p")
+        await wait_for(pilot, lambda: "📌 pinned" in str(question_view.query_one(".meta", Static).render()))
+        assert context(app).item(question).pinned  # type: ignore[union-attr]
+
+
+async def test_a_summarized_message_expands_to_show_its_summary(fake_server: FakeOpenAIServer) -> None:
+    small_window(fake_server)
+    fake_server.reply = "Noted."
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        dialog = await paste_then_chat_until_asked(pilot, app)
+        pasted = dialog.request.items[0].item_id
+        await pilot.press("S", "a")
+        await wait_for(pilot, lambda: context(app).item(pasted).state is ItemState.SUMMARIZED)  # type: ignore[union-attr]
+        view = chat(app).message_list.view_for(pasted)
+        assert view is not None
+        assert not view.has_class("-expanded")
+        view.focus()
+        await pilot.press("e")
+        assert view.has_class("-expanded")
+        assert "Summary sent instead" in str(view.query_one(".summary", Static).render())

@@ -44,3 +44,14 @@ def test_openai_is_imported_only_when_a_request_is_made() -> None:
     loaded = imported_after("import cli.main, cli.chat, providers.openai_chat, tui.app")
     assert "openai" not in loaded
     assert "tiktoken" not in loaded
+
+
+def test_the_curation_engine_is_imported_only_when_first_used() -> None:
+    """The entity extractor compiles its patterns on import (~50 ms); the first screen must not
+    wait for it: the UI imports only the plain view types."""
+    code = (
+        "import sys, cli.main, cli.chat, tui.app\n"
+        "print(' '.join(m for m in ('engine.entities', 'engine.curator') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert out.stdout.split() == []

@@ -21,6 +21,7 @@ import time
 from curation_speed import Writer  # this directory is on sys.path when run as a script
 from textual.app import App, ComposeResult
 
+from engine.context_building import build_view
 from engine.context_view import ContextView
 from engine.curator import SessionCuration
 from engine.tokens import load_counter
@@ -46,7 +47,7 @@ def contexts(size: int) -> list[ContextView]:
             return None
         result = curation.plan(item)
         curation.apply(result)
-        return ContextView.of(curation, result, new_id=item.id)
+        return build_view(curation, result, new_id=item.id)
 
     while len(curation.items) < size:
         add("user")

@@ -29,6 +29,7 @@ from engine.turn import (
     UserMessageSaved,
 )
 from tui import heap
+from tui.messages import ContextAction
 from tui.screens.consent import ConsentAnswer, ConsentScreen
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.inspect import InspectScreen
@@ -169,6 +170,7 @@ class ChatScreen(Screen[None]):
         self.context_panel.show(
             view, model=self.services.model_name, exact=counter.exact, counter=counter.description
         )
+        self.message_list.show_context(view)
 
     # --- turns ---------------------------------------------------------------------------------
 
@@ -344,8 +346,8 @@ class ChatScreen(Screen[None]):
 
     # --- the user's hand on the context ------------------------------------------------------------
 
-    @on(ContextPanel.ItemAction)
-    def _item_action(self, event: ContextPanel.ItemAction) -> None:
+    @on(ContextAction)
+    def _item_action(self, event: ContextAction) -> None:
         self.run_context_action(event.action, event.item_id)
 
     @work(group=CONTEXT_GROUP, exit_on_error=False)

@@ -38,6 +38,11 @@ In the context panel:
 | f | forget the message now (kept in the store; r brings it back) |
 | Enter | inspect: its text, why it is where it is, its scores and ledger |
 | / | filter the rows (Esc clears the filter) |
+
+The same p, r, f and Enter work on a message in the chat when it has the focus (Shift+Tab from the
+composer, or click it); e shows or hides the summary of a summarized message. Each message says
+where it stands in the next request: ≈ summarized, ✂ pruned (dimmed), 📌 pinned, ↺ recalled,
+○ left out; nothing means verbatim.
 | Ctrl+P | command palette: every action, and themes |
 | Ctrl+Q | quit |
 

@@ -2,13 +2,12 @@
 
 Each section lists the messages and the entities in that state. The list is keyboard-driven (arrows
 or j/k, p pin, r restore, f forget, enter inspect, / filter); the panel only says what the user
-asked for, through :class:`ContextPanel.ItemAction`: the screen carries it out.
+asked for, through :class:`tui.messages.ContextAction`: the screen carries it out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
@@ -17,11 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.context_view import EntityView, ItemView, Mark, Section
+from tui.messages import ContextAction
 from tui.sanitize import inert
 
 if TYPE_CHECKING:
@@ -160,13 +159,6 @@ class ContextPanel(Vertical):
         Binding("slash", "filter", "Filter", tooltip="Filter the panel's rows"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
-
-    @dataclass
-    class ItemAction(Message):
-        """The user asked for ``action`` ("pin", "restore", "forget" or "inspect") on a message."""
-
-        action: str
-        item_id: int
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
@@ -324,14 +316,14 @@ class ContextPanel(Vertical):
         if item_id is None:
             self.notify("Highlight a message to do that: entities follow the messages that mention them.")
             return
-        self.post_message(self.ItemAction(action, item_id))
+        self.post_message(ContextAction(action, item_id))
 
     @on(OptionList.OptionSelected, "#context-rows")
     def _inspect(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         item_id = self.highlighted_item()
         if item_id is not None:
-            self.post_message(self.ItemAction("inspect", item_id))
+            self.post_message(ContextAction("inspect", item_id))
         else:
             shown = self._by_option.get(event.option.id or "")
             if isinstance(shown, EntityView):

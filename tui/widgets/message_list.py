@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from engine.chat import MessageStatus, StoredMessage
+from engine.context_view import ContextView
 from tui.widgets.message_view import MessageView
 
 SHOWN_ON_OPEN = 60
@@ -73,6 +74,12 @@ class MessageList(VerticalScroll):
             view = self.view_for(message_id)
             if view is not None:
                 await view.remove()
+
+    def show_context(self, view: ContextView) -> None:
+        """Mark each shown message with where it stands in the next request."""
+        placed = {item.id: item for item in view.items}
+        for message_view in self.query(MessageView):
+            message_view.show_context(placed.get(message_view.message.id))
 
     def last_reply(self) -> StoredMessage | None:
         replies = [v.message for v in self.query(MessageView) if v.message.is_reply and v.message.content]

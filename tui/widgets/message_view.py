@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widget import Widget
@@ -12,6 +14,8 @@ from textual.widgets import Markdown, Static, TextArea
 from textual.widgets.markdown import MarkdownStream
 
 from engine.chat import MessageStatus, StoredMessage
+from engine.context_view import ItemView, Mark, Section
+from tui.messages import ContextAction
 from tui.sanitize import inert
 
 MARKDOWN_LIMIT = 40_000
@@ -25,8 +29,30 @@ def _clock(moment: datetime) -> str:
     return moment.astimezone().strftime("%H:%M")
 
 
-class MessageView(Vertical):
-    """A message: a meta line (who, when, state), its text, and a problem line when it failed."""
+CONTEXT_MARKS = {
+    Mark.PINNED: "📌 pinned",
+    Mark.RECALLED: "↺ recalled",
+    Mark.SUMMARIZED: "≈ summarized",
+    Mark.PRUNED: "✂ pruned",
+    Mark.LEFT_OUT: "○ left out",
+}
+"""How the meta line says where a message stands in the next request (verbatim says nothing)."""
+
+
+class MessageView(Vertical, can_focus=True):
+    """A message: a meta line (who, when, state, context), its text, and a problem line when it failed.
+
+    Focused, it takes the context panel's keys for itself: p pin, r restore, f forget, enter
+    inspect, and e shows or hides the summary of a summarized message.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "context('pin')", "Pin/unpin"),
+        Binding("r", "context('restore')", "Restore"),
+        Binding("f", "context('forget')", "Forget"),
+        Binding("enter", "context('inspect')", "Why?"),
+        Binding("e", "expand", "Summary"),
+    ]
 
     DEFAULT_CSS = """
     MessageView {
@@ -43,18 +69,31 @@ class MessageView(Vertical):
     MessageView > TextArea.body { max-height: 30; }
     MessageView > .problem { color: $error; display: none; }
     MessageView.-problem > .problem { display: block; }
+    MessageView:focus { background: $boost; }
+    MessageView.-forgotten > .body { opacity: 60%; }
+    MessageView > .summary {
+        display: none;
+        color: $heedful-muted;
+        border-left: outer $heedful-muted;
+        padding-left: 1;
+    }
+    MessageView.-expanded > .summary { display: block; }
     """
 
     def __init__(self, message: StoredMessage) -> None:
         super().__init__(id=f"message-{message.id}", classes=f"-{message.role}")
         self.message = message
+        self.context_item: ItemView | None = None
+        """Where this message stands in the next request, as the engine last said."""
         self._stream: MarkdownStream | None = None
         self._meta_line = Static(self._meta(), classes="meta")
         self._body_widget = self._body(message.content)
         self._problem = Static("", classes="problem")
+        self._summary = Static("", classes="summary")
 
     def compose(self) -> ComposeResult:
         yield self._meta_line
+        yield self._summary
         yield self._body_widget
         yield self._problem
 
@@ -73,7 +112,34 @@ class MessageView(Vertical):
             parts.append(" · interrupted")
         elif message.status == MessageStatus.FAILED:
             parts.append(" · failed")
+        item = self.context_item
+        if item is not None and item.mark in CONTEXT_MARKS:
+            parts.append((f"  {CONTEXT_MARKS[item.mark]}", "italic"))
         return Content.assemble(*parts)
+
+    def show_context(self, item: ItemView | None) -> None:
+        """Mark the message with its state in the next request; pruned ones are dimmed, not hidden."""
+        if item == self.context_item:
+            return
+        self.context_item = item
+        self._meta_line.update(self._meta())
+        self.set_class(item is not None and item.section is Section.PRUNED, "-forgotten")
+        summary = item.summary if item is not None else None
+        self._summary.update(Content(f"Summary sent instead: {inert(summary)}" if summary else ""))
+        if not summary:
+            self.remove_class("-expanded")
+
+    def action_context(self, action: str) -> None:
+        if self.context_item is None:
+            self.notify("This message is not part of the context yet.")
+            return
+        self.post_message(ContextAction(action, self.message.id))
+
+    def action_expand(self) -> None:
+        if self.context_item is None or not self.context_item.summary:
+            self.notify("This message has no summary: it is sent as it is, or not at all.")
+            return
+        self.toggle_class("-expanded")
 
     def _body(self, text: str) -> Widget:
         safe = inert(text)

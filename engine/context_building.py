@@ -1,0 +1,134 @@
+"""Builds the UI's picture of a context (:class:`engine.context_view.ContextView`) from a plan."""
+
+from __future__ import annotations
+
+from engine.context_view import ContextView, EntityView, ItemView, Mark, Section
+from engine.curation_result import CurationResult
+from engine.curator import RECENT_TURNS, SessionCuration
+from engine.items import Item, ItemState
+from engine.operations import OpKind, Scores
+from engine.registry import EntityState
+
+
+def empty_view(curation: SessionCuration, tokens: int) -> ContextView:
+    """A session with no user message yet: only the system prompt would be sent."""
+    return ContextView(
+        turn=0,
+        tokens=tokens,
+        budget=curation.budget.tokens,
+        window=curation.budget.window,
+        saved_tokens=0,
+        session_saved_tokens=curation.saved_in_session,
+        active=(),
+        retained=(),
+        pruned=(),
+        items=(),
+        messages=(),
+        notes=(),
+        consent=None,
+        over_budget=False,
+    )
+
+
+def build_view(curation: SessionCuration, result: CurationResult, *, new_id: int) -> ContextView:
+    """The view of ``result``, a plan for the message ``new_id``."""
+    groups: dict[EntityState, list[EntityView]] = {state: [] for state in EntityState}
+    records = curation.registry.records
+    for ref, (state, reason) in result.entities.items():
+        record = records.get(ref)
+        if record is not None:
+            groups[state].append(EntityView(ref, record.kind.value, record.label, record.last_turn, reason))
+    for views in groups.values():
+        views.sort(key=lambda e: (-e.last_turn, e.label.casefold()))
+    return ContextView(
+        turn=result.turn,
+        tokens=result.tokens,
+        budget=result.budget_tokens,
+        window=curation.budget.window,
+        saved_tokens=result.saved_tokens,
+        session_saved_tokens=curation.saved_in_session,
+        active=tuple(groups[EntityState.ACTIVE]),
+        retained=tuple(groups[EntityState.RETAINED]),
+        pruned=tuple(groups[EntityState.PRUNED]),
+        items=_ItemPlacer(result, new_id).place(curation.items),
+        messages=result.messages,
+        notes=result.notes,
+        consent=result.consent,
+        over_budget=result.over_budget,
+    )
+
+
+class _ItemPlacer:
+    """Puts each item in its section with a mark and a reason, from one plan."""
+
+    def __init__(self, result: CurationResult, new_id: int) -> None:
+        self.result = result
+        self.new_id = new_id
+        self.verbatim: set[int] = set()
+        self.summarized: set[int] = set()
+        for message in result.messages:
+            if message.form == "verbatim":
+                self.verbatim.update(message.sources)
+            elif message.form == "summary":
+                self.summarized.update(message.sources)
+        self.operations = {op.target: op for op in result.operations}
+        self.left_out = set(result.left_out)
+        self.asked = {c.item_id for c in result.consent.items} if result.consent else set()
+        self.recent_from = result.turn - RECENT_TURNS
+
+    def place(self, items: list[Item]) -> tuple[ItemView, ...]:
+        return tuple(self._view(item, *self._placing(item)) for item in items)
+
+    def _placing(self, item: Item) -> tuple[Section, Mark, str]:
+        if item.id == self.new_id:
+            return Section.ACTIVE, Mark.VERBATIM, "the message being answered"
+        operation = self.operations.get(item.id)
+        if item.pinned:
+            return Section.RETAINED, Mark.PINNED, "pinned by you"
+        if item.id in self.verbatim:
+            if item.state is not ItemState.ACTIVE:
+                why = operation.reason if operation and operation.op is OpKind.RECALL else "referred to again"
+                return Section.RETAINED, Mark.RECALLED, f"recalled: {why}"
+            if item.turn >= self.recent_from:
+                return Section.ACTIVE, Mark.VERBATIM, f"in the last {RECENT_TURNS} turns"
+            return Section.RETAINED, Mark.VERBATIM, self._retained_reason(item.id)
+        if item.id in self.summarized:
+            why = operation.reason if operation else "summarized earlier"
+            return Section.RETAINED, Mark.SUMMARIZED, f"its summary is sent ({why})"
+        if item.id in self.left_out:
+            why = (
+                "waiting for your answer: keep, summarize or remove"
+                if item.id in self.asked
+                else "did not fit the budget"
+            )
+            return Section.PRUNED, Mark.LEFT_OUT, f"left out of this request only: {why}"
+        state = operation.after if operation and operation.after else item.state
+        if operation is not None:
+            mark = Mark.SUMMARIZED if state is ItemState.SUMMARIZED else Mark.PRUNED
+            return Section.PRUNED, mark, operation.reason
+        if state is ItemState.SUMMARIZED:
+            return Section.PRUNED, Mark.SUMMARIZED, "summarized; the summary did not fit this request"
+        if state is ItemState.PRUNED:
+            return Section.PRUNED, Mark.PRUNED, "pruned earlier (inspect shows why)"
+        return Section.PRUNED, Mark.LEFT_OUT, "not sent this time"
+
+    def _retained_reason(self, item_id: int) -> str:
+        scores: Scores | None = self.result.scores.get(item_id)
+        if scores is None:
+            return "sent verbatim"
+        return f"relevant now (score {scores.total:.2f})"
+
+    def _view(self, item: Item, section: Section, mark: Mark, reason: str) -> ItemView:
+        return ItemView(
+            item.id,
+            item.role,
+            item.label,
+            item.preview,
+            item.tokens,
+            item.state,
+            item.pinned,
+            section,
+            mark,
+            reason,
+            self.result.new_summaries.get(item.id) or item.summary,
+        )

@@ -1,0 +1,15 @@
+"""Messages that widgets post for the screen to act on (widgets never call the services)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+
+@dataclass
+class ContextAction(Message):
+    """The user asked for ``action`` ("pin", "restore", "forget" or "inspect") on a message."""
+
+    action: str
+    item_id: int
