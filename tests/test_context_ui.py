@@ -218,3 +218,24 @@ async def test_a_summarized_message_expands_to_show_its_summary(fake_server: Fak
         await pilot.press("e")
         assert view.has_class("-expanded")
         assert "Summary sent instead" in str(view.query_one(".summary", Static).render())
+
+
+async def test_a_draft_says_what_it_would_bring_back(fake_server: FakeOpenAIServer) -> None:
+    small_window(fake_server)
+    fake_server.reply = lambda body: "About that: " + body["messages"][-1]["content"] * 4
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await say(pilot, app, "The aquarium filter pump rattles at night.", not_now=True)
+        for n in range(6):
+            await say(
+                pilot, app, f"Turn {n}: the billing deploy fails with ConnectionRefusedError.", not_now=True
+            )
+        screen = chat(app)
+        pump_reply = context(app).items[1]
+        assert pump_reply.state is not ItemState.ACTIVE and "aquarium" in pump_reply.preview
+        screen.composer.focus()
+        await pilot.press(*"aquarium pump?")
+        await wait_for(pilot, lambda: f"#{pump_reply.id}" in str(screen.draft_hint.render()))
+        assert screen.draft_hint.display
+        await pilot.press("enter")  # sent: the hint goes
+        await wait_for(pilot, lambda: not screen.draft_hint.display)

@@ -13,7 +13,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown
+from textual.timer import Timer
+from textual.widgets import Footer, Markdown, Static
 from textual.worker import Worker, WorkerError, WorkerState
 
 from engine.chat import Session, StoredMessage
@@ -30,6 +31,7 @@ from engine.turn import (
 )
 from tui import heap
 from tui.messages import ContextAction
+from tui.sanitize import inert
 from tui.screens.consent import ConsentAnswer, ConsentScreen
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.inspect import InspectScreen
@@ -46,6 +48,9 @@ if TYPE_CHECKING:
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
 CONTEXT_GROUP = "context"
+DRAFT_GROUP = "draft"
+DRAFT_DEBOUNCE = 0.4
+"""Seconds of no typing before the draft preview runs."""
 
 
 def welcome_text(offline: bool) -> Content:
@@ -106,6 +111,9 @@ class ChatScreen(Screen[None]):
         self.header = HeaderBar()
         self.message_list = MessageList(welcome_text(services.offline), id="messages")
         self.composer = Composer(id="composer")
+        self.draft_hint = Static("", id="draft-hint")
+        """What the message being typed would bring back into the context (a debounced preview)."""
+        self._draft_timer: Timer | None = None
         self.context_panel = ContextPanel(id="context")
 
     # --- layout --------------------------------------------------------------------------------
@@ -115,6 +123,7 @@ class ChatScreen(Screen[None]):
         with Horizontal(id="main"):
             with Vertical(id="chat-pane"):
                 yield self.message_list
+                yield self.draft_hint
                 yield self.composer
             yield self.context_panel
         yield Footer(compact=True)
@@ -222,6 +231,7 @@ class ChatScreen(Screen[None]):
                 self.session = event.session
                 self.header.show_title(event.session.title)
                 self.composer.clear()
+                self._show_draft_hint("")
                 await messages.add(event.message)
             elif isinstance(event, ContextCurated):
                 self.show_context(event.view)
@@ -343,6 +353,39 @@ class ChatScreen(Screen[None]):
             panel.rows.focus()
         else:
             self.composer.focus()
+
+    # --- the draft preview ----------------------------------------------------------------------
+
+    @on(Composer.Changed, "#composer")
+    def _draft_changed(self) -> None:
+        """Typing restarts a short wait; the preview runs only once the user pauses."""
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+        self._draft_timer = self.set_timer(DRAFT_DEBOUNCE, self._preview_draft)
+
+    def _preview_draft(self) -> None:
+        text = self.composer.text
+        if not text.strip() or self.session is None or self.busy:
+            self._show_draft_hint("")
+            return
+        self.preview_draft(self.session.id, text)
+
+    @work(group=DRAFT_GROUP, exclusive=True, exit_on_error=False)
+    async def preview_draft(self, session_id: int, text: str) -> None:
+        view = await self.services.context.draft(session_id, text)
+        if self.composer.text != text:
+            return  # typed on meanwhile: a newer preview is coming
+        recalled = view.recalled
+        if not recalled:
+            self._show_draft_hint("")
+            return
+        names = ", ".join(f"#{i.id} {i.preview[:30]}" for i in recalled[:3])
+        more = f" and {len(recalled) - 3} more" if len(recalled) > 3 else ""
+        self._show_draft_hint(f"↺ Sending this brings back {len(recalled)}: {names}{more}")
+
+    def _show_draft_hint(self, text: str) -> None:
+        self.draft_hint.update(Content(inert(text)))
+        self.draft_hint.display = bool(text)
 
     # --- the user's hand on the context ------------------------------------------------------------
 
