@@ -97,6 +97,7 @@ def build_services(
         database_path=database,
         notices=notices,
         session_id=session_id,
+        keys=dict(loaded.config.keys),
     )
     return services, store.get_state(THEME_STATE_KEY)
 

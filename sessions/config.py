@@ -85,6 +85,10 @@ class Config(_Section):
     profile: Literal["quality", "balanced", "cost"] = "balanced"
     """How hard Heedful works to keep the prompt small: quality keeps most, cost forgets soonest."""
 
+    keys: dict[str, str] = Field(default_factory=dict)
+    """Key bindings to change: action id → key(s), e.g. ``retry = "ctrl+t"`` or ``pin = "P,ctrl+p"``.
+    The help screen (F1) lists every action id with its key."""
+
 
 @dataclass(slots=True)
 class ConfigLoad:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from textual.widgets import Markdown
 
 from engine.chat import MessageStatus
 from sessions import paths
@@ -281,3 +282,19 @@ async def test_the_context_panel_shows_what_was_forgotten(fake_server: FakeOpenA
         active = shown[: next(n for n, row in enumerate(shown) if row.startswith("Retained"))]
         assert any("ConnectionRefusedError" in row for row in active)
         app.save_screenshot(str(paths.data_dir() / "panel.svg"))
+
+
+async def test_keys_can_be_changed_in_the_config_and_help_lists_them() -> None:
+    write_config('[keys]\nretry = "ctrl+t"\nnot_an_action = "x"\n')
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "hello")
+        await wait_for(pilot, lambda: any("not_an_action" in t for t in toasts(app)))
+        await pilot.press("ctrl+t")  # the retry, on its new key
+        await wait_for(pilot, lambda: len(stored_messages()) == 3 and not chat(app).busy)
+        assert [m.status.value for m in stored_messages()] == ["complete", "superseded", "complete"]
+        await pilot.press("f1")
+        await pilot.pause(0.2)
+        listing = "\n".join(m.source for m in app.screen.query("Markdown").results(Markdown))
+        assert "| ctrl+t | Ask for the last reply again | anywhere | `retry` |" in listing
+        assert "`pin`" in listing and "`forget`" in listing

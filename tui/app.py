@@ -13,7 +13,7 @@ from textual.screen import Screen
 from themes import DEFAULT_THEME, THEMES
 from tui.sanitize import inert
 from tui.screens.chat import ChatScreen
-from tui.services import THEME_STATE_KEY, AppServices
+from tui.services import THEME_STATE_KEY, AppServices, Notice
 
 
 class HeedfulApp(App[None]):
@@ -36,6 +36,11 @@ class HeedfulApp(App[None]):
         }
 
     def on_mount(self) -> None:
+        from tui.keys import check_keymap
+
+        keymap, problems = check_keymap(self.services.keys)
+        self.set_keymap(keymap)
+        self.services.notices.extend(Notice(problem, "warning") for problem in problems)
         for theme in THEMES:
             self.register_theme(theme)
         wanted = self._initial_theme

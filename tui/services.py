@@ -41,6 +41,8 @@ class AppServices:
     notices: list[Notice] = field(default_factory=list)
     session_id: int | None = None
     """Open this session instead of the latest one."""
+    keys: dict[str, str] = field(default_factory=dict)
+    """The config's ``[keys]``: action id → key(s), checked by the app against its bindings."""
 
     @property
     def model_name(self) -> str:

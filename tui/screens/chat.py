@@ -513,4 +513,4 @@ class ChatScreen(Screen[None]):
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
 
-        self.app.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen(self.services.keys))

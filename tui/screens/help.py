@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -17,39 +18,39 @@ HELP = """\
 |---|---|
 | Enter | send the message |
 | Ctrl+J, Alt+Enter | new line in the message |
-| Esc | stop the reply that is streaming (what arrived is kept) |
-| Ctrl+R | retry: ask for the last reply again |
-| Alt+C | copy the last reply |
-| Ctrl+N | new session |
-| Ctrl+O | sessions: open, rename (r), delete (d) |
-| F2 | show and focus the context panel, or hide it |
-| F3 | how to connect a model |
-| F4 | answer Heedful's request about your older messages (keep / summarize / remove) |
-| F5 | preview: exactly what the next request sends |
-| F6 | ledger: every forgetting decision and why; / filters, r restores a message |
-
-In the context panel:
-
-| key | what it does |
-|---|---|
-| ↑ ↓, j k | move between rows |
-| p | pin or unpin the message (always sent verbatim) |
-| r | restore the message (verbatim again) |
-| f | forget the message now (kept in the store; r brings it back) |
-| Enter | inspect: its text, why it is where it is, its scores and ledger |
-| / | filter the rows (Esc clears the filter) |
-
-The same p, r, f and Enter work on a message in the chat when it has the focus (Shift+Tab from the
-composer, or click it); e shows or hides the summary of a summarized message. Each message says
-where it stands in the next request: ≈ summarized, ✂ pruned (dimmed), 📌 pinned, ↺ recalled,
-○ left out; nothing means verbatim.
-| Ctrl+P | command palette: every action, and themes |
+| Tab, Shift+Tab | move between the composer, the context panel and the messages |
+| Ctrl+P | command palette: every action, and themes (dark, light, high contrast) |
 | Ctrl+Q | quit |
+
+The context panel (F2) lists what is active, retained and pruned. On a highlighted row, or on a
+focused message in the chat: p pins, r restores, f forgets, Enter shows why. In the panel, ↑ ↓ or
+j k move and / filters (Esc clears). On a message, e shows the summary sent in its place. Each
+message says where it stands in the next request: ≈ summarized, ✂ pruned (dimmed), 📌 pinned,
+↺ recalled, ○ left out; nothing means verbatim.
 
 Every message is saved before it is sent. A reply that fails or is stopped keeps what
 arrived and says so; Ctrl+R asks again.
 
 *Esc closes this screen.*
+"""
+
+
+def key_table(overrides: Mapping[str, str]) -> str:
+    """Every configurable action: its keys (yours where the config changes them) and its id."""
+    from tui.keys import configurable
+
+    lines = ["| keys | what it does | where | action id |", "|---|---|---|---|"]
+    for entry in configurable():
+        keys = overrides.get(entry.binding_id, entry.keys)
+        lines.append(f"| {keys} | {entry.description} | {entry.where} | `{entry.binding_id}` |")
+    return "\n".join(lines)
+
+
+CONFIGURING = """
+## Changing keys
+
+In the config file, a `[keys]` table maps an action id to its keys, for example
+`retry = "ctrl+t"` or `pin = "P"` (several keys: `"P,ctrl+p"`).
 """
 
 
@@ -59,6 +60,13 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,f1,q", "dismiss(None)", "Close", id="help_close")
     ]
 
+    def __init__(self, overrides: Mapping[str, str] | None = None) -> None:
+        super().__init__()
+        self.overrides = dict(overrides or {})
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog"):
             yield Markdown(HELP, open_links=False)
+            yield Markdown(
+                "## Every action\n\n" + key_table(self.overrides) + "\n" + CONFIGURING, open_links=False
+            )

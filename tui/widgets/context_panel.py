@@ -111,8 +111,8 @@ class ContextList(OptionList):
     """The panel's rows; vim keys as well as the arrows."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
+        Binding("j", "cursor_down", "Down", show=False, id="context_down"),
+        Binding("k", "cursor_up", "Up", show=False, id="context_up"),
     ]
 
 
@@ -153,10 +153,16 @@ class ContextPanel(Vertical):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("p", "item('pin')", "Pin/unpin", tooltip="Pin or unpin the highlighted message"),
-        Binding("r", "item('restore')", "Restore", tooltip="Send the highlighted message verbatim again"),
-        Binding("f", "item('forget')", "Forget", tooltip="Forget the highlighted message now"),
-        Binding("slash", "filter", "Filter", tooltip="Filter the panel's rows"),
+        Binding("p", "item('pin')", "Pin/unpin", tooltip="Pin or unpin the highlighted message", id="pin"),
+        Binding(
+            "r",
+            "item('restore')",
+            "Restore",
+            tooltip="Send the highlighted message verbatim again",
+            id="restore",
+        ),
+        Binding("f", "item('forget')", "Forget", tooltip="Forget the highlighted message now", id="forget"),
+        Binding("slash", "filter", "Filter", tooltip="Filter the panel's rows", id="filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 

@@ -47,11 +47,16 @@ class MessageView(Vertical, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("p", "context('pin')", "Pin/unpin"),
-        Binding("r", "context('restore')", "Restore"),
-        Binding("f", "context('forget')", "Forget"),
-        Binding("enter", "context('inspect')", "Why?"),
-        Binding("e", "expand", "Summary"),
+        # The same ids as the panel's: one [keys] entry remaps both.
+        Binding("p", "context('pin')", "Pin/unpin", tooltip="Pin or unpin this message", id="pin"),
+        Binding(
+            "r", "context('restore')", "Restore", tooltip="Send this message verbatim again", id="restore"
+        ),
+        Binding("f", "context('forget')", "Forget", tooltip="Forget this message now", id="forget"),
+        Binding(
+            "enter", "context('inspect')", "Why?", tooltip="Why this message is where it is", id="inspect"
+        ),
+        Binding("e", "expand", "Summary", tooltip="Show or hide the summary sent instead", id="expand"),
     ]
 
     DEFAULT_CSS = """

@@ -1,0 +1,55 @@
+"""The key bindings users can change in the config file's ``[keys]`` table, and the help listing.
+
+Every configurable binding has an id; Textual's keymap replaces a binding's keys by id, so one
+entry remaps an action wherever it is bound (the panel and a focused message share pin, restore,
+forget).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+from tui.screens.chat import ChatScreen
+from tui.widgets.context_panel import ContextList, ContextPanel
+from tui.widgets.message_view import MessageView
+
+WHERE = (
+    ("anywhere", ChatScreen),
+    ("context panel", ContextPanel),
+    ("context panel", ContextList),
+    ("focused message", MessageView),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyHelp:
+    binding_id: str
+    keys: str
+    description: str
+    where: str
+
+
+def configurable() -> Iterator[KeyHelp]:
+    """Every binding that has an id, with its default keys, once per id and place."""
+    seen: set[tuple[str, str]] = set()
+    for where, owner in WHERE:
+        for binding in owner.BINDINGS:
+            if isinstance(binding, Binding) and binding.id and (binding.id, where) not in seen:
+                seen.add((binding.id, where))
+                description = binding.tooltip or binding.description
+                yield KeyHelp(binding.id, binding.key, description, where)
+
+
+def check_keymap(keys: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The entries of ``[keys]`` that name a known action, and a problem line for each that does not."""
+    known = {entry.binding_id for entry in configurable()}
+    keymap = {binding_id: value for binding_id, value in keys.items() if binding_id in known}
+    problems = [
+        f"[keys] {binding_id!r} is not an action Heedful knows; F1 lists the action ids."
+        for binding_id in keys
+        if binding_id not in known
+    ]
+    return keymap, problems
