@@ -108,6 +108,8 @@ class _ItemPlacer:
             return Section.PRUNED, mark, operation.reason
         if state is ItemState.SUMMARIZED:
             return Section.PRUNED, Mark.SUMMARIZED, "summarized; the summary did not fit this request"
+        if item.forgotten:
+            return Section.PRUNED, Mark.PRUNED, "forgotten by you; r restores it"
         if state is ItemState.PRUNED:
             return Section.PRUNED, Mark.PRUNED, "pruned earlier (inspect shows why)"
         return Section.PRUNED, Mark.LEFT_OUT, "not sent this time"

@@ -234,6 +234,8 @@ async def test_every_chat_action_is_in_the_command_palette() -> None:
         commands = {command.title for command in app.get_system_commands(chat(app))}
         for binding in ChatScreen.BINDINGS:
             assert binding.description in commands  # type: ignore[union-attr]
+        for action in ("Pin/unpin", "Restore", "Forget", "Filter"):
+            assert f"{action} (context panel)" in commands
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"Sessions")
@@ -298,3 +300,15 @@ async def test_keys_can_be_changed_in_the_config_and_help_lists_them() -> None:
         listing = "\n".join(m.source for m in app.screen.query("Markdown").results(Markdown))
         assert "| ctrl+t | Ask for the last reply again | anywhere | `retry` |" in listing
         assert "`pin`" in listing and "`forget`" in listing
+
+
+async def test_a_narrow_terminal_hides_the_panel_until_f2() -> None:
+    app = make_app()
+    async with app.run_test(size=(70, 24)) as pilot:
+        panel = chat(app).context_panel
+        await wait_for(pilot, lambda: not panel.display)
+        await pilot.press("f2")
+        assert panel.display and panel.rows.has_focus
+        await pilot.resize_terminal(120, 30)
+        await pilot.pause()
+        assert panel.display

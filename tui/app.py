@@ -15,6 +15,9 @@ from tui.sanitize import inert
 from tui.screens.chat import ChatScreen
 from tui.services import THEME_STATE_KEY, AppServices, Notice
 
+PANEL_COMMANDS = frozenset({"pin", "restore", "forget", "filter"})
+"""Context panel actions the command palette offers too (they act on the highlighted row)."""
+
 
 class HeedfulApp(App[None]):
     """Heedful. Small on purpose: workflows live in the screens."""
@@ -90,4 +93,12 @@ class HeedfulApp(App[None]):
                 if isinstance(binding, Binding) and binding.tooltip:
                     yield SystemCommand(
                         binding.description, binding.tooltip, partial(screen.run_action, binding.action)
+                    )
+            panel = screen.context_panel
+            for binding in panel.BINDINGS:
+                if isinstance(binding, Binding) and binding.id in PANEL_COMMANDS:
+                    yield SystemCommand(
+                        f"{binding.description} (context panel)",
+                        f"{binding.tooltip} (the row highlighted in the context panel)",
+                        partial(panel.run_action, binding.action),
                     )

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -49,6 +49,8 @@ TURN_GROUP = "turn"
 LOAD_GROUP = "load"
 CONTEXT_GROUP = "context"
 DRAFT_GROUP = "draft"
+NARROW_WIDTH = 90
+"""Terminals narrower than this hide the context panel until F2 asks for it."""
 DRAFT_DEBOUNCE = 0.4
 """Seconds of no typing before the draft preview runs."""
 
@@ -114,6 +116,7 @@ class ChatScreen(Screen[None]):
         self.draft_hint = Static("", id="draft-hint")
         """What the message being typed would bring back into the context (a debounced preview)."""
         self._draft_timer: Timer | None = None
+        self._narrow = False
         self.context_panel = ContextPanel(id="context")
 
     # --- layout --------------------------------------------------------------------------------
@@ -134,6 +137,13 @@ class ChatScreen(Screen[None]):
         header.show_model(self.services.model_name, offline=self.services.offline)
         self.composer.focus()
         self.open_session(self.services.session_id)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Under NARROW_WIDTH columns the chat keeps the room: the panel hides (F2 still shows it)."""
+        narrow = event.size.width < NARROW_WIDTH
+        if narrow != self._narrow:
+            self._narrow = narrow
+            self.context_panel.display = not narrow
 
     @property
     def busy(self) -> bool:

@@ -121,7 +121,10 @@ class ContextPanel(Vertical):
 
     DEFAULT_CSS = """
     ContextPanel {
-        width: 44;
+        /* A third of a wide terminal shows more of each row; never so narrow that rows say nothing. */
+        width: 32%;
+        min-width: 42;
+        max-width: 72;
         height: 1fr;
         padding: 0 1;
         border-left: vkey $panel;
@@ -163,6 +166,7 @@ class ContextPanel(Vertical):
         ),
         Binding("f", "item('forget')", "Forget", tooltip="Forget the highlighted message now", id="forget"),
         Binding("slash", "filter", "Filter", tooltip="Filter the panel's rows", id="filter"),
+        Binding("c", "screen.consent", "Consent", tooltip="Answer Heedful's request about your messages"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
