@@ -95,7 +95,7 @@ class ConsentScreen(ModalScreen[ConsentAnswer | None]):
     def _row(self, item: ConsentItem) -> Content:
         choice = self.choices[item.item_id]
         return Content.assemble(
-            (f"[{CHOICE_LABELS[choice]}]", "bold"),
+            (f"[{CHOICE_LABELS[choice]}] ", "bold"),
             f" #{item.item_id} {item.tokens:,} tok  ",
             inert(item.preview[:70]),
         )
