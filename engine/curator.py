@@ -13,7 +13,7 @@ turns) and the new message last.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from engine.budget import DEFAULT_PROFILE, Budget, Profile
 from engine.chat import Role
@@ -35,20 +35,19 @@ from engine.prompt import REPLY_PRIMING_TOKENS
 from engine.protocols import TokenCounter
 from engine.registry import EntityChange, EntityRegistry, EntityState
 from engine.roles import classify
-from engine.scoring import RECURRENCE_TURNS, ScoreTable, score_items
+from engine.scoring import RECURRENCE_TURNS, score_items
 from engine.summaries import ExtractiveSummarizer, Summarizer
+from engine.summary_section import SummarySection
 from engine.text import terms
+from engine.user_actions import CurationRefused, UserActions
+
+__all__ = ["RECENT_TURNS", "CurationRefused", "SessionCuration"]
 
 RECENT_TURNS = 2
 """The last this-many turns before the new message are always sent verbatim (when they fit)."""
-SUMMARY_HEADER = "Summary of earlier messages (made by Heedful; each line names its source):"
 
 
-class CurationRefused(ValueError):
-    """A user action the engine will not carry out; the message says why and what to do instead."""
-
-
-class SessionCuration:
+class SessionCuration(UserActions):
     """One session's curation state and the engine that plans its turns."""
 
     def __init__(
@@ -73,8 +72,7 @@ class SessionCuration:
         self.registry = EntityRegistry()
         self._terms = TermIndex()
         self._entities = EntityIndex()
-        self._summary_lines: dict[int, tuple[str, str, int]] = {}
-        """Item id → (summary, its line in the summary section, the line's tokens)."""
+        self._summary_section = SummarySection(counter)
         self._pending: list[LedgerEntry] = []
         self._touched: set[str] = set()
         """Entity refs mentioned since the last apply: their records (turns) must be saved."""
@@ -372,8 +370,15 @@ class SessionCuration:
                 "nothing about them changed."
             )
 
-        summary_message = self._summary_section(
-            candidates, chosen, after_state, new_summaries, scores, room + reserve
+        summary_message = self._summary_section.build(
+            [
+                i
+                for i in candidates
+                if i.id not in chosen and after_state.get(i.id, i.state) is ItemState.SUMMARIZED
+            ],
+            new_summaries,
+            scores,
+            room + reserve,
         )
         messages: list[ContextMessage] = []
         if system_prompt:
@@ -436,49 +441,6 @@ class SessionCuration:
         if self.policy in (ConsentChoice.SUMMARIZE, ConsentChoice.REMOVE):
             return [i for i in candidates if i.user_owned and i.state is ItemState.ACTIVE and i.kept_by_user]
         return [i for i in candidates if i.user_owned and i.state is ItemState.ACTIVE]
-
-    def _summary_section(
-        self,
-        candidates: Sequence[Item],
-        chosen: set[int],
-        after_state: Mapping[int, ItemState],
-        new_summaries: Mapping[int, str],
-        scores: ScoreTable,
-        room: int,
-    ) -> ContextMessage | None:
-        summarized = [
-            i
-            for i in candidates
-            if i.id not in chosen and after_state.get(i.id, i.state) is ItemState.SUMMARIZED
-        ]
-        if not summarized:
-            return None
-        header_cost = cost(self.counter.count(SUMMARY_HEADER))
-        room -= header_cost
-        lines: list[tuple[int, str, int]] = []
-        for item in sorted(summarized, key=lambda i: -scores.total[i.id]):
-            text = new_summaries.get(item.id) or item.summary or ""
-            if not text:
-                continue
-            line, tokens = self._summary_line(item, text)
-            if tokens <= room:
-                lines.append((item.position, line, tokens))
-                room -= tokens
-        if not lines:
-            return None
-        lines.sort()
-        content = "\n".join([SUMMARY_HEADER, *(line for _, line, _ in lines)])
-        tokens = header_cost + sum(tokens for _, _, tokens in lines)
-        sources = tuple(self.items[position].id for position, _, _ in lines)
-        return ContextMessage("system", content, sources, "summary", tokens)
-
-    def _summary_line(self, item: Item, summary: str) -> tuple[str, int]:
-        """The summary section's line for ``item``, and its tokens (+1 for the joining newline)."""
-        cached = self._summary_lines.get(item.id)
-        if cached is None or cached[0] != summary:
-            line = f"- {item.name or item.role} ({item.label}): {summary}"
-            cached = self._summary_lines[item.id] = (summary, line, self.counter.count(line) + 1)
-        return cached[1], cached[2]
 
     def _kept_refs(
         self, verbatim: Iterable[Item], summary: ContextMessage | None, new: Item
@@ -569,142 +531,3 @@ class SessionCuration:
             for change in changes
             if change.ref in self.registry.records
         ]
-
-    # --- the user's own actions --------------------------------------------------------------------
-
-    def pin(self, item_id: int, *, pinned: bool = True) -> CurationDelta:
-        """Pin (or unpin) an item. A pinned item is always sent verbatim and never pruned or
-        summarized, so pinning a pruned or summarized item restores it too."""
-        item = self._item(item_id)
-        if item.pinned == pinned:
-            return CurationDelta()
-        ledger: list[LedgerEntry] = []
-        if pinned and item.state is not ItemState.ACTIVE:
-            ledger.extend(self.restore(item_id, reason="restored because you pinned it").ledger)
-        item.pinned = pinned
-        if pinned or item.role == "system":
-            self._fixed.add(item.id)
-        else:
-            self._fixed.discard(item.id)
-        reason = "pinned by you" if pinned else "unpinned by you"
-        ledger.append(
-            LedgerEntry.of(Operation(OpKind.PIN if pinned else OpKind.UNPIN, item.id, reason, self.turn))
-        )
-        return CurationDelta(items=(item,), ledger=tuple(ledger))
-
-    def restore(self, item_id: int, *, reason: str = "restored by you") -> CurationDelta:
-        """Make a pruned or summarized item active (verbatim) again; its original text is untouched."""
-        item = self._item(item_id)
-        if item.state is ItemState.ACTIVE:
-            return CurationDelta()
-        operation = Operation(
-            OpKind.RESTORE, item.id, reason, self.turn, before=item.state, after=ItemState.ACTIVE
-        )
-        item.state = ItemState.ACTIVE
-        item.forgotten = False
-        self._restored.add(item.id)
-        return CurationDelta(items=(item,), ledger=(LedgerEntry.of(operation),))
-
-    def forget(self, item_id: int) -> CurationDelta:
-        """Prune an item now because the user asked to (it stays in the store and can be restored).
-
-        The request is the user's consent for their own messages; it is logged as such. Unlike what
-        the engine prunes, it is not recalled when a later message refers to it: only a restore (or
-        a pin) brings it back. A pinned item is refused: the pin says "always send this", so it has
-        to be taken off first.
-        """
-        item = self._item(item_id)
-        if item.pinned:
-            raise CurationRefused(f"{item.label} is pinned: unpin it before forgetting it.")
-        if item.forgotten and item.state is ItemState.PRUNED:
-            return CurationDelta()
-        ledger: list[LedgerEntry] = []
-        if item.user_owned:
-            ledger.append(
-                LedgerEntry(
-                    EntryKind.CONSENT,
-                    self.turn,
-                    str(item.id),
-                    ConsentChoice.REMOVE.value,
-                    "you asked to forget it",
-                    requires_consent=True,
-                )
-            )
-        operation = Operation(
-            OpKind.PRUNE,
-            item.id,
-            "forgotten by you",
-            self.turn,
-            requires_consent=item.user_owned,
-            before=item.state,
-            after=ItemState.PRUNED,
-        )
-        item.state = ItemState.PRUNED
-        item.forgotten = True
-        ledger.append(LedgerEntry.of(operation))
-        return CurationDelta(items=(item,), ledger=tuple(ledger))
-
-    def answer_consent(
-        self, answers: Mapping[int, ConsentChoice], *, remember: ConsentChoice | None = None
-    ) -> CurationDelta:
-        """Record the user's answers; "summarize" and "remove" take effect now, "keep" for good.
-
-        Args:
-            answers: Item id → the user's choice for it.
-            remember: Apply this choice to every later request of the session too.
-        """
-        ledger: list[LedgerEntry] = []
-        changed: list[Item] = []
-        for item_id, choice in answers.items():
-            item = self._item(item_id)
-            ledger.append(
-                LedgerEntry(
-                    EntryKind.CONSENT,
-                    self.turn,
-                    str(item.id),
-                    choice.value,
-                    "answered by you",
-                    requires_consent=True,
-                )
-            )
-            if choice is ConsentChoice.KEEP:
-                item.kept_by_user = True
-                changed.append(item)
-                continue
-            if item.pinned:
-                continue
-            item.forgotten = False  # the user's latest word on it is this answer
-            after = ItemState.SUMMARIZED if choice is ConsentChoice.SUMMARIZE else ItemState.PRUNED
-            if after is ItemState.SUMMARIZED:
-                item.summary = item.summary or self.summarizer.summarize(item)
-            operation = Operation(
-                OpKind.TRANSFORM if choice is ConsentChoice.SUMMARIZE else OpKind.PRUNE,
-                item.id,
-                f"you chose to {choice.value} it",
-                self.turn,
-                requires_consent=True,
-                before=item.state,
-                after=after,
-            )
-            item.state = after
-            changed.append(item)
-            ledger.append(LedgerEntry.of(operation))
-        if remember is not None:
-            self.policy = remember
-            ledger.append(
-                LedgerEntry(
-                    EntryKind.CONSENT, self.turn, "session", remember.value, "apply to all in this session"
-                )
-            )
-        return CurationDelta(
-            items=tuple(changed),
-            ledger=tuple(ledger),
-            policy=self.policy,
-            policy_changed=remember is not None,
-        )
-
-    def _item(self, item_id: int) -> Item:
-        try:
-            return self.by_id[item_id]
-        except KeyError:
-            raise KeyError(f"no item {item_id} in this session") from None

@@ -1,0 +1,168 @@
+"""The user's own actions on a session's curation: pin, restore, forget, answer consent.
+
+A mixin of :class:`engine.curator.SessionCuration`, apart from the planner: each action changes
+item states directly (the user decided; nothing to plan) and returns the delta with its ledger
+entries, every one of them recorded as the user's choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from engine.consent import ConsentChoice
+from engine.curation_result import CurationDelta
+from engine.items import Item, ItemState
+from engine.ledger import EntryKind, LedgerEntry
+from engine.operations import Operation, OpKind
+from engine.summaries import Summarizer
+
+
+class CurationRefused(ValueError):
+    """A user action the engine will not carry out; the message says why and what to do instead."""
+
+
+class UserActions:
+    # Provided by SessionCuration.
+    by_id: dict[int, Item]
+    turn: int
+    policy: ConsentChoice | None
+    summarizer: Summarizer
+    _fixed: set[int]
+    _restored: set[int]
+
+    def pin(self, item_id: int, *, pinned: bool = True) -> CurationDelta:
+        """Pin (or unpin) an item. A pinned item is always sent verbatim and never pruned or
+        summarized, so pinning a pruned or summarized item restores it too."""
+        item = self._item(item_id)
+        if item.pinned == pinned:
+            return CurationDelta()
+        ledger: list[LedgerEntry] = []
+        if pinned and item.state is not ItemState.ACTIVE:
+            ledger.extend(self.restore(item_id, reason="restored because you pinned it").ledger)
+        item.pinned = pinned
+        if pinned or item.role == "system":
+            self._fixed.add(item.id)
+        else:
+            self._fixed.discard(item.id)
+        reason = "pinned by you" if pinned else "unpinned by you"
+        ledger.append(
+            LedgerEntry.of(Operation(OpKind.PIN if pinned else OpKind.UNPIN, item.id, reason, self.turn))
+        )
+        return CurationDelta(items=(item,), ledger=tuple(ledger))
+
+    def restore(self, item_id: int, *, reason: str = "restored by you") -> CurationDelta:
+        """Make a pruned or summarized item active (verbatim) again; its original text is untouched."""
+        item = self._item(item_id)
+        if item.state is ItemState.ACTIVE:
+            return CurationDelta()
+        operation = Operation(
+            OpKind.RESTORE, item.id, reason, self.turn, before=item.state, after=ItemState.ACTIVE
+        )
+        item.state = ItemState.ACTIVE
+        item.forgotten = False
+        self._restored.add(item.id)
+        return CurationDelta(items=(item,), ledger=(LedgerEntry.of(operation),))
+
+    def forget(self, item_id: int) -> CurationDelta:
+        """Prune an item now because the user asked to (it stays in the store and can be restored).
+
+        The request is the user's consent for their own messages; it is logged as such. Unlike what
+        the engine prunes, it is not recalled when a later message refers to it: only a restore (or
+        a pin) brings it back. A pinned item is refused: the pin says "always send this", so it has
+        to be taken off first.
+        """
+        item = self._item(item_id)
+        if item.pinned:
+            raise CurationRefused(f"{item.label} is pinned: unpin it before forgetting it.")
+        if item.forgotten and item.state is ItemState.PRUNED:
+            return CurationDelta()
+        ledger: list[LedgerEntry] = []
+        if item.user_owned:
+            ledger.append(
+                LedgerEntry(
+                    EntryKind.CONSENT,
+                    self.turn,
+                    str(item.id),
+                    ConsentChoice.REMOVE.value,
+                    "you asked to forget it",
+                    requires_consent=True,
+                )
+            )
+        operation = Operation(
+            OpKind.PRUNE,
+            item.id,
+            "forgotten by you",
+            self.turn,
+            requires_consent=item.user_owned,
+            before=item.state,
+            after=ItemState.PRUNED,
+        )
+        item.state = ItemState.PRUNED
+        item.forgotten = True
+        ledger.append(LedgerEntry.of(operation))
+        return CurationDelta(items=(item,), ledger=tuple(ledger))
+
+    def answer_consent(
+        self, answers: Mapping[int, ConsentChoice], *, remember: ConsentChoice | None = None
+    ) -> CurationDelta:
+        """Record the user's answers; "summarize" and "remove" take effect now, "keep" for good.
+
+        Args:
+            answers: Item id → the user's choice for it.
+            remember: Apply this choice to every later request of the session too.
+        """
+        ledger: list[LedgerEntry] = []
+        changed: list[Item] = []
+        for item_id, choice in answers.items():
+            item = self._item(item_id)
+            ledger.append(
+                LedgerEntry(
+                    EntryKind.CONSENT,
+                    self.turn,
+                    str(item.id),
+                    choice.value,
+                    "answered by you",
+                    requires_consent=True,
+                )
+            )
+            if choice is ConsentChoice.KEEP:
+                item.kept_by_user = True
+                changed.append(item)
+                continue
+            if item.pinned:
+                continue
+            item.forgotten = False  # the user's latest word on it is this answer
+            after = ItemState.SUMMARIZED if choice is ConsentChoice.SUMMARIZE else ItemState.PRUNED
+            if after is ItemState.SUMMARIZED:
+                item.summary = item.summary or self.summarizer.summarize(item)
+            operation = Operation(
+                OpKind.TRANSFORM if choice is ConsentChoice.SUMMARIZE else OpKind.PRUNE,
+                item.id,
+                f"you chose to {choice.value} it",
+                self.turn,
+                requires_consent=True,
+                before=item.state,
+                after=after,
+            )
+            item.state = after
+            changed.append(item)
+            ledger.append(LedgerEntry.of(operation))
+        if remember is not None:
+            self.policy = remember
+            ledger.append(
+                LedgerEntry(
+                    EntryKind.CONSENT, self.turn, "session", remember.value, "apply to all in this session"
+                )
+            )
+        return CurationDelta(
+            items=tuple(changed),
+            ledger=tuple(ledger),
+            policy=self.policy,
+            policy_changed=remember is not None,
+        )
+
+    def _item(self, item_id: int) -> Item:
+        try:
+            return self.by_id[item_id]
+        except KeyError:
+            raise KeyError(f"no item {item_id} in this session") from None
