@@ -186,47 +186,44 @@ def test_populated_context_panel_wide(snap_compare: Any) -> None:
     assert snap_compare(make_app(), terminal_size=(200, 50), run_before=settled(count))
 
 
-def test_consent_dialog(snap_compare: Any) -> None:
-    """F4: the user's messages the engine would like to summarize or remove, with a choice each."""
-    count = seed_long_conversation()
-
-    async def run_before(pilot: Pilot[None]) -> None:
-        await settled(count)(pilot)
-        await pilot.press("f4")
-        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "ConsentScreen")
-        await pilot.pause()
-
-    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
-
-
-def test_inspect_screen(snap_compare: Any) -> None:
-    """Enter on a pruned reply in the panel: why it is gone, its scores, its text."""
-    count = seed_long_conversation()
+def opening(count: int, key: str, screen: str, *, row: int | None = None) -> Callable[[Pilot[None]], Any]:
+    """Once the seeded session has settled: highlight message ``row`` in the panel (if given),
+    press ``key`` and wait for ``screen`` to be on top."""
 
     async def run_before(pilot: Pilot[None]) -> None:
         await settled(count)(pilot)
         app = pilot.app
         assert isinstance(app, HeedfulApp)
-        rows = chat(app).context_panel.rows
-        rows.focus()
-        rows.highlighted = rows.get_option_index("item-2")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "InspectScreen")
+        if row is not None:
+            await highlight(app, row)
+        await pilot.press(key)
+        await wait_for(pilot, lambda: type(app.screen).__name__ == screen)
         await pilot.pause()
 
+    return run_before
+
+
+async def highlight(app: HeedfulApp, item_id: int) -> None:
+    rows = chat(app).context_panel.rows
+    rows.focus()
+    rows.highlighted = rows.get_option_index(f"item-{item_id}")
+
+
+def test_consent_dialog(snap_compare: Any) -> None:
+    """F4: the user's messages the engine would like to summarize or remove, with a choice each."""
+    run_before = opening(seed_long_conversation(), "f4", "ConsentScreen")
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
+
+
+def test_inspect_screen(snap_compare: Any) -> None:
+    """Enter on a pruned reply in the panel: why it is gone, its scores, its text."""
+    run_before = opening(seed_long_conversation(), "enter", "InspectScreen", row=2)
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
 
 
 def test_preview_screen(snap_compare: Any) -> None:
     """F5: exactly what the next request sends."""
-    count = seed_long_conversation()
-
-    async def run_before(pilot: Pilot[None]) -> None:
-        await settled(count)(pilot)
-        await pilot.press("f5")
-        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "PreviewScreen")
-        await pilot.pause()
-
+    run_before = opening(seed_long_conversation(), "f5", "PreviewScreen")
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
 
 
@@ -238,15 +235,11 @@ def test_ledger_screen(snap_compare: Any) -> None:
         await settled(count)(pilot)
         app = pilot.app
         assert isinstance(app, HeedfulApp)
-        rows = chat(app).context_panel.rows
-        rows.focus()
-        rows.highlighted = rows.get_option_index("item-1")
+        await highlight(app, 1)
         await pilot.press("f")
         await wait_for(pilot, lambda: chat(app).context.item(1).state.value == "pruned")  # type: ignore[union-attr]
         app.clear_notifications()  # the "Forgot #1" toast would time out at any moment
-        await pilot.press("f6")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "LedgerScreen")
-        await pilot.pause()
+        await opening(count, "f6", "LedgerScreen")(pilot)  # the views stay: nothing is deleted
 
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
 

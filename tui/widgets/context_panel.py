@@ -7,8 +7,7 @@ asked for, through :class:`tui.messages.ContextAction`: the screen carries it ou
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on
@@ -241,30 +240,8 @@ class ContextPanel(Vertical):
                 items = [i for i in items if _item_matches(i, needle)]
                 found = [e for e in found if _entity_matches(e, needle)]
             options.append(self._label(f"head-{section}", f"{title} ({len(items) + len(found):,})", "bold"))
-            if items:
-                options.append(self._label(f"messages-{section}", " messages", "dim italic"))
-                for item in items[:ROWS_PER_GROUP]:
-                    options.append(
-                        self._option(
-                            f"item-{item.id}",
-                            (item.mark, item.section, item.tokens),
-                            partial(item_row, item),
-                            item,
-                        )
-                    )
-                options.extend(self._more(f"messages-more-{section}", len(items)))
-            if found:
-                options.append(self._label(f"entities-{section}", " entities", "dim italic"))
-                for entity in found[:ROWS_PER_GROUP]:
-                    options.append(
-                        self._option(
-                            f"entity:{entity.ref}",
-                            (entity.kind, entity.label, entity.last_turn),
-                            partial(entity_row, entity),
-                            entity,
-                        )
-                    )
-                options.extend(self._more(f"entities-more-{section}", len(found)))
+            options.extend(self._group("messages", section, items))
+            options.extend(self._group("entities", section, found))
         self._reused = {}
         self.rows.set_options(options)
         if keep is not None and keep in self._by_option:
@@ -274,17 +251,35 @@ class ContextPanel(Vertical):
         self.rows.scroll_to_highlight()
         self._show_why()
 
-    def _option(
-        self, option_id: str, key: object, prompt: Callable[[], Content], shown: ItemView | EntityView
-    ) -> Option:
+    def _group(self, name: str, section: Section, shown: Sequence[ItemView | EntityView]) -> list[Option]:
+        """A section's messages or entities: a sub-heading, up to ROWS_PER_GROUP rows, and a count
+        of the rest."""
+        if not shown:
+            return []
+        options = [self._label(f"{name}-{section}", f" {name}", "dim italic")]
+        options.extend(self._option(row) for row in shown[:ROWS_PER_GROUP])
+        if len(shown) > ROWS_PER_GROUP:
+            hidden = len(shown) - ROWS_PER_GROUP
+            options.append(self._label(f"{name}-more-{section}", f"  … {hidden:,} more: / filters", "dim"))
+        return options
+
+    def _option(self, shown: ItemView | EntityView) -> Option:
         """The row's option: the one shown last time when nothing on it changed.
 
         Reusing it keeps its laid-out prompt (Content caches its height and render), so an update
         costs the rows that changed, not every row.
         """
+        if isinstance(shown, EntityView):
+            option_id, key = f"entity:{shown.ref}", (shown.kind, shown.label, shown.last_turn)
+        else:
+            option_id, key = f"item-{shown.id}", (shown.mark, shown.section, shown.tokens)
         self._by_option[option_id] = shown
         cached = self._reused.get(option_id)
-        option = cached[1] if cached is not None and cached[0] == key else Option(prompt(), id=option_id)
+        if cached is not None and cached[0] == key:
+            option = cached[1]
+        else:
+            prompt = entity_row(shown) if isinstance(shown, EntityView) else item_row(shown)
+            option = Option(prompt, id=option_id)
         self._options[option_id] = (key, option)
         return option
 
@@ -297,11 +292,6 @@ class ContextPanel(Vertical):
         )
         self._options[option_id] = (text, option)
         return option
-
-    def _more(self, option_id: str, count: int) -> list[Option]:
-        if count <= ROWS_PER_GROUP:
-            return []
-        return [self._label(option_id, f"  … {count - ROWS_PER_GROUP:,} more: / filters", "dim")]
 
     @on(OptionList.OptionHighlighted, "#context-rows")
     def _show_why(self) -> None:
