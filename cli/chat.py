@@ -12,6 +12,7 @@ from engine.budget import profile_named
 from engine.context_service import ContextService
 from engine.errors import StoreError
 from engine.protocols import ChatModel, TokenCounter
+from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
 from engine.turn import TurnService
 from providers.resolve import ModelChoice, resolve_model
@@ -36,7 +37,6 @@ def build_model(choice: ModelChoice, config: Config, counter: TokenCounter) -> C
         context_window=choice.context_window,
         connect_timeout=config.timeouts.connect,
         read_timeout=config.timeouts.read,
-        max_retries=config.max_retries,
         key_hint=choice.key_hint,
     )
 
@@ -86,7 +86,12 @@ def build_services(
     if profile.warning:
         notices.append(Notice(profile.warning, "warning"))
     turns = TurnService(
-        store, chat_model, counter, system_prompt=loaded.config.system_prompt, profile=profile
+        store,
+        chat_model,
+        counter,
+        system_prompt=loaded.config.system_prompt,
+        profile=profile,
+        retry_policy=RetryPolicy(retries=loaded.config.max_retries),
     )
     services = AppServices(
         store=store,

@@ -168,6 +168,11 @@ class SessionCuration(UserActions):
             self._pending.append(LedgerEntry.of(tag))
         return item
 
+    def fit_window(self, window: int) -> None:
+        """Budget for a different context window from the next plan on (same ratio)."""
+        if window != self.budget.window:
+            self.budget = Budget(window, self.budget.ratio)
+
     def add_message(
         self,
         item_id: int,

@@ -49,13 +49,27 @@ class ModelError(EngineError):
         kind: How it failed.
         user_message: One or two sentences for the user: what happened and what to do.
         retry_after: Seconds the server asked us to wait, when it said.
+        retryable: Whether asking again unchanged may well succeed (a 429, a 5xx, a refused
+            connection), so the engine retries by itself after a visible wait.
+        window: For ``CONTEXT_LENGTH``: the context window the server said the model has, if it
+            said.
     """
 
-    def __init__(self, kind: ModelErrorKind, user_message: str, *, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        kind: ModelErrorKind,
+        user_message: str,
+        *,
+        retry_after: float | None = None,
+        retryable: bool = False,
+        window: int | None = None,
+    ) -> None:
         super().__init__(user_message)
         self.kind = kind
         self.user_message = user_message
         self.retry_after = retry_after
+        self.retryable = retryable
+        self.window = window
 
 
 class StoreError(EngineError):

@@ -3,7 +3,9 @@ conversation, what the chat format costs per message, and how a session gets its
 
 from __future__ import annotations
 
-from engine.chat import MessageStatus, StoredMessage
+from collections.abc import Sequence
+
+from engine.chat import MessageStatus, PromptMessage, StoredMessage
 
 MESSAGE_OVERHEAD_TOKENS = 4
 """Tokens the chat format adds around each message (role and separators), as OpenAI counts them."""
@@ -34,3 +36,17 @@ def title_from(text: str, limit: int = 48) -> str:
     if " " in cut[limit // 2 :]:
         cut = cut[: cut.rindex(" ")]
     return cut.rstrip(" ,.;:") + "…"
+
+
+CONTINUE_INSTRUCTION = (
+    "Your previous reply was cut off. Continue it exactly where it stopped: do not repeat anything "
+    "already written, and do not comment on the interruption."
+)
+"""Sent (never stored) after a cut-off reply to ask the model for the rest of it."""
+
+
+def continuation(prompt: Sequence[PromptMessage], partial: str) -> list[PromptMessage]:
+    """The request that asks for the rest of ``partial``: the curated prompt, the partial reply last,
+    then the instruction to go on (wherever curation placed the partial reply, it moves to the end)."""
+    body = [m for m in prompt if not (m.role == "assistant" and m.content == partial)]
+    return [*body, PromptMessage("assistant", partial), PromptMessage("user", CONTINUE_INSTRUCTION)]

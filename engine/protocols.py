@@ -64,6 +64,13 @@ class ChatModel(Protocol):
         """The model's context window in tokens."""
         ...
 
+    async def window_limit(self) -> int | None:
+        """The context window the server says the model has, if it says (asked once, cached).
+
+        The engine budgets for the smaller of this and :attr:`context_window`.
+        """
+        ...
+
     def stream(self, messages: Sequence[PromptMessage]) -> AsyncGenerator[ModelEvent, None]:
         """Stream the reply to ``messages``.
 

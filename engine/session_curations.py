@@ -56,6 +56,8 @@ class SessionCurations:
                 profile=self.profile,
             )
             self._cached[session_id] = curation
+        else:
+            curation.fit_window(self.window())  # the server may have said the window is smaller
         return curation
 
     def cached(self, session_id: int) -> SessionCuration | None:

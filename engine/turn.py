@@ -16,15 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
 from engine.errors import ModelError, ModelErrorKind
-from engine.prompt import in_conversation, title_from
+from engine.prompt import continuation, in_conversation, title_from
 from engine.protocols import ChatModel, ChatStore, ReplyFinished, TextDelta, TokenCounter, UsageReport
+from engine.retrying import RetryPolicy
 from engine.session_curations import SessionCurations, last_user_item
 
 if TYPE_CHECKING:
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 STOPPED_BY_USER = "Stopped by you."
+SMALLEST_WINDOW = 512
+"""A server that keeps saying "too long" never shrinks the budget below this many tokens."""
+TIGHTEN_FACTOR = 0.75
+"""When the server says the request is too long but not what its limit is: budget this much less."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +66,32 @@ class ReplyStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplyResumed:
+    """Continuing an interrupted reply: its text streams on after what ``message`` already holds."""
+
+    message: StoredMessage
+
+
+@dataclass(frozen=True, slots=True)
+class RetryScheduled:
+    """The request failed in a way worth repeating; the engine asks again after ``delay`` seconds."""
+
+    error: ModelError
+    delay: float
+    retry: int
+    """Which automatic retry this will be (from 1)."""
+    retries: int
+    """How many automatic retries there are in all."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnNotice:
+    """Something the user should know about this turn that is not a failure (the budget shrank...)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ReplyTextArrived:
     text: str
 
@@ -79,11 +110,25 @@ class ReplyFailed:
     error: ModelError
 
 
-TurnEvent = UserMessageSaved | ContextCurated | ReplyStarted | ReplyTextArrived | ReplyCompleted | ReplyFailed
+TurnEvent = (
+    UserMessageSaved
+    | ContextCurated
+    | ReplyStarted
+    | ReplyResumed
+    | RetryScheduled
+    | TurnNotice
+    | ReplyTextArrived
+    | ReplyCompleted
+    | ReplyFailed
+)
 
 
 class NothingToRetry(Exception):
     """Retry was asked for in a session with no user message."""
+
+
+class NothingToContinue(Exception):
+    """Continue was asked for, but the session's last reply was not cut short."""
 
 
 class TurnService:
@@ -102,20 +147,33 @@ class TurnService:
         system_prompt: str,
         profile: Profile = DEFAULT_PROFILE,
         flush_interval: float = 0.5,
+        retry_policy: RetryPolicy | None = None,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.store = store
         self.model = model
         self.counter = counter
+        self.retry_policy = retry_policy or RetryPolicy()
         self._flush_interval = flush_interval
         self._clock = clock
+        self._sleep = sleep
+        self._window_caps: dict[str, int] = {}
+        """Per model: a smaller window than configured, learned from the server this run."""
+        self._window_asked: set[str] = set()
         self.curations = SessionCurations(
             store,
             counter,
-            window=lambda: self.model.context_window,
+            window=lambda: self.window,
             system_prompt=system_prompt,
             profile=profile,
         )
+
+    @property
+    def window(self) -> int:
+        """The context window curation budgets for: the configured one, or less if the server said so."""
+        configured = self.model.context_window
+        return min(configured, self._window_caps.get(self.model.name, configured))
 
     @property
     def system_prompt(self) -> str:
@@ -130,6 +188,16 @@ class TurnService:
         session, message = await self._io(self._save_user_message, session_id, text)
         yield UserMessageSaved(session, message)
         async for event in self._reply(session.id, superseded=()):
+            yield event
+
+    async def resume(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
+        """Continue the session's last reply where it was cut off, in the same message.
+
+        Raises:
+            NothingToContinue: the last reply is whole, or there is none.
+        """
+        cut = await self._io(self._cut_reply, session_id)
+        async for event in self._reply(session_id, superseded=(), resume=cut):
             yield event
 
     async def retry(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
@@ -165,6 +233,13 @@ class TurnService:
             self.store.update_message(message_id, status=MessageStatus.SUPERSEDED)
         return replaced
 
+    def _cut_reply(self, session_id: int) -> StoredMessage:
+        history = [m for m in self.store.messages(session_id) if m.status != MessageStatus.SUPERSEDED]
+        last = history[-1] if history else None
+        if last is None or not last.is_reply or last.status != MessageStatus.INTERRUPTED or not last.content:
+            raise NothingToContinue(session_id)
+        return last
+
     def _preview(self, session_id: int | None) -> ContextView:
         with self.curations.lock:
             return self.curations.preview(session_id)
@@ -189,62 +264,125 @@ class TurnService:
             session_id, "assistant", "", status=MessageStatus.STREAMING, model=self.model.name
         )
 
-    def _remember_reply(self, session_id: int, reply: StoredMessage) -> None:
+    def _remember_reply(self, session_id: int, reply: StoredMessage, *, resumed: bool = False) -> None:
         with self.curations.lock:
+            if resumed:
+                # The reply's text grew after it was analysed: rebuilt from the store on next use.
+                self.curations.forget(session_id)
+                return
             curation = self.curations.cached(session_id)
             if curation is not None and in_conversation(reply):
                 curation.add_message(reply.id, "assistant", reply.content, reply.tokens or 0)
 
     async def _reply(
-        self, session_id: int, *, superseded: tuple[int, ...]
+        self, session_id: int, *, superseded: tuple[int, ...], resume: StoredMessage | None = None
     ) -> AsyncGenerator[TurnEvent, None]:
+        notice = await self._learn_window()
+        if notice is not None:
+            yield notice
         view, prompt = await self._io(self._curate, session_id)
         yield ContextCurated(view)
-        reply = await self._io(self._start_reply, session_id)
-        parts: list[str] = []
+        prefix = resume.content if resume is not None else ""
+        if resume is None:
+            reply = await self._io(self._start_reply, session_id)
+            yield ReplyStarted(reply, superseded)
+        else:
+            reply = await self._io(self.store.update_message, resume.id, status=MessageStatus.STREAMING)
+            yield ReplyResumed(reply)
+        arrived: list[str] = []
         usage: UsageReport | None = None
         last_flush = self._clock()
+        retries = 0
+        tightened = False
         try:
-            yield ReplyStarted(reply, superseded)
-            async with contextlib.aclosing(self.model.stream(prompt)) as events:
-                async for event in events:
-                    if isinstance(event, TextDelta):
-                        parts.append(event.text)
-                        yield ReplyTextArrived(event.text)
-                        if self._clock() - last_flush >= self._flush_interval:
-                            await self._io(self.store.update_message, reply.id, content="".join(parts))
-                            last_flush = self._clock()
-                    elif isinstance(event, UsageReport):
-                        usage = event
-                    elif isinstance(event, ReplyFinished):
-                        break
-                else:
-                    raise ModelError(
-                        ModelErrorKind.CUT, "The reply ended before the model said it had finished."
-                    )
+            while True:
+                request = continuation(prompt, prefix) if resume is not None else prompt
+                try:
+                    async with contextlib.aclosing(self.model.stream(request)) as events:
+                        async for event in events:
+                            if isinstance(event, TextDelta):
+                                arrived.append(event.text)
+                                yield ReplyTextArrived(event.text)
+                                if self._clock() - last_flush >= self._flush_interval:
+                                    text = prefix + "".join(arrived)
+                                    await self._io(self.store.update_message, reply.id, content=text)
+                                    last_flush = self._clock()
+                            elif isinstance(event, UsageReport):
+                                usage = event
+                            elif isinstance(event, ReplyFinished):
+                                break
+                        else:
+                            raise ModelError(
+                                ModelErrorKind.CUT, "The reply ended before the model said it had finished."
+                            )
+                    break
+                except ModelError as err:
+                    if arrived:
+                        raise  # part of the reply is on screen: the user decides (continue or retry)
+                    delay = self.retry_policy.delay(err, retries + 1)
+                    if delay is not None:
+                        retries += 1
+                        yield RetryScheduled(err, delay, retries, self.retry_policy.retries)
+                        await self._sleep(delay)
+                        continue
+                    if err.kind is not ModelErrorKind.CONTEXT_LENGTH or tightened:
+                        raise
+                    # Once: budget for less and send again; the user is told what was left out.
+                    tightened = True
+                    before = self.window
+                    self._narrow_window(err)
+                    tighter, prompt = await self._io(self._curate, session_id)
+                    yield ContextCurated(tighter)
+                    yield TurnNotice(_tightened_notice(self.model.name, err, before, view, tighter))
+                    view = tighter
         except ModelError as err:
-            failed = await self._io(self._finish_failed, reply.id, "".join(parts), err.user_message)
-            await self._io(self._remember_reply, session_id, failed)
+            failed = await self._io(
+                self._finish_failed, reply.id, prefix + "".join(arrived), err.user_message
+            )
+            await self._io(self._remember_reply, session_id, failed, resumed=resume is not None)
             yield ReplyFailed(failed, err)
             return
         except (asyncio.CancelledError, GeneratorExit):
             # Stopped by the user (the worker was cancelled) or the consumer went away. Saved
             # synchronously: awaiting anything here could be cancelled again and lose the text.
-            self._finish_failed(reply.id, "".join(parts), STOPPED_BY_USER)
+            self._finish_failed(reply.id, prefix + "".join(arrived), STOPPED_BY_USER)
             # Not analysed here (that could take a while): the curation is rebuilt on next use.
             with self.curations.lock:
                 self.curations.forget(session_id)
             raise
-        text = "".join(parts)
+        text = prefix + "".join(arrived)
         done = await self._io(
             self.store.update_message,
             reply.id,
             content=text,
             status=MessageStatus.COMPLETE,
             tokens=self.counter.count(text),
+            error="",  # a continued reply is whole now: its old "cut off" no longer applies
         )
-        await self._io(self._remember_reply, session_id, done)
+        await self._io(self._remember_reply, session_id, done, resumed=resume is not None)
         yield ReplyCompleted(done, usage)
+
+    async def _learn_window(self) -> TurnNotice | None:
+        """Before the model's first turn: ask the server its window, and budget for it if smaller."""
+        name = self.model.name
+        if name in self._window_asked:
+            return None
+        self._window_asked.add(name)
+        limit = await self.model.window_limit()
+        configured = self.window
+        if limit is None or limit >= configured:
+            return None
+        self._window_caps[name] = limit
+        return TurnNotice(
+            f"The server says {name} takes at most {limit:,} tokens, fewer than the {configured:,} "
+            f"configured: Heedful budgets for {limit:,}."
+        )
+
+    def _narrow_window(self, err: ModelError) -> None:
+        before = self.window
+        reported = err.window if err.window is not None and err.window < before else None
+        after = reported if reported is not None else int(before * TIGHTEN_FACTOR)
+        self._window_caps[self.model.name] = max(SMALLEST_WINDOW, after)
 
     def _finish_failed(self, reply_id: int, text: str, reason: str) -> StoredMessage:
         status = MessageStatus.INTERRUPTED if text else MessageStatus.FAILED
@@ -253,3 +391,28 @@ class TurnService:
 
     async def _io(self, fn: Callable[..., T], *args: object, **kwargs: object) -> T:
         return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+def _tightened_notice(
+    model: str, err: ModelError, before: int, first: ContextView, tighter: ContextView
+) -> str:
+    """What the user is told after a "too long" answer made the engine send less."""
+    said = f" (its limit is {err.window:,} tokens)" if err.window is not None else ""
+    left = [item for item in tighter.items if not item.in_prompt and _was_sent(first, item.id)]
+    head = (
+        f"The server said the request was too long for {model}{said}. Heedful now budgets for "
+        f"{tighter.window:,} tokens instead of {before:,} and sent it again"
+    )
+    if not left:
+        return f"{head}."
+    names = ", ".join(f"#{item.id} “{item.preview[:40]}”" for item in left[:5])
+    more = f" and {len(left) - 5} more" if len(left) > 5 else ""
+    return (
+        f"{head} without {len(left)} message{'s' if len(left) != 1 else ''}: {names}{more}. "
+        "They stay in the store; the context panel lists them and r restores one."
+    )
+
+
+def _was_sent(view: ContextView, item_id: int) -> bool:
+    item = view.item(item_id)
+    return item is not None and item.in_prompt

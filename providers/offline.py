@@ -67,6 +67,9 @@ class OfflineModel:
     def context_window(self) -> int:
         return OFFLINE_CONTEXT_WINDOW
 
+    async def window_limit(self) -> int | None:
+        return None  # the offline model takes whatever it is given
+
     async def aclose(self) -> None:
         """Nothing to release: the offline model holds no connections."""
 

@@ -11,6 +11,7 @@ user what happened and what to do; cancellation is never translated.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import AsyncGenerator, Sequence
 from datetime import UTC
@@ -46,8 +47,6 @@ class OpenAIChatModel:
         context_window: The model's context window in tokens.
         connect_timeout: Seconds to wait for the connection.
         read_timeout: Seconds to wait for the answer's headers, and then for each next piece.
-        max_retries: How often the openai client retries a failed request (429, 5xx, timeouts
-            and connection errors before the reply starts; never once the reply streams).
         key_hint: Where the key comes from (e.g. ``$OPENAI_API_KEY``), for error messages.
     """
 
@@ -60,7 +59,6 @@ class OpenAIChatModel:
         context_window: int,
         connect_timeout: float = 10.0,
         read_timeout: float = 60.0,
-        max_retries: int = 2,
         key_hint: str | None = None,
     ) -> None:
         self._model = model
@@ -69,7 +67,8 @@ class OpenAIChatModel:
         self._context_window = context_window
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
-        self._max_retries = max_retries
+        self._window_asked = False
+        self._server_window: int | None = None
         self._key_hint = key_hint
         self._client: openai.AsyncOpenAI | None = None
 
@@ -92,7 +91,9 @@ class OpenAIChatModel:
             self._client = openai.AsyncOpenAI(
                 base_url=self._base_url,
                 api_key=self._api_key or PLACEHOLDER_API_KEY,
-                max_retries=self._max_retries,
+                # The engine retries by itself, after a wait the user can see and cancel
+                # (engine/retrying.py); retries hidden in the client would look like a hang.
+                max_retries=0,
                 timeout=openai.Timeout(
                     connect=self._connect_timeout,
                     read=self._read_timeout,
@@ -101,6 +102,26 @@ class OpenAIChatModel:
                 ),
             )
         return self._client
+
+    async def window_limit(self) -> int | None:
+        """The context window the server reports for the model, asked once; None if it says nothing.
+
+        vLLM (``max_model_len``), LM Studio (``max_context_length``), OpenRouter
+        (``context_length``) and Groq (``context_window``) say it in ``GET /models/{id}``; OpenAI
+        and Ollama do not. Any failure counts as "nothing said": this must never stop a turn.
+        """
+        if self._window_asked:
+            return self._server_window
+        self._window_asked = True
+        import openai
+
+        try:
+            client = self._get_client().with_options(timeout=WINDOW_PROBE_TIMEOUT, max_retries=0)
+            model = await client.models.retrieve(self._model)
+            self._server_window = window_in(model.model_extra or {})
+        except (openai.OpenAIError, ValueError, AttributeError, TypeError):
+            self._server_window = None
+        return self._server_window
 
     async def aclose(self) -> None:
         """Close the HTTP connections. The model may be used again afterwards (a new client is made)."""
@@ -206,16 +227,18 @@ class OpenAIChatModel:
             )
         if isinstance(err, openai.RateLimitError):
             return self._rate_limit(err)
-        if isinstance(err, openai.BadRequestError) and _code(err) == "context_length_exceeded":
+        if isinstance(err, openai.BadRequestError) and _is_context_length(err):
             return ModelError(
                 kind.CONTEXT_LENGTH,
                 f"The conversation is too long for {self._model} ({_detail(err)}). "
                 "Start a new session, or retry with a model that has a larger context window.",
+                window=_window_from_error(err),
             )
         if isinstance(err, openai.InternalServerError):
             return ModelError(
                 kind.SERVER,
                 f"The server failed ({err.status_code}{_colon_detail(err)}). Try again in a moment.",
+                retryable=phase == "request",
             )
         if isinstance(err, openai.NotFoundError):
             if phase == "models":
@@ -231,9 +254,16 @@ class OpenAIChatModel:
                 kind.BAD_REQUEST, f"The server refused the request ({err.status_code}{_colon_detail(err)})."
             )
         if isinstance(err, openai.APITimeoutError):
-            return ModelError(kind.TIMEOUT, self._timeout_message(err, phase))
+            # A connection that never opened may open next time; a server that took the request
+            # and then said nothing for read_timeout seconds is not asked again unbidden.
+            connect = type(err.__cause__).__name__ == "ConnectTimeout"
+            return ModelError(kind.TIMEOUT, self._timeout_message(err, phase), retryable=connect)
         if isinstance(err, openai.APIConnectionError):
-            return ModelError(kind.CONNECTION, self._connection_message(err, phase))
+            return ModelError(
+                kind.CONNECTION,
+                self._connection_message(err, phase),
+                retryable=phase == "request" and type(err.__cause__).__name__ != "UnsupportedProtocol",
+            )
         if isinstance(err, openai.APIResponseValidationError):
             return ModelError(kind.BAD_RESPONSE, self._bad_response_message(str(err)))
         if isinstance(err, openai.APIError):
@@ -271,6 +301,7 @@ class OpenAIChatModel:
             ModelErrorKind.RATE_LIMIT,
             f"The server is limiting requests (429{_colon_detail(err)}). Wait {seconds}, then retry.",
             retry_after=retry_after,
+            retryable=True,
         )
 
     def _timeout_message(self, err: Exception, phase: _Phase) -> str:
@@ -306,6 +337,52 @@ class OpenAIChatModel:
             f"The server's answer could not be understood ({_shorten(what)}). "
             "Check that the base URL points at an OpenAI-compatible API."
         )
+
+
+WINDOW_PROBE_TIMEOUT = 3.0
+"""Seconds to wait for the server to describe the model before the first turn goes ahead anyway."""
+
+_WINDOW_FIELDS = ("max_model_len", "max_context_length", "context_length", "context_window")
+"""Where servers put the model's context window in ``GET /models/{id}`` (vLLM, LM Studio,
+OpenRouter, Groq)."""
+
+# "maximum context length is 8192 tokens" (OpenAI, vLLM), "context size (4096 tokens)",
+# "context window of 4,096 tokens". Bounded gaps: no backtracking blow-up on long messages.
+_WINDOW_IN_WORDS = re.compile(
+    r"(?:maximum context length|context (?:length|size|window))[^0-9.]{0,24}([0-9][0-9,]{0,12})\s*tokens",
+    re.IGNORECASE,
+)
+
+
+def window_in(description: dict[str, Any]) -> int | None:
+    """The context window a server's description of a model gives, if it gives one."""
+    for field in _WINDOW_FIELDS:
+        value = description.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _is_context_length(err: openai.APIStatusError) -> bool:
+    if _code(err) == "context_length_exceeded":
+        return True
+    body = err.body if isinstance(err.body, dict) else {}
+    if body.get("type") == "exceed_context_size_error":  # llama.cpp's server
+        return True
+    detail = _detail(err).lower()
+    # vLLM says "This model's maximum context length is 2048 tokens. However, ..." with no code.
+    return "maximum context length" in detail or (
+        "exceed" in detail and _WINDOW_IN_WORDS.search(detail) is not None
+    )
+
+
+def _window_from_error(err: openai.APIStatusError) -> int | None:
+    body = err.body if isinstance(err.body, dict) else {}
+    n_ctx = body.get("n_ctx")  # llama.cpp says it as a number
+    if isinstance(n_ctx, int) and n_ctx > 0:
+        return n_ctx
+    found = _WINDOW_IN_WORDS.search(_detail(err))
+    return int(found.group(1).replace(",", "")) if found else None
 
 
 def _usage_of(chunk: Any) -> UsageReport | None:

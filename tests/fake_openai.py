@@ -13,7 +13,8 @@ request header ``X-Fake-Fault: NAME[:ARG]`` applies to that request only. Faults
   500, 503            HTTP 500 / 503 with OpenAI's JSON error body
   502                 HTTP 502 with an HTML body, as a reverse proxy in front of a dead server sends
   401                 HTTP 401, invalid_api_key body
-  context_length      HTTP 400, code=context_length_exceeded (OpenAI's body format)
+  context_length      HTTP 400, code=context_length_exceeded (OpenAI's body format); ARG is the
+                      window the message states (default 8192)
   cutoff              stream: half the tokens, then the TCP connection is dropped mid-body
   truncate            stream: half the tokens, then the body ends cleanly with no finish chunk
                       and no [DONE]
@@ -24,6 +25,10 @@ request header ``X-Fake-Fault: NAME[:ARG]`` applies to that request only. Faults
   html_page           HTTP 200 with an HTML page, as a web app at a mistaken base URL answers
   slow_first_token    headers at once, the first token after ARG seconds (default 2)
   slow_headers        nothing for ARG seconds (default 2), then a normal reply
+
+A model's window can be set as the real servers set it: ``model_window`` is advertised as
+``max_model_len`` in ``GET /v1/models/{id}`` (as vLLM does), and ``enforced_window`` refuses, with
+a context_length error stating it, any request whose messages hold more word-pieces than that.
 
 The reply is ``Echo: <last user message>`` unless ``reply`` is set, either to a string or to a
 function of the request body. Every chat request is recorded in ``requests`` as
@@ -211,7 +216,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"object": "list", "data": data})
         elif self.path.startswith(prefix) and self.path[len(prefix) :] in MODELS:
             model = self.path[len(prefix) :]
-            self._send_json(200, {"id": model, "object": "model", "created": 0, "owned_by": "fake"})
+            described: dict[str, Any] = {"id": model, "object": "model", "created": 0, "owned_by": "fake"}
+            if self.server.owner.model_window is not None:
+                described["max_model_len"] = self.server.owner.model_window
+            self._send_json(200, described)
         else:
             self._send_json(404, _error_body(f"Unknown path {self.path}", "not_found"))
 
@@ -259,6 +267,19 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         if owner.api_key and self.headers.get("Authorization") != f"Bearer {owner.api_key}":
             fault = "401"
+        window = owner.enforced_window
+        if not fault and window is not None:
+            used = sum(len(_tokens(_text_of(m.get("content")))) for m in body.get("messages", []))
+            if used > window:
+                fault, arg = "context_length", str(window)
+        if fault == "context_length":
+            status, err = ERRORS[fault]
+            stated = int(arg or 8192)
+            message = (
+                f"This model's maximum context length is {stated} tokens. " + err["message"].split(". ", 1)[1]
+            )
+            self._send_json(status, {"error": {**err, "message": message}})
+            return "fault"
         if fault in ERRORS:
             status, err = ERRORS[fault]
             headers = {"retry-after-ms": arg or "10"} if fault == "429" else {}
@@ -402,6 +423,8 @@ class FakeOpenAIServer:
         self.api_key = api_key
         self.verbose = verbose
         self.on_request = on_request
+        self.model_window: int | None = None
+        self.enforced_window: int | None = None
         self.faults: list[str] = []
         self.requests: list[FakeRequest] = []
         self.hook_errors: list[Exception] = []

@@ -58,7 +58,6 @@ async def model(fake_server: FakeOpenAIServer) -> AsyncIterator[OpenAIChatModel]
         context_window=WINDOW,
         read_timeout=5.0,
         connect_timeout=2.0,
-        max_retries=0,
     )
     yield opened
     await opened.aclose()

@@ -38,7 +38,6 @@ async def make_model(fake_server: FakeOpenAIServer) -> AsyncIterator[MakeModel]:
             "context_window": 8192,
             "connect_timeout": 1.0,
             "read_timeout": 2.0,
-            "max_retries": 0,
             "key_hint": KEY_HINT,
             **overrides,
         }
@@ -204,23 +203,43 @@ async def test_rate_limit_says_how_long_to_wait(fake_server: FakeOpenAIServer, m
     assert "Wait 5 s" in error.user_message
 
 
-async def test_rate_limit_is_retried_by_the_client(
+async def test_the_client_never_retries_by_itself(
     fake_server: FakeOpenAIServer, make_model: MakeModel
 ) -> None:
+    # Retries belong to the engine, which shows a countdown; a hidden one would look like a hang.
     fake_server.faults.extend(["429", "429"])
-    events = await collect(make_model(max_retries=2))
-    assert events[-1] == ReplyFinished("stop")
-    assert [r["headers"].get("x-stainless-retry-count") for r in fake_server.requests] == ["0", "1", "2"]
-
-
-async def test_rate_limit_after_the_retries_run_out(
-    fake_server: FakeOpenAIServer, make_model: MakeModel
-) -> None:
-    fake_server.faults.extend(["429", "429"])
-    error, _ = await fail(make_model(max_retries=1))
+    error, _ = await fail(make_model())
     assert error.kind == ModelErrorKind.RATE_LIMIT
     assert error.retry_after == pytest.approx(0.01)
-    assert len(fake_server.requests) == 2
+    assert len(fake_server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "retryable"),
+    [("429", True), ("500", True), ("502", True), ("503", True), ("401", False), ("context_length", False)],
+)
+async def test_errors_worth_repeating_are_marked_retryable(
+    fake_server: FakeOpenAIServer, make_model: MakeModel, fault: str, retryable: bool
+) -> None:
+    fake_server.faults.append(fault)
+    error, _ = await fail(make_model())
+    assert error.retryable is retryable
+
+
+async def test_a_refused_connection_is_retryable_but_a_bad_url_is_not(make_model: MakeModel) -> None:
+    refused, _ = await fail(make_model(base_url=f"http://127.0.0.1:{closed_port()}/v1"))
+    assert refused.kind == ModelErrorKind.CONNECTION and refused.retryable
+    bad, _ = await fail(make_model(base_url="localhost:1/v1"))
+    assert not bad.retryable
+
+
+async def test_context_length_carries_the_servers_window(
+    fake_server: FakeOpenAIServer, make_model: MakeModel
+) -> None:
+    fake_server.faults.append("context_length")
+    error, _ = await fail(make_model())
+    assert error.kind == ModelErrorKind.CONTEXT_LENGTH
+    assert error.window == 8192  # "This model's maximum context length is 8192 tokens..."
 
 
 async def test_an_unknown_endpoint_is_a_bad_request(

@@ -10,6 +10,7 @@ import pytest
 
 from engine.chat import MessageStatus
 from engine.errors import ModelErrorKind
+from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
 from engine.turn import (
     STOPPED_BY_USER,
@@ -61,14 +62,22 @@ def remote(server: FakeOpenAIServer, *, read_timeout: float = 5.0, window: int =
         context_window=window,
         read_timeout=read_timeout,
         connect_timeout=2.0,
-        max_retries=0,
     )
     _open_models.append(model)
     return model
 
 
-def service(store: SqliteChatStore, model: OpenAIChatModel | OfflineModel) -> TurnService:
-    return TurnService(store, model, COUNTER, system_prompt="You are terse.", flush_interval=0.05)
+def service(
+    store: SqliteChatStore, model: OpenAIChatModel | OfflineModel, *, retries: int = 0
+) -> TurnService:
+    return TurnService(
+        store,
+        model,
+        COUNTER,
+        system_prompt="You are terse.",
+        flush_interval=0.05,
+        retry_policy=RetryPolicy(retries=retries),
+    )
 
 
 async def collect(events: object) -> list[TurnEvent]:
@@ -153,7 +162,8 @@ async def test_request_carries_system_prompt_and_conversation(
 async def test_each_fault_keeps_the_message_and_retry_recovers(
     store: SqliteChatStore, fake_server: FakeOpenAIServer, fault: str, kind: ModelErrorKind, partial: bool
 ) -> None:
-    fake_server.faults.append(fault)
+    # Without automatic retries; a context_length error is sent again once, tighter, by itself.
+    fake_server.faults.extend([fault, fault] if fault == "context_length" else [fault])
     turns = service(store, remote(fake_server, read_timeout=0.5))
     text = "please answer with several words"
     events = await collect(turns.send(None, text))
