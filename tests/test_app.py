@@ -139,7 +139,8 @@ async def test_every_fault_is_explained_on_screen_and_retry_recovers(
     fake_server: FakeOpenAIServer, fault: str, said: str
 ) -> None:
     write_config("max_retries = 0\n[timeouts]\nread = 0.5\n")
-    fake_server.faults.append(fault)
+    # A context_length answer is sent again once, tighter, by itself: it must fail twice to reach the user.
+    fake_server.faults.extend([fault, fault] if fault == "context_length" else [fault])
     app = make_app(base_url=fake_server.base_url, model="fake-model", env={"OPENAI_API_KEY": "k"})
     async with app.run_test(notifications=True) as pilot:
         await send(pilot, "keep this safe")

@@ -21,12 +21,16 @@ from engine.chat import Session, StoredMessage
 from engine.errors import ModelErrorKind, StoreError
 from engine.turn import (
     ContextCurated,
+    NothingToContinue,
     NothingToRetry,
     ReplyCompleted,
     ReplyFailed,
+    ReplyResumed,
     ReplyStarted,
     ReplyTextArrived,
+    RetryScheduled,
     TurnEvent,
+    TurnNotice,
     UserMessageSaved,
 )
 from tui import heap
@@ -79,6 +83,14 @@ class ChatScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "stop", "Stop", tooltip="Stop the reply that is streaming", id="stop"),
         Binding("ctrl+r", "retry", "Retry", tooltip="Ask for the last reply again", id="retry"),
+        Binding(
+            "ctrl+g",
+            "continue_reply",
+            "Continue",
+            show=False,
+            tooltip="Continue a reply that was cut off, where it stopped",
+            id="continue_reply",
+        ),
         Binding("ctrl+n", "new_session", "New", tooltip="Start a new session", id="new_session"),
         Binding("ctrl+o", "sessions", "Sessions", tooltip="Open, rename or delete sessions", id="sessions"),
         Binding("alt+c", "copy_reply", "Copy", tooltip="Copy the last reply", id="copy_reply"),
@@ -201,8 +213,9 @@ class ChatScreen(Screen[None]):
         self.run_turn(event.text)
 
     @work(exclusive=True, group=TURN_GROUP, exit_on_error=False)
-    async def run_turn(self, text: str | None) -> None:
-        """Send ``text`` (or, with None, retry the last turn) and show the reply as it streams."""
+    async def run_turn(self, text: str | None, *, resume: bool = False) -> None:
+        """Send ``text`` (with None: retry the last turn, or continue its cut-off reply with
+        ``resume``) and show the reply as it streams."""
         # A session still being shown would replace the message list under this turn's feet (and
         # decides which session the message goes to): let it finish first.
         for loading in [w for w in self.workers if w.group == LOAD_GROUP and not w.is_finished]:
@@ -214,7 +227,7 @@ class ChatScreen(Screen[None]):
             if session_id is None:
                 self.notify("Nothing to retry yet.")
                 return
-            events = turns.retry(session_id)
+            events = turns.resume(session_id) if resume else turns.retry(session_id)
         else:
             events = turns.send(session_id, text)
         self._reply_view = None
@@ -228,6 +241,8 @@ class ChatScreen(Screen[None]):
             raise
         except NothingToRetry:
             self.notify("Nothing to retry yet.")
+        except NothingToContinue:
+            self.notify("The last reply was not cut off: there is nothing to continue. Ctrl+R asks again.")
         finally:
             self._reply_view = None
             await self.refresh_usage()
@@ -248,6 +263,15 @@ class ChatScreen(Screen[None]):
             elif isinstance(event, ReplyStarted):
                 await messages.drop(event.superseded)
                 self._reply_view = await messages.add(event.message)
+            elif isinstance(event, ReplyResumed):
+                resumed = messages.view_for(event.message.id) or await messages.add(event.message)
+                resumed.update_message(event.message)
+                self._reply_view = resumed
+            elif isinstance(event, RetryScheduled) and view is not None:
+                reason = event.error.user_message.split(". ")[0]
+                view.show_wait(f"{reason} (automatic retry {event.retry} of {event.retries})", event.delay)
+            elif isinstance(event, TurnNotice):
+                self.notify(event.text, title="Context", severity="warning", timeout=15)
             elif isinstance(event, ReplyTextArrived) and view is not None:
                 await view.write(event.text)
             elif isinstance(event, ReplyCompleted) and view is not None:
@@ -275,8 +299,12 @@ class ChatScreen(Screen[None]):
             ModelErrorKind.TIMEOUT: "The model did not answer in time",
             ModelErrorKind.CONNECTION: "Connection problem",
         }.get(error.kind, "The request failed")
-        kept = " The partial reply is kept." if event.message.content else ""
-        self.notify(f"{error.user_message}{kept} Ctrl+R retries.", title=title, severity="error", timeout=12)
+        follow_up = (
+            " The partial reply is kept: Ctrl+G continues it, Ctrl+R asks again."
+            if event.message.content
+            else " Ctrl+R retries."
+        )
+        self.notify(f"{error.user_message}{follow_up}", title=title, severity="error", timeout=12)
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
@@ -321,6 +349,12 @@ class ChatScreen(Screen[None]):
             self.notify("A reply is still streaming. Esc stops it first.", severity="warning")
             return
         self.run_turn(None)
+
+    def action_continue_reply(self) -> None:
+        if self.busy:
+            self.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+            return
+        self.run_turn(None, resume=True)
 
     def action_new_session(self) -> None:
         if self.busy:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import ClassVar
 
@@ -9,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Markdown, Static, TextArea
 from textual.widgets.markdown import MarkdownStream
@@ -74,6 +76,8 @@ class MessageView(Vertical, can_focus=True):
     MessageView > TextArea.body { max-height: 30; }
     MessageView > .problem { color: $error; display: none; }
     MessageView.-problem > .problem { display: block; }
+    MessageView > .waiting { color: $warning; display: none; }
+    MessageView.-waiting > .waiting { display: block; }
     MessageView:focus { background: $boost; }
     MessageView.-forgotten > .body { opacity: 60%; }
     MessageView > .summary {
@@ -94,12 +98,17 @@ class MessageView(Vertical, can_focus=True):
         self._meta_line = Static(self._meta(), classes="meta")
         self._body_widget = self._body(message.content)
         self._problem = Static("", classes="problem")
+        self._waiting = Static("", classes="waiting")
+        self._wait: tuple[str, float] | None = None
+        """While an automatic retry is pending: what it says, and when (monotonic) it fires."""
+        self._wait_timer: Timer | None = None
         self._summary = Static("", classes="summary")
 
     def compose(self) -> ComposeResult:
         yield self._meta_line
         yield self._summary
         yield self._body_widget
+        yield self._waiting
         yield self._problem
 
     def on_mount(self) -> None:
@@ -162,16 +171,44 @@ class MessageView(Vertical, can_focus=True):
         )
         self.set_class(bool(problem), "-problem")
         if problem:
-            self._problem.update(Content(f"⚠ {inert(problem)}  Ctrl+R retries this turn."))
+            follow_up = (
+                "Ctrl+G continues it · Ctrl+R asks again."
+                if message.status == MessageStatus.INTERRUPTED and message.content
+                else "Ctrl+R retries this turn."
+            )
+            self._problem.update(Content(f"⚠ {inert(problem)}  {follow_up}"))
 
     def update_message(self, message: StoredMessage) -> None:
-        """Show a new state of the same message (finished, failed, interrupted)."""
+        """Show a new state of the same message (finished, failed, interrupted, continuing)."""
         self.message = message
         self._meta_line.update(self._meta())
         self._show_problem()
+        self.show_wait(None)
+
+    def show_wait(self, reason: str | None, seconds: float = 0.0) -> None:
+        """Count down to an automatic retry under the message (None: no retry pending)."""
+        self._wait = None if reason is None else (reason, time.monotonic() + seconds)
+        if self._wait_timer is not None:
+            self._wait_timer.stop()
+            self._wait_timer = None
+        if self._wait is not None:
+            self._wait_timer = self.set_interval(0.25, self._tick_wait)
+        self._tick_wait()
+
+    def _tick_wait(self) -> None:
+        wait = self._wait
+        self.set_class(wait is not None, "-waiting")
+        if wait is None:
+            return
+        reason, due = wait
+        left = max(0, round(due - time.monotonic()))
+        when = f"in {left} s" if left else "now"
+        self._waiting.update(Content(f"⟳ {inert(reason)}. Asking again {when}; Esc stops."))
 
     async def write(self, text: str) -> None:
         """Append streamed text to an assistant reply."""
+        if self._wait is not None:
+            self.show_wait(None)
         if self._stream is None:
             body = self._body_widget
             if isinstance(body, TextArea):

@@ -1,0 +1,88 @@
+"""What the user sees when the network misbehaves: a countdown to the automatic retry, a cut-off
+reply continued in place, and a too-long request sent again with what was left out named."""
+
+from __future__ import annotations
+
+from engine.chat import MessageStatus
+from tests.apphelpers import chat, make_app, say, send, stored_messages, toasts, views, wait_for, write_config
+from tests.fake_openai import FakeOpenAIServer
+from tests.test_app import body, text_of
+
+
+async def test_a_rate_limit_shows_a_countdown_then_the_reply(fake_server: FakeOpenAIServer) -> None:
+    write_config("max_retries = 1\n")
+    fake_server.faults.append("429:3000")
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test() as pilot:
+        screen = chat(app)
+        screen.composer.insert("are you there?")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(views(app)) == 2 and views(app)[1].has_class("-waiting"))
+        reply = views(app)[1]
+        waiting = text_of(reply.query_one(".waiting"))
+        assert "limiting requests" in waiting and "retry 1 of 1" in waiting
+        assert "in 3 s" in waiting or "in 2 s" in waiting
+        await wait_for(pilot, lambda: "in 1 s" in text_of(reply.query_one(".waiting")), 5)
+        await wait_for(pilot, lambda: not screen.busy, 10)
+        assert body(reply) == "Echo: are you there?"
+        assert not reply.has_class("-waiting") and not reply.has_class("-problem")
+    assert len(fake_server.requests) == 2
+
+
+async def test_escape_during_the_countdown_stops_and_keeps_the_message(fake_server: FakeOpenAIServer) -> None:
+    write_config("max_retries = 2\n")
+    fake_server.faults.append("429:60000")
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test() as pilot:
+        screen = chat(app)
+        screen.composer.insert("wait for me")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(views(app)) == 2 and views(app)[1].has_class("-waiting"))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not screen.busy)
+        await wait_for(pilot, lambda: views(app)[1].message.status == MessageStatus.FAILED)
+        assert not views(app)[1].has_class("-waiting")
+    assert [m.content for m in stored_messages() if m.role == "user"] == ["wait for me"]
+    assert len(fake_server.requests) == 1
+
+
+async def test_a_cut_off_reply_is_continued_in_place_with_ctrl_g(fake_server: FakeOpenAIServer) -> None:
+    write_config("max_retries = 0\n")
+    fake_server.reply = "alpha beta gamma delta epsilon zeta eta theta"
+    fake_server.faults.append("cutoff")
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "letters")
+        cut = views(app)[1]
+        await wait_for(pilot, lambda: cut.message.status == MessageStatus.INTERRUPTED)
+        partial = cut.message.content
+        assert partial and "Ctrl+G continues" in text_of(cut.query_one(".problem"))
+        await wait_for(pilot, lambda: any("Ctrl+G continues" in t for t in toasts(app)))
+        fake_server.reply = " iota kappa"
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: cut.message.status == MessageStatus.COMPLETE and not chat(app).busy)
+        assert len(views(app)) == 2  # the same message grew; no new one
+        assert body(cut) == partial + " iota kappa"
+        assert not cut.has_class("-problem")
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: any("nothing to continue" in t for t in toasts(app)))
+    replies = [m for m in stored_messages() if m.role == "assistant"]
+    assert [(m.content, m.status) for m in replies] == [(partial + " iota kappa", MessageStatus.COMPLETE)]
+
+
+async def test_too_long_for_the_model_is_sent_again_and_the_user_told_what_was_left_out(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    write_config("max_retries = 0\n")
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        for topic in ("rivers", "mountains", "glaciers", "deserts"):
+            text = f"Tell me about {topic}. " + " ".join(f"{topic}{n}" for n in range(300))
+            await say(pilot, app, text, not_now=True)
+        fake_server.enforced_window = 1500
+        await say(pilot, app, "and volcanoes?", not_now=True)
+        assert body(views(app)[-1]) == "Echo: and volcanoes?"
+        await wait_for(pilot, lambda: any("too long" in t for t in toasts(app)))
+        notice = next(t for t in toasts(app) if "too long" in t)
+        assert "1,500" in notice and "without" in notice
+        assert chat(app).context is not None and chat(app).context.window == 1500
