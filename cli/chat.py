@@ -41,16 +41,28 @@ def build_model(choice: ModelChoice, config: Config, counter: TokenCounter) -> C
     )
 
 
-def _open_store(database: Path, notices: list[Notice]) -> SqliteChatStore:
+def _open_store(database: Path, notices: list[Notice]) -> tuple[SqliteChatStore, str | None]:
+    """The store and the theme kept in it; an in-memory store when the database cannot be used."""
     try:
         opened = open_store(database)
     except StoreError as err:
-        # Still start, so the user can read the message; nothing of this run will be kept.
-        notices.append(Notice(f"{err.user_message} Nothing you write now will be saved.", "error"))
-        return SqliteChatStore(Path(":memory:"))
+        return _unsaved(err, notices), None
+    try:
+        # The first read: a file that opens but is damaged where the app looks first fails here,
+        # before the app starts, rather than in the middle of showing a session.
+        theme = opened.store.get_state(THEME_STATE_KEY)
+    except StoreError as err:
+        opened.store.close()
+        return _unsaved(err, notices), None
     if opened.notice:
         notices.append(Notice(opened.notice, "warning"))
-    return opened.store
+    return opened.store, theme
+
+
+def _unsaved(err: StoreError, notices: list[Notice]) -> SqliteChatStore:
+    # Still start, so the user can read the message; nothing of this run will be kept.
+    notices.append(Notice(f"{err.user_message} Nothing you write now will be saved.", "error"))
+    return SqliteChatStore(Path(":memory:"))
 
 
 def build_services(
@@ -76,7 +88,7 @@ def build_services(
             )
 
     database = paths.database_path()
-    store = _open_store(database, notices)
+    store, theme = _open_store(database, notices)
 
     choice = resolve_model(loaded.config, environment, base_url=base_url, model=model)
     notices.extend(Notice(text, "warning") for text in choice.notices)
@@ -104,7 +116,7 @@ def build_services(
         session_id=session_id,
         keys=dict(loaded.config.keys),
     )
-    return services, store.get_state(THEME_STATE_KEY)
+    return services, theme
 
 
 def run_chat(*, base_url: str | None, model: str | None, session_id: int | None) -> int:

@@ -56,10 +56,11 @@ def database_path() -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and its parents) if missing, readable by the current user only.
+    """Create ``path`` (and its missing parents) if missing, readable by the current user only.
 
     A directory that already exists keeps its mode: it may be shared on purpose (``~/.config``).
-    Only directories created here are set to 0700, whatever the umask.
+    Every directory created here, parents included (as the XDG spec asks), is set to 0700 whatever
+    the umask.
 
     Args:
         path: The directory to create.
@@ -70,9 +71,18 @@ def ensure_private_dir(path: Path) -> Path:
     Raises:
         OSError: The directory could not be created (permissions, a file in the way, disk full).
     """
-    missing = not path.is_dir()
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if missing:
+    missing: list[Path] = []
+    current = path
+    while not current.is_dir() and current.parent != current:
+        missing.append(current)
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise
+            continue  # another process made it just now: it is theirs to set
         # mkdir's mode is filtered through the umask; chmod is not.
-        path.chmod(0o700)
+        directory.chmod(0o700)
     return path

@@ -12,7 +12,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -68,13 +68,29 @@ def _message(row: sqlite3.Row | tuple[object, ...]) -> StoredMessage:
 
 
 def _describe(err: sqlite3.Error, where: str) -> str:
+    """One sentence for the user about ``err``, decided by SQLite's error code, not its wording."""
     text = str(err)
-    if isinstance(err, sqlite3.OperationalError) and "locked" in text:
+    code = getattr(err, "sqlite_errorname", "")
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text:
         return f"The database at {where} is busy (another program holds a lock); try again in a moment."
-    if "disk" in text or "full" in text:
-        return f"Could not write to the database at {where}: the disk is full or not writable ({text})."
-    if "readonly" in text:
-        return f"The database at {where} is read-only; nothing can be saved ({text})."
+    if code.startswith("SQLITE_READONLY"):
+        return (
+            f"The database at {where} is read-only ({text}): check that you may write the file and "
+            "its directory."
+        )
+    if code == "SQLITE_FULL" or code.startswith("SQLITE_IOERR"):
+        # A full disk (or a file-size limit) shows up as SQLITE_FULL or as a failed write.
+        return (
+            f"Could not save to the database at {where}: the disk is full or cannot be written ({text}). "
+            "This change was not saved; what was saved before is intact. Free some space and try again."
+        )
+    if code.startswith("SQLITE_CANTOPEN"):
+        return f"Could not open the database at {where} ({text}): check that its directory can be written."
+    if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return (
+            f"The database at {where} is damaged ({text}). Quit Heedful and move the file aside to start "
+            "a new one; the old file may still be recovered with SQLite's .recover command."
+        )
     return f"The database at {where} failed: {text}."
 
 
@@ -102,13 +118,17 @@ class SqliteChatStore:
             self._conn = sqlite3.connect(
                 str(path), isolation_level=None, check_same_thread=False, timeout=5.0
             )
-        except (OSError, sqlite3.Error) as err:
-            raise StoreError(f"Could not open the database at {path}: {err}.") from err
+        except OSError as err:
+            where = f" ({err.filename})" if err.filename and str(err.filename) != str(path) else ""
+            raise StoreError(f"Could not open the database at {path}: {err.strerror or err}{where}.") from err
+        except sqlite3.Error as err:
+            raise StoreError(_describe(err, self._where)) from err
         try:
             self._conn.execute("PRAGMA busy_timeout = 5000")
             # Before anything writes: switching to WAL rewrites the header of a file we must not touch.
             check_version(self._conn, self._where)
             if not in_memory:
+                _check_whole_pages(self._conn, path)
                 mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
                     raise sqlite3.OperationalError(f"could not switch to WAL journalling (got {mode})")
@@ -133,16 +153,29 @@ class SqliteChatStore:
                     return work(self._conn)
             except sqlite3.Error as err:
                 raise StoreError(_describe(err, self._where)) from err
+            except ValueError as err:
+                # A row that does not decode (a status, a date, a JSON column) was damaged on disk.
+                raise StoreError(
+                    f"The database at {self._where} is damaged: a stored row could not be read ({err})."
+                ) from err
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        self._conn.execute("BEGIN IMMEDIATE")
+        """One transaction: committed if the body and the COMMIT succeed, otherwise rolled back.
+
+        The original error always wins: after a failed write (a full disk, say) SQLite may already
+        have rolled back by itself, and a ROLLBACK failing then must not hide why.
+        """
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
             raise
-        self._conn.execute("COMMIT")
 
     def _finish_abandoned_replies(self) -> None:
         # A reply still "streaming" when the store opens was cut off by the app exiting or being
@@ -356,7 +389,24 @@ def _create_private(path: Path) -> None:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         return
-    os.close(fd)
+    try:
+        os.fchmod(fd, 0o600)  # open's mode went through the umask, which may take the owner's bits too
+    finally:
+        os.close(fd)
+
+
+def _check_whole_pages(conn: sqlite3.Connection, path: Path) -> None:
+    """A database file is always a whole number of pages: one that is not was cut short.
+
+    SQLite itself notices a file shorter than its header says only at a page boundary; cut mid-page,
+    the last page reads as zeros and garbage rows come back. Checked before anything writes.
+    """
+    page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    size = path.stat().st_size
+    if page_size > 0 and size % page_size:
+        raise sqlite3.DatabaseError(
+            f"database disk image is malformed: the file ends part-way through a page ({size:,} bytes)"
+        )
 
 
 # --- opening, with recovery from a corrupt file -----------------------------------------------
@@ -397,13 +447,15 @@ def open_store(path: Path, *, clock: Callable[[], datetime] = datetime.now) -> O
     except StoreError as err:
         if not _is_corrupt(err):
             raise
-    aside = path.with_name(f"{path.name}.corrupt-{clock():%Y%m%d-%H%M%S}")
+    aside = _free_name(path.with_name(f"{path.name}.corrupt-{clock():%Y%m%d-%H%M%S}"))
     try:
         path.rename(aside)
+        aside.chmod(0o600)  # it still holds the user's chats, whatever its mode was
         for suffix in ("-wal", "-shm", "-journal"):
             companion = path.with_name(path.name + suffix)
             if companion.exists():
-                companion.rename(aside.with_name(aside.name + suffix))
+                moved = companion.rename(aside.with_name(aside.name + suffix))
+                moved.chmod(0o600)
     except OSError as err:
         raise StoreError(
             f"The database at {path} is damaged and could not be moved aside ({err.strerror}). "
@@ -414,3 +466,12 @@ def open_store(path: Path, *, clock: Callable[[], datetime] = datetime.now) -> O
         store,
         f"The database at {path} was damaged; it was moved to {aside} and a new, empty one was started.",
     )
+
+
+def _free_name(wanted: Path) -> Path:
+    """``wanted``, or ``wanted-2``, ``wanted-3``...: a moved-aside file never replaces an earlier one."""
+    candidate, n = wanted, 1
+    while any(candidate.with_name(candidate.name + s).exists() for s in ("", "-wal", "-shm", "-journal")):
+        n += 1
+        candidate = wanted.with_name(f"{wanted.name}-{n}")
+    return candidate

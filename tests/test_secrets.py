@@ -1,0 +1,212 @@
+"""API keys reach the server and nothing else; every file and directory Heedful makes is private.
+
+A key comes from the environment variable the config names (``api_key_env``) and is sent as the
+``Authorization`` header. It must never be written down: not in the database or its log, not in a
+moved-aside database, not in the config, the ledger, the replay output or anything logged. The
+checks read the files' bytes, so they hold whatever the storage format.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import textual.constants
+
+from cli.chat import build_services
+from cli.main import main
+from engine.chat import MessageStatus
+from engine.errors import ModelErrorKind
+from engine.turn import ReplyFailed
+from sessions import paths
+from sessions.store import open_store
+from tests.apphelpers import make_app, send, stored_messages, views, write_config
+from tests.fake_openai import FakeOpenAIServer
+
+KEY_VAR = "HEEDFUL_TEST_PROVIDER_KEY"
+KEY = "sk-heedful-SECRET-4f9b2c7e1d8a6035"
+WRONG_KEY = "sk-heedful-WRONGKEY-93ab51e07c2d"
+# The whole keys, and a piece of each, in case something writes a shortened key.
+NEEDLES = (KEY.encode(), b"4f9b2c7e1d8a", WRONG_KEY.encode(), b"93ab51e07c2d")
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    """The common default umask, which lets files be readable by everyone unless Heedful says no."""
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def leaks(*roots: Path) -> list[str]:
+    """Every file under ``roots`` (or each root, if a file) that holds any of NEEDLES."""
+    found = []
+    for root in roots:
+        files = [root] if root.is_file() else [p for p in root.rglob("*") if p.is_file()]
+        for path in files:
+            data = path.read_bytes()
+            found += [f"{path} holds {needle!r}" for needle in NEEDLES if needle in data]
+    return found
+
+
+def not_private(root: Path) -> list[str]:
+    """Everything under ``root`` (and ``root``) that others could read: files not 0600, dirs not 0700."""
+    wrong = []
+    for path in [root, *root.rglob("*")]:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        wanted = 0o700 if path.is_dir() else 0o600
+        if mode != wanted:
+            wrong.append(f"{path} is {mode:o}")
+    return wrong
+
+
+def cut_mid_page(database: Path) -> None:
+    """Damage the database as an interrupted copy would, and leave it world-readable as ``cp`` would."""
+    data = database.read_bytes()
+    database.write_bytes(data[: len(data) - 1000])
+    database.chmod(0o644)
+
+
+async def test_the_key_reaches_the_server_and_is_written_nowhere(
+    fake_server: FakeOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    tmp_path: Path,
+    umask_022: None,
+) -> None:
+    caplog.set_level(logging.DEBUG)  # everything openai and its HTTP client log
+    textual_log = tmp_path / "textual.log"  # as with TEXTUAL_LOG set: everything the app logs
+    monkeypatch.setattr(textual.constants, "LOG_FILE", str(textual_log))
+    write_config(
+        'model = "fake/fake-model"\nmax_retries = 0\n'
+        f'[providers.fake]\nbase_url = "{fake_server.base_url}"\napi_key_env = "{KEY_VAR}"\n'
+        'models = { "fake-model" = 8192 }\n'
+    )
+    fake_server.api_key = KEY
+    data_dir, config_dir = paths.data_dir(), paths.config_path().parent
+
+    monkeypatch.setenv(KEY_VAR, KEY)
+    app = make_app(env={KEY_VAR: KEY})
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "hello there")
+        assert views(app)[1].message.content == "Echo: hello there"
+        fake_server.faults.append("500")
+        await send(pilot, "this one fails")
+        assert views(app)[-1].message.status == MessageStatus.FAILED
+        # Now, while the write-ahead log holds the latest writes.
+        assert os.path.getsize(f"{paths.database_path()}-wal") > 0  # noqa: ASYNC240
+        assert leaks(data_dir, config_dir) == []
+        assert not_private(data_dir) == []
+    app.services.store.close()
+    assert [r["headers"]["authorization"] for r in fake_server.requests] == [f"Bearer {KEY}"] * 2
+
+    # A wrong key, through the same services without the screen: the 401 is stored as the error.
+    monkeypatch.setenv(KEY_VAR, WRONG_KEY)
+    services, _ = build_services(env={KEY_VAR: WRONG_KEY})
+    try:
+        events = [event async for event in services.turns.send(None, "with the wrong key")]
+    finally:
+        await services.turns.model.aclose()
+        services.store.close()
+    assert isinstance(events[-1], ReplyFailed) and events[-1].error.kind == ModelErrorKind.AUTH
+    assert fake_server.requests[-1]["headers"]["authorization"] == f"Bearer {WRONG_KEY}"
+
+    # The errors were stored (so there was something to leak), and none of them quotes a key.
+    errors = [m.error for m in stored_messages() if m.error]
+    assert any("500" in e for e in errors) and any("401" in e for e in errors)
+    store = open_store(paths.database_path()).store
+    try:
+        ledger = [e.as_json() for s in store.list_sessions() for e in store.ledger(s.id)]
+    finally:
+        store.close()
+    assert ledger, "the curation engine should have logged its decisions"
+    assert not any(needle.decode() in json.dumps(ledger) for needle in NEEDLES)
+
+    # The database gets damaged and is moved aside at the next start: still nothing, still private.
+    cut_mid_page(paths.database_path())
+    services, _ = build_services(env={KEY_VAR: KEY})
+    services.store.close()
+    (aside,) = data_dir.glob("heedful.db.corrupt-*")
+    assert aside.stat().st_size > 0
+
+    assert leaks(data_dir, config_dir) == []
+    assert not_private(data_dir) == []  # the config here is the user's (write_config), not Heedful's
+    assert textual_log.stat().st_size > 0 and leaks(textual_log) == []
+    assert any(r.name.startswith("openai") for r in caplog.records)
+    assert not any(needle.decode() in caplog.text for needle in NEEDLES)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="providers/openai_chat.py quotes a server's error text as it is (_detail); a server that "
+    "echoes the key puts it in the reply's stored error. The fix belongs in that module: redact the key.",
+)
+async def test_a_key_the_server_echoes_in_an_error_is_not_passed_on(
+    fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.chat import PromptMessage
+    from engine.errors import ModelError
+    from providers.openai_chat import OpenAIChatModel
+    from tests import fake_openai
+
+    body = {**fake_openai.ERRORS["500"][1], "message": f"upstream refused the key {KEY}"}
+    monkeypatch.setitem(fake_openai.ERRORS, "500", (500, body))
+    fake_server.faults.append("500")
+    model = OpenAIChatModel(
+        model="fake-model", base_url=fake_server.base_url, api_key=KEY, context_window=8192, read_timeout=5
+    )
+    try:
+        with pytest.raises(ModelError) as caught:
+            async for _ in model.stream([PromptMessage("user", "hi")]):
+                pass
+    finally:
+        await model.aclose()
+    assert "upstream refused" in caught.value.user_message  # the server's words are passed on...
+    assert KEY not in caught.value.user_message  # ...but not the key in them
+
+
+def test_the_replay_output_never_holds_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(KEY_VAR, KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    transcript = tmp_path / "t.jsonl"
+    rows = [
+        {"id": f"m{n}", "role": ("user", "assistant")[n % 2], "content": f"note {n} " * 30} for n in range(20)
+    ]
+    transcript.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(["replay", str(transcript), "--context-window", "600"]) == 0
+    output = capsys.readouterr()
+    assert json.loads(output.out)["ledger"], "the replay should have logged decisions"
+    assert not any(needle.decode() in output.out + output.err for needle in NEEDLES)
+    assert leaks(paths.data_dir()) == []
+
+
+def test_every_file_and_directory_heedful_creates_is_private_whatever_the_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask_022: None
+) -> None:
+    home = tmp_path / "home"  # nothing of this exists yet: Heedful makes all of it
+    monkeypatch.setenv("HEEDFUL_DATA_DIR", str(home / "share" / "heedful"))
+    monkeypatch.setenv("HEEDFUL_CONFIG", str(home / "config" / "heedful" / "config.toml"))
+
+    services, _ = build_services(env={})
+    try:
+        session = services.store.create_session("private")
+        services.store.add_message(session.id, "user", "between you and me")
+        made = {p.relative_to(home).as_posix() for p in home.rglob("*")}
+        assert {"share/heedful/heedful.db-wal", "share/heedful/heedful.db-shm"} <= made
+        assert "config/heedful/config.toml" in made
+        assert not_private(home) == []
+    finally:
+        services.store.close()
+
+    cut_mid_page(paths.database_path())
+    services, _ = build_services(env={})
+    services.store.close()
+    assert list(paths.data_dir().glob("heedful.db.corrupt-*"))
+    assert not_private(home) == []
