@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["STOPWORDS", "stem", "terms", "words"]
@@ -37,6 +38,7 @@ splits at the apostrophe ("don't" gives "don" and "t")."""
 # split at every run of word characters, one linear pass.
 _POSSESSIVE = re.compile(r"['’][sS]\b")
 _TOKEN = re.compile(r"\w+")
+_SPACE = re.compile(r"[ \n]")
 # Split points inside an ASCII camelCase word: "HTTPServer" -> HTTP, Server; "utf8Decode" -> utf8, Decode.
 _ASCII_HUMP = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 
@@ -62,6 +64,39 @@ def _is_plain(word: str) -> bool:
     return word.islower() or word.isupper() or word[1:].islower()
 
 
+def encodable(text: str) -> str:
+    """``text`` with any lone surrogate (from a file read with surrogateescape, say) replaced by
+    U+FFFD: SQLite, tiktoken and HTTP all need text that encodes as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+PIECE_CHARS = 65_536
+"""Long texts are scanned in pieces of about this size, cut at whitespace: one regex or tokenizer
+call holds the GIL until it returns, and on a 10 MB paste that froze the UI thread for 0.3 s."""
+
+
+def pieces(text: str) -> Iterator[str]:
+    """``text`` in consecutive pieces of about PIECE_CHARS, each cut just before a space or newline
+    (never inside a word), so that scanning piece by piece finds the same words as scanning the
+    whole. A stretch with no space at all is not cut until its end."""
+    start, end = 0, len(text)
+    while end - start > PIECE_CHARS:
+        limit = start + PIECE_CHARS
+        cut = max(text.rfind(" ", start + 1, limit), text.rfind("\n", start + 1, limit))
+        if cut < 0:  # no space in this stretch (a base64 blob, say): look further on
+            found = _SPACE.search(text, limit)
+            if found is None:
+                break
+            cut = found.start()
+        yield text[start:cut]
+        start = cut
+    yield text[start:end]
+
+
 def words(text: str) -> list[str]:
     """Lower-case word tokens of ``text``, identifiers also split into their parts.
 
@@ -76,7 +111,8 @@ def words(text: str) -> list[str]:
         The tokens in order of appearance, case-folded, duplicates kept.
     """
     out: list[str] = []
-    for token in _TOKEN.findall(_POSSESSIVE.sub("", text)):
+    tokens = (token for piece in pieces(text) for token in _TOKEN.findall(_POSSESSIVE.sub("", piece)))
+    for token in tokens:
         if "_" not in token and _is_plain(token):  # most words: no parts to add
             out.append(token.casefold())
             continue
@@ -84,8 +120,8 @@ def words(text: str) -> list[str]:
         if not core:
             continue
         out.append(core.casefold())
-        pieces = [piece for piece in core.split("_") if piece]
-        parts = [part for piece in pieces for part in ([piece] if _is_plain(piece) else _humps(piece))]
+        segments = [segment for segment in core.split("_") if segment]
+        parts = [part for seg in segments for part in ([seg] if _is_plain(seg) else _humps(seg))]
         if len(parts) > 1:
             out.extend(part.casefold() for part in parts)
     return out

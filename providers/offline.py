@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator, Sequence
 from engine.chat import PromptMessage
 from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
 from engine.protocols import ModelEvent, ReplyFinished, TextDelta, TokenCounter, UsageReport
+from engine.text import pieces
 
 OFFLINE_MODEL_NAME = "offline"
 OFFLINE_CONTEXT_WINDOW = 8192
@@ -30,7 +31,8 @@ def digest(messages: Sequence[PromptMessage], counter: TokenCounter) -> str:
     tokens = REPLY_PRIMING_TOKENS + sum(counter.count(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages)
     approx = "" if counter.exact else "≈ "
     last = next((m.content for m in reversed(messages) if m.role == "user"), "")
-    words = len(last.split())
+    # In pieces: one split() of a 10 MB paste holds the GIL (and the UI) for 0.3 s.
+    words = sum(len(piece.split()) for piece in pieces(last))
     parts = [
         "**Offline model.** No model is connected, so this answer was made on your machine.",
         "",
@@ -40,9 +42,10 @@ def digest(messages: Sequence[PromptMessage], counter: TokenCounter) -> str:
         f"Your last message has {_plural(len(last), 'character')}, {_plural(words, 'word')} "
         f"and {approx}{_plural(counter.count(last), 'token')}.",
     ]
-    first_line = " ".join(last.split())[:_QUOTE_CHARS]
+    opening = " ".join(last[: _QUOTE_CHARS * 8].split())
+    first_line = opening[:_QUOTE_CHARS]
     if first_line:
-        ellipsis = "…" if len(" ".join(last.split())) > _QUOTE_CHARS else ""
+        ellipsis = "…" if len(opening) > _QUOTE_CHARS or len(last) > _QUOTE_CHARS * 8 else ""
         parts += ["", f"> {first_line}{ellipsis}"]
     parts += ["", "Press **F3** to connect a real model (OpenAI, Ollama or any OpenAI-compatible server)."]
     return "\n".join(parts)

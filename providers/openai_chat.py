@@ -214,7 +214,24 @@ class OpenAIChatModel:
         return self._base_url or "the default OpenAI endpoint"
 
     def _translate(self, err: Exception, phase: _Phase) -> ModelError:
-        """The :class:`ModelError` that tells the user what ``err`` means."""
+        """The :class:`ModelError` that tells the user what ``err`` means, without the API key.
+
+        Some servers quote the key they refused; the message is stored with the reply and shown,
+        so the key is taken out of it.
+        """
+        error = self._describe(err, phase)
+        key = self._api_key
+        if key is None or key not in error.user_message:
+            return error
+        return ModelError(
+            error.kind,
+            error.user_message.replace(key, "[your API key]"),
+            retry_after=error.retry_after,
+            retryable=error.retryable,
+            window=error.window,
+        )
+
+    def _describe(self, err: Exception, phase: _Phase) -> ModelError:
         import openai
 
         kind = ModelErrorKind

@@ -86,3 +86,30 @@ async def test_too_long_for_the_model_is_sent_again_and_the_user_told_what_was_l
         notice = next(t for t in toasts(app) if "too long" in t)
         assert "1,500" in notice and "without" in notice
         assert chat(app).context is not None and chat(app).context.window == 1500
+
+
+async def test_a_store_that_fails_under_a_streaming_reply_is_said_and_the_reply_closed(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    from engine.errors import StoreError
+
+    fake_server.reply = "word " * 200
+    fake_server.chunk_delay = 0.01
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test(notifications=True) as pilot:
+        store = app.services.store
+
+        def disk_full(*args: object, **kwargs: object) -> object:
+            raise StoreError("The disk holding /data/heedful.db is full.")
+
+        screen = chat(app)
+        screen.composer.insert("hello")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(views(app)) == 2 and "word" in body(views(app)[1]))
+        store.update_message = disk_full  # type: ignore[method-assign]  # the disk fills up now
+        await wait_for(pilot, lambda: not screen.busy)
+        reply = views(app)[1]
+        assert reply.message.status == MessageStatus.INTERRUPTED
+        assert "disk" in text_of(reply.query_one(".problem"))
+        await wait_for(pilot, lambda: any("is full" in t for t in toasts(app)))
+        assert app.is_running

@@ -141,11 +141,6 @@ async def test_the_key_reaches_the_server_and_is_written_nowhere(
     assert not any(needle.decode() in caplog.text for needle in NEEDLES)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="providers/openai_chat.py quotes a server's error text as it is (_detail); a server that "
-    "echoes the key puts it in the reply's stored error. The fix belongs in that module: redact the key.",
-)
 async def test_a_key_the_server_echoes_in_an_error_is_not_passed_on(
     fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

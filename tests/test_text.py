@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.text import STOPWORDS, stem, terms, words
+from engine.text import STOPWORDS, encodable, stem, terms, words
 
 
 def test_stopwords_are_the_common_function_words() -> None:
@@ -100,3 +100,23 @@ def test_words_and_terms_accept_any_text(text: str) -> None:
     assert all(w and w == w.casefold() for w in found)
     assert words(text) == found
     assert terms(text) == [stem(w) for w in found if len(w) > 1 and w not in STOPWORDS]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(["word", "it's", "snake_case", "camelCase", "é", " ", "\n", "x1"]), max_size=400)
+)
+def test_long_texts_scanned_in_pieces_give_the_same_words(parts: list[str]) -> None:
+    # Pieces keep one regex call short (a 10 MB paste must not hold the GIL for long); where they
+    # are cut must never change the words found.
+    text = "".join(parts)
+    whole = words(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("engine.text.PIECE_CHARS", 16)
+        assert words(text) == whole
+
+
+def test_lone_surrogates_become_replacement_characters_and_the_rest_is_kept() -> None:
+    assert encodable("ok \U0001f600 \x00") == "ok \U0001f600 \x00"
+    assert encodable("a\udcffb\ud800") == "a\ufffdb\ufffd"
+    encodable("a\udcffb").encode("utf-8")  # now storable and countable

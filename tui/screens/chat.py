@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
@@ -17,7 +18,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Markdown, Static
 from textual.worker import Worker, WorkerError, WorkerState
 
-from engine.chat import Session, StoredMessage
+from engine.chat import MessageStatus, Session, StoredMessage
 from engine.errors import ModelErrorKind, StoreError
 from engine.turn import (
     ContextCurated,
@@ -168,7 +169,7 @@ class ChatScreen(Screen[None]):
 
     # --- sessions ------------------------------------------------------------------------------
 
-    @work(exclusive=True, group=LOAD_GROUP)
+    @work(exclusive=True, group=LOAD_GROUP, exit_on_error=False)
     async def open_session(self, session_id: int | None) -> None:
         """Show a session (the latest one when ``session_id`` is None and no session is open)."""
         store = self.services.store
@@ -238,6 +239,16 @@ class ChatScreen(Screen[None]):
             if self._reply_view is not None:
                 await self._settle(self._reply_view)
             self.notify("Stopped. The partial reply is kept; Ctrl+R asks again.")
+            raise
+        except StoreError as err:
+            # The store failed under a streaming reply: what is on screen may not be saved.
+            if self._reply_view is not None:
+                await self._reply_view.close_stream()
+                self._reply_view.update_message(
+                    replace(
+                        self._reply_view.message, status=MessageStatus.INTERRUPTED, error=err.user_message
+                    )
+                )
             raise
         except NothingToRetry:
             self.notify("Nothing to retry yet.")

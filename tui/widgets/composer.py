@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -9,13 +10,32 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import EditResult
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "alt+enter", "shift+enter", "newline"})
 """Keys that insert a line break; Enter itself sends. Terminals report ctrl+j as a newline."""
 
+PASTE_INLINE_CHARS = 20_000
+PASTE_INLINE_LINES = 500
+"""A paste larger than this is held aside and shown as one placeholder line: TextArea lays out
+every line it holds, and a 10 MB paste froze the app for 9 s."""
+
+
+def describe_size(text: str) -> str:
+    """ "1,204 lines, 56.3 kB" for a paste's placeholder."""
+    lines = text.count("\n") + 1
+    size = len(text.encode("utf-8", "surrogatepass"))
+    amount = f"{size / 1_000_000:.1f} MB" if size >= 1_000_000 else f"{size / 1000:.1f} kB"
+    return f"{lines:,} line{'s' if lines != 1 else ''}, {amount}"
+
 
 class Composer(TextArea):
-    """Where the user writes. Enter sends; ctrl+j or alt+enter inserts a newline; pastes keep theirs."""
+    """Where the user writes. Enter sends; ctrl+j or alt+enter inserts a newline; pastes keep theirs.
+
+    A large paste is not put into the text area: a placeholder such as ``[Pasted text #1: 170,000
+    lines, 10.0 MB]`` stands for it, and :attr:`message` puts the pasted text back in its place.
+    Deleting the placeholder drops the paste.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # Shown in the footer; the key itself is handled in _on_key before bindings are consulted.
@@ -52,6 +72,8 @@ class Composer(TextArea):
             id=id,
             classes=classes,
         )
+        self._pastes: dict[str, str] = {}
+        """Placeholder → the large paste it stands for."""
 
     async def _on_key(self, event: events.Key) -> None:
         # Textual runs _on_key of every class in the MRO unless the default is prevented, so
@@ -65,10 +87,34 @@ class Composer(TextArea):
             event.prevent_default()
             self.action_submit()
 
+    async def _on_paste(self, event: events.Paste) -> None:
+        text = event.text
+        if len(text) <= PASTE_INLINE_CHARS and text.count("\n") < PASTE_INLINE_LINES:
+            return  # TextArea inserts it
+        event.stop()
+        event.prevent_default()
+        placeholder = f"[Pasted text #{len(self._pastes) + 1}: {describe_size(text)}]"
+        self._pastes[placeholder] = text
+        start, end = self.selection
+        self.replace(placeholder, start, end, maintain_selection_offset=False)
+
+    @property
+    def message(self) -> str:
+        """What sending would send: the text typed, with each large paste in its placeholder's place."""
+        if not self._pastes:
+            return self.text
+        # One pass over what was typed: a paste that itself contains a placeholder's words stays as it is.
+        placeholders = re.compile("|".join(re.escape(p) for p in self._pastes))
+        return placeholders.sub(lambda found: self._pastes[found.group()], self.text)
+
+    def clear(self) -> EditResult:
+        self._pastes.clear()
+        return super().clear()
+
     def action_newline(self) -> None:
         start, end = self.selection
         self.replace("\n", start, end, maintain_selection_offset=False)
 
     def action_submit(self) -> None:
         if self.text.strip():
-            self.post_message(self.Submitted(self, self.text))
+            self.post_message(self.Submitted(self, self.message))

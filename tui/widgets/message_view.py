@@ -24,6 +24,10 @@ MARKDOWN_LIMIT = 40_000
 """Above this many characters a message is shown as plain text: Textual's Markdown takes seconds
 (and hundreds of MB) to lay out very large documents."""
 
+SHOWN_LIMIT = 200_000
+SHOWN_HEAD = 20_000
+"""A message longer than SHOWN_LIMIT characters shows its first SHOWN_HEAD and a note."""
+
 ROLE_LABELS = {"user": "you", "assistant": "assistant", "system": "system", "tool": "tool"}
 
 
@@ -156,6 +160,15 @@ class MessageView(Vertical, can_focus=True):
         self.toggle_class("-expanded")
 
     def _body(self, text: str) -> Widget:
+        if len(text) > SHOWN_LIMIT:
+            # Even a read-only TextArea takes seconds (and hundreds of MB) to lay out 10 MB: show
+            # the start, and say plainly that the rest is kept and sent.
+            rest = text[SHOWN_HEAD:]
+            note = (
+                f"\n\n… and {len(rest):,} more characters ({rest.count(chr(10)):,} more lines), "
+                "not shown here. All of it is stored, and sent as the context allows."
+            )
+            return Static(Content(inert(text[:SHOWN_HEAD])) + Content.styled(note, "italic"), classes="body")
         safe = inert(text)
         if len(safe) > MARKDOWN_LIMIT:
             return TextArea(safe, read_only=True, soft_wrap=True, classes="body")
@@ -216,7 +229,7 @@ class MessageView(Vertical, can_focus=True):
                 body.insert(inert(text), body.document.end)
                 return
             if not isinstance(body, Markdown):
-                raise TypeError(f"cannot stream into a {type(body).__name__}")
+                return  # a message too long to show (continued): only its start is on screen
             self._stream = Markdown.get_stream(body)
         await self._stream.write(inert(text))
 

@@ -1,0 +1,104 @@
+"""Big and strange input from the user: a 10 MB paste, a 100,000-line message, binary bytes.
+
+The app must keep answering keys while such a message is counted and analysed (off the event
+loop), store it exactly, and show it without laying out megabytes of text.
+"""
+
+from __future__ import annotations
+
+from textual import events
+
+from tests.apphelpers import chat, make_app, stored_messages, views, wait_for
+from tests.test_app import body
+from tui.app import HeedfulApp
+from tui.widgets.composer import PASTE_INLINE_CHARS
+from tui.widgets.message_view import SHOWN_HEAD
+
+
+def paste(app: HeedfulApp, text: str) -> None:
+    """As the terminal delivers a paste: to the app, which hands it to the focused widget."""
+    chat(app).composer.focus()
+    app.post_message(events.Paste(text))
+
+
+TEN_MB = ("lorem ipsum dolor sit amet, consectetur adipiscing elit 12345\n" * 170_000)[:10_000_000]
+
+
+async def test_a_ten_megabyte_paste_is_held_aside_sent_exactly_and_typing_goes_on() -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = chat(app)
+        composer = screen.composer
+        composer.focus()
+        await pilot.press("s", "e", "e", "space")
+        paste(app, TEN_MB)
+        await pilot.pause()
+        # One short placeholder line instead of 160,000 lines of text area.
+        assert composer.text == "see [Pasted text #1: 161,291 lines, 10.0 MB]"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.busy and composer.text == "")
+        # The turn is still counting and analysing 10 MB: typing must get through meanwhile.
+        await pilot.press("n", "e", "x", "t")
+        typed_while_busy = screen.busy
+        assert composer.text == "next"
+        await wait_for(pilot, lambda: not screen.busy and len(views(app)) == 2, 120)
+        assert typed_while_busy, "the turn ended before the keys were typed: nothing was measured"
+        shown = body(views(app)[0])
+        assert shown.startswith("see lorem ipsum")
+        assert len(shown) < SHOWN_HEAD + 300  # the start, and a note, not 10 MB
+        assert "more characters" in shown and "All of it is stored" in shown
+    (user,) = [m for m in stored_messages() if m.role == "user"]
+    assert user.content == "see " + TEN_MB
+
+
+async def test_a_hundred_thousand_line_message_is_stored_whole_and_shown_briefly() -> None:
+    text = "".join(f"line {n}\n" for n in range(100_000))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = chat(app)
+        paste(app, text)
+        await pilot.pause()
+        assert screen.composer.text.startswith("[Pasted text #1: 100,001 lines,")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not screen.busy and len(views(app)) == 2, 60)
+        shown = body(views(app)[0])
+        assert shown.startswith("line 0\nline 1\n") and "more lines" in shown
+    (user,) = [m for m in stored_messages() if m.role == "user"]
+    assert user.content == text
+
+
+async def test_deleting_the_placeholder_drops_the_paste() -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        composer = chat(app).composer
+        paste(app, "x" * (PASTE_INLINE_CHARS + 1))
+        await pilot.pause()
+        composer.clear()
+        await pilot.press("h", "i", "enter")
+        await wait_for(pilot, lambda: len(views(app)) == 2 and not chat(app).busy)
+    assert [m.content for m in stored_messages() if m.role == "user"] == ["hi"]
+
+
+async def test_a_small_paste_goes_into_the_composer_as_it_is() -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        composer = chat(app).composer
+        paste(app, "two\nlines")
+        await pilot.pause()
+        assert composer.text == "two\nlines"
+
+
+async def test_binary_bytes_and_escape_sequences_are_stored_exactly_and_shown_inertly() -> None:
+    nasty = "bin\x00\x01\x7f \x1b]52;c;UFdORUQ=\x07 \x1b[2J \x9b2J [bold]x[/] \udcff end"
+    app = make_app()
+    async with app.run_test() as pilot:
+        paste(app, nasty)
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(views(app)) == 2 and not chat(app).busy)
+        shown = body(views(app)[0])
+        assert not any(ch in shown for ch in "\x00\x01\x7f\x1b\x07\x9b")
+        assert "[bold]x[/]" in shown  # markup is text, not styling
+        assert shown.endswith("end")
+    # Everything is kept but a lone surrogate, which no UTF-8 store can hold: it becomes U+FFFD.
+    assert [m.content for m in stored_messages() if m.role == "user"] == [nasty.replace("\udcff", "\ufffd")]
