@@ -25,7 +25,7 @@ MARKDOWN_LIMIT = 40_000
 (and hundreds of MB) to lay out very large documents."""
 
 SHOWN_LIMIT = 200_000
-SHOWN_HEAD = 20_000
+SHOWN_HEAD = 4_000
 """A message longer than SHOWN_LIMIT characters shows its first SHOWN_HEAD and a note."""
 
 ROLE_LABELS = {"user": "you", "assistant": "assistant", "system": "system", "tool": "tool"}
