@@ -113,3 +113,21 @@ async def test_a_store_that_fails_under_a_streaming_reply_is_said_and_the_reply_
         assert "disk" in text_of(reply.query_one(".problem"))
         await wait_for(pilot, lambda: any("is full" in t for t in toasts(app)))
         assert app.is_running
+
+
+async def test_escape_cancels_a_server_that_has_not_started_answering(fake_server: FakeOpenAIServer) -> None:
+    import time
+
+    fake_server.faults.append("slow_headers:30")
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test() as pilot:
+        screen = chat(app)
+        screen.composer.insert("anyone home?")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(views(app)) == 2 and fake_server.requests)
+        started = time.monotonic()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not screen.busy)
+        assert time.monotonic() - started < 5  # not the 30 s the server would take, nor the read timeout
+        await wait_for(pilot, lambda: views(app)[1].message.status == MessageStatus.FAILED)
+    assert [m.content for m in stored_messages() if m.role == "user"] == ["anyone home?"]

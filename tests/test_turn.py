@@ -157,6 +157,7 @@ async def test_request_carries_system_prompt_and_conversation(
         ("cutoff", ModelErrorKind.CONNECTION, True),
         ("truncate", ModelErrorKind.CUT, True),
         ("stream_error", ModelErrorKind.SERVER, True),
+        ("invalid_json", ModelErrorKind.BAD_RESPONSE, True),
     ],
 )
 async def test_each_fault_keeps_the_message_and_retry_recovers(
