@@ -84,8 +84,9 @@ _AGO_HEAD = re.compile(
     r"(?i:second|minute|hour|day|week|month|year|decade)s?[ \t]+\Z"
 )
 _NUMBER_TAIL = re.compile(rf"[ \t]+{_UNIT}")
+# Possessive: with "[ \t]*:?[ \t]*" the two runs could split a long run of blanks every way (quadratic).
 _HTTP_TAIL = re.compile(
-    r"(?i:http(?:/\d(?:\.\d)?)?|status(?:[ \t]+code)?|error|code)[ \t]*:?[ \t]*([1-5]\d\d)(?!\d)"
+    r"(?i:http(?:/\d(?:\.\d)?)?|status(?:[ \t]++code)?|error|code)[ \t]*+(?::[ \t]*+)?([1-5]\d\d)(?!\d)"
 )
 _NAME_TAIL = re.compile(r"[ \t]+([A-Za-z_]\w{0,127}+)(?!\w)")
 _NUMBER = re.compile(  # everything that starts with a digit: dates, HTTP statuses, quantities, money
@@ -146,10 +147,12 @@ _INLINE = re.compile(r"`([^`\n]+)`")
 _PROMPT = re.compile(r"\n[ \t]*\$[ \t]+(\S[^\n]*)")
 _SHELL_LINE = re.compile(rf"\n[ \t]*(?:\$[ \t]+)?((?:{_alt(_PROGRAMS)})(?=[ \t\n]|\Z)[^\n]*)")
 # One pattern per opening quote: a literal first character is found by a fast scan, a class is not.
-_QUOTED = r"((?:[^'’\n]|['’](?=\w)){1,120})['’](?![\w'’])"  # inner apostrophes: "Charlotte's Web"
-_QUOTES = [re.compile(r"“([^”\n]{1,120})”"), re.compile(r"«([^»\n]{1,120})»")]
+# Possessive: what the quoted part may hold never includes a closing quote, so giving characters back
+# cannot find one; it would only cost up to 120 steps per opening quote ("‘‘‘‘...").
+_QUOTED = r"((?:[^'’\n]|['’](?=\w)){1,120}+)['’](?![\w'’])"  # inner apostrophes: "Charlotte's Web"
+_QUOTES = [re.compile(r"“([^”\n]{1,120}+)”"), re.compile(r"«([^»\n]{1,120}+)»")]
 _QUOTES += [
-    re.compile(r"\"(?<![\w\"]\")([^\"\n]{1,120})\"(?![\w\"])"),
+    re.compile(r"\"(?<![\w\"]\")([^\"\n]{1,120}+)\"(?![\w\"])"),
     re.compile(rf"'(?<![\w'’]'){_QUOTED}"),
 ]
 _QUOTES += [re.compile(rf"‘(?<![\w'’]‘){_QUOTED}")]

@@ -137,6 +137,12 @@ def load_config(path: Path) -> ConfigLoad:
         return ConfigLoad(
             Config(), path, exists=True, problems=[f"{path}: {describe_toml_error(err)} — {FALLBACK}."]
         )
+    except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
+        problem = f"{path}: arrays or inline tables are nested too deeply to read — {FALLBACK}."
+        return ConfigLoad(Config(), path, exists=True, problems=[problem])
+    except ValueError:  # tomllib lets int()'s limit on digits (4300) escape as a plain ValueError
+        problem = f"{path}: a number has too many digits to read — {FALLBACK}."
+        return ConfigLoad(Config(), path, exists=True, problems=[problem])
     try:
         config = Config.model_validate(document)
     except ValidationError as err:
@@ -151,19 +157,19 @@ def load_config(path: Path) -> ConfigLoad:
 
 # --- describing problems ----------------------------------------------------------------------
 
-# tomllib (before 3.14) puts the position only in the message text.
-_TOML_POSITION = re.compile(
-    r"^(?P<reason>.*?)\s*\((?:at line (?P<line>\d+), column (?P<column>\d+)|at end of document)\)$"
-)
+# tomllib (before 3.14) puts the position only in the message text. Found from the "(" that starts it:
+# a leading "(.*?)\s*" would be quadratic on the long runs of spaces a user's key can put in the message
+# ("Cannot declare ('a      ...',) twice").
+_TOML_POSITION = re.compile(r"\((?:at line (?P<line>\d+), column (?P<column>\d+)|at end of document)\)$")
 
 
 def describe_toml_error(err: tomllib.TOMLDecodeError) -> str:
     """``"line 3, column 5: Invalid value"`` from tomllib's ``"Invalid value (at line 3, column 5)"``."""
     message = str(err)
-    match = _TOML_POSITION.match(message)
+    match = _TOML_POSITION.search(message)
     if match is None:
         return message
-    reason = match["reason"]
+    reason = message[: match.start()].rstrip()
     if match["line"] is None:
         return f"at the end of the file: {reason}"
     return f"line {match['line']}, column {match['column']}: {reason}"

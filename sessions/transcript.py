@@ -8,6 +8,7 @@ that the engine never sees it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -44,12 +45,13 @@ class _Line:
     data: object
 
 
-def _lines(path: Path) -> list[_Line]:
+def _lines(path: Path) -> Iterator[_Line]:
+    """The non-blank lines of ``path`` as JSON, one at a time: the caller checks each before the next is
+    read, so an error names the first bad line of the file, whatever is wrong with it."""
     try:
         raw = path.read_bytes()
     except OSError as err:
         raise TranscriptError(f"{path}: could not be read ({err.strerror or err}).") from err
-    lines: list[_Line] = []
     for number, chunk in enumerate(raw.split(b"\n"), start=1):
         if not chunk.strip():
             continue
@@ -60,12 +62,32 @@ def _lines(path: Path) -> list[_Line]:
                 f"{path}, line {number}: not UTF-8 text (bad byte at column {err.start + 1})."
             ) from err
         try:
-            lines.append(_Line(number, json.loads(text)))
+            data = json.loads(text)
         except json.JSONDecodeError as err:
             raise TranscriptError(
                 f"{path}, line {number}: invalid JSON ({err.msg} at column {err.colno})."
             ) from err
-    return lines
+        except RecursionError as err:  # json recurses once per level of nested arrays and objects
+            raise TranscriptError(f"{path}, line {number}: arrays or objects nested too deeply.") from err
+        except ValueError as err:  # json lets int()'s limit on digits (4300) escape as a plain ValueError
+            raise TranscriptError(f"{path}, line {number}: a number has too many digits to read.") from err
+        yield _Line(number, data)
+
+
+def _not_text(record: BaseModel) -> str | None:
+    """What is wrong with a string field holding a lone surrogate (JSON can write one as ``"\\ud800"``).
+
+    Such a string is not text: no file, database or terminal can encode it, so it is refused here, where
+    the line is known, instead of failing later in the store or on output.
+    """
+    for name in type(record).model_fields:
+        value = getattr(record, name)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as err:
+                return f"{name} holds a lone surrogate (\\u{ord(value[err.start]):04x}), which is not text"
+    return None
 
 
 def _problem(err: ValidationError) -> str:
@@ -92,6 +114,8 @@ def read_transcript(path: Path) -> list[TranscriptMessage]:
             message = TranscriptMessage.model_validate(line.data)
         except ValidationError as err:
             raise TranscriptError(f"{path}, line {line.number}: {_problem(err)}.") from err
+        if (problem := _not_text(message)) is not None:
+            raise TranscriptError(f"{path}, line {line.number}: {problem}.")
         if message.id in seen:
             raise TranscriptError(f"{path}, line {line.number}: the id {message.id!r} was used before.")
         seen.add(message.id)
@@ -108,7 +132,10 @@ def read_probes(path: Path) -> list[Probe]:
     probes: list[Probe] = []
     for line in _lines(path):
         try:
-            probes.append(Probe.model_validate(line.data))
+            probe = Probe.model_validate(line.data)
         except ValidationError as err:
             raise TranscriptError(f"{path}, line {line.number}: {_problem(err)}.") from err
+        if (problem := _not_text(probe)) is not None:
+            raise TranscriptError(f"{path}, line {line.number}: {problem}.")
+        probes.append(probe)
     return probes

@@ -1,0 +1,843 @@
+"""Fuzzing the three readers of untrusted text: the transcript importer, the config loader, the extractor.
+
+No exception escapes: the importer raises only TranscriptError, naming the first bad line; the config
+loader never raises and falls back to the defaults with problems in words; the extractor (and the text,
+summary, role and sanitising helpers around it) accepts any str. And no input takes unbounded time:
+every regex that sees user, model, file or server text gets a ~200 kB input built against its
+structure (long runs of what its quantifiers overlap on, almost-matches that fail at the end), and must
+finish in seconds where quadratic or exponential backtracking would take minutes to hours.
+
+Every regex in engine/, sessions/, providers/, cli/ and tui/ (providers/ and cli/ have none), the
+line it was at when this file was written, and the test that reaches it. Entity cases are ids of
+``test_extractor_regexes_stay_fast``, text cases of ``test_text_regexes_stay_fast``, and so on.
+
+engine/entities.py (through extract_entities)
+  78  _KEYWORD        keyword_near_misses, and every case with a keyword
+  79  _MONTH_DATE     month_blank_run, month_abbr_runs
+  80  _WEEKDAY_DATE   weekday_blank_run
+  81  _PREPOSITION    weekday_blank_run, years
+  82  _AGO_HEAD       ago_heads
+  86  _NUMBER_TAIL    number_word_blank_run
+  88  _HTTP_TAIL      http_blank_run, status_blank_run, error_code_blank_run  (was quadratic: fixed)
+  91  _NAME_TAIL      def_blank_run, def_long_name
+  92  _NUMBER         digit_blank_run_month, status_digits_blank_run, money_digits, thousands,
+                      decimals, iso_near_miss, dmy_near_miss, years
+  102 _YEAR_RX        years
+  103 _UNIT_AFTER     years
+  105 _URL_ANCHORS    scheme_anchors, www_anchors, url_closers
+  106 _URL_REST       url_no_end, url_closers
+  107 _SLASH          slash_words, home_slashes, dot_slashes, long_segment, deep_path
+  108 _PATH_AT        long_segment, deep_path, slash_words
+  111 _PATH_RUN       deep_path
+  112 _LINE_NO        line_numbers
+  113 _EXT_AT         ext_near_miss
+  114 _DOTFILE_AT     dotfile_dashes, dotfile_parts
+  115 _WIN            windows_backslashes, windows_anchors
+  116 _NAMED_FILE     file_words
+  117 _ENV_DOLLAR     env_default_unclosed, env_braces
+  120 _ENV_PERCENT    env_percent_long
+  121 _ENV_CALL       environ_blank_run, getenv_calls
+  124 _ENV_SHAPE      caps_underscores
+  125 _ENV_ASSIGN     shell_assign_long_key
+  126 _ERR_SUFFIX     error_suffixes, error_blank_run
+  127 _ERR_CODE       capital_e, errno_near_miss
+  128 _MESSAGE        message_blank_run, message_long, error_blank_run
+  129 _SENTENCE_END   message_long
+  130 _WORD_AT        acronym_run, caps_underscores, snake_underscores
+  131 _DOT            dotted_long_segments, ext_near_miss, dotfile_parts
+  132 _DOTTED_AT      dotted_long_segments
+  133 _CALL           parens, word_then_call
+  134 _UNDERSCORE     snake_underscores, caps_underscores
+  135 _CAMEL          acronym_run, brands
+  136 _HUMP           brands
+  137 _NAME_PREFIXED  brands
+  138 _SNAKE_SHAPE    snake_underscores
+  139 _IDENT          inline_dotted_segments, inline_word
+  140 _EQ             equals, assign_blank_run, shell_assign_long_key
+  141 _LINE_KEY       indent_dash, list_keys, key_blank_run
+  142 _SECTION        section_opens, section_blank_run
+  143 _KEY_SHAPE      quoted_key_blank_run
+  144 _COLON_AFTER    quoted_key_blank_run
+  145 _FENCE          fence_opens, backtick_run_line, tilde_fence_blank_run
+  146 _INLINE         backticks, unclosed_inline, inline_word
+  147 _PROMPT         prompt_blank_run, prompts
+  148 _SHELL_LINE     shell_block
+  153 _QUOTES “ «     curly_unclosed, guillemets                 (made possessive: constant factor)
+  155 _QUOTES "       double_quotes                              (made possessive: constant factor)
+  156 _QUOTES '       apostrophes, single_quote_words, apostrophe_inner
+  158 _QUOTES ‘       curly_singles (slowest case; possessive halved it)
+  162 _NAME           capitals, hyphen_names, connectors, irish_names, name_blank_runs, long_capital_runs
+  163 _CAPWORD        long_capital_runs, hyphen_names
+  166 _RUNS           word_then_slash, word_then_call (the backward scans of every anchor)
+engine/text.py (through words and terms)
+  39  _POSSESSIVE     possessives, apostrophe_run
+  40  _TOKEN          one_long_token, one_long_camel_token
+  41  _SPACE          one_long_token, long_token_then_space  (pieces(), added concurrently by another change)
+  43  _ASCII_HUMP     one_long_camel_token, acronym_then_lower, digit_humps
+engine/summaries.py (through ExtractiveSummarizer.summarize)
+  18  _SENTENCE_END   test_summary_regexes_stay_fast[stops|blank_after_stop|newlines]
+  20  _EVENT          test_summary_regexes_stay_fast[long_fail_word]
+engine/roles.py (through classify)
+  18-37 _PATTERNS     test_role_regexes_stay_fast[*]
+  44  _NOISE          test_role_regexes_stay_fast[blank_then_thanks]
+sessions/config.py (through load_config)
+  163 _TOML_POSITION  test_config_regexes_stay_fast[duplicate_key_blank_run|parens_in_key]
+                      (was quadratic: fixed)
+  203 _toml_key       test_config_regexes_stay_fast[long_provider_name|long_provider_name_almost_bare]
+tui/sanitize.py (through inert)
+  17  _CONTROLS       test_sanitize_regexes_stay_fast[*]
+  18  _LONE_SURROGATES test_sanitize_regexes_stay_fast[*]
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import re
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomli_w
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from cli.main import main
+from engine.entities import EntityKind, Mention, extract_entities
+from engine.items import Item, MemoryRole
+from engine.roles import classify
+from engine.summaries import ExtractiveSummarizer, missing_entities
+from engine.text import words
+from sessions.config import FALLBACK, Config, load_config
+from sessions.transcript import TranscriptError, read_probes, read_transcript
+from tui.sanitize import inert
+
+N = 200_000
+"""Size of an adversarial input: a big paste, and far past where quadratic costs show."""
+SECONDS = 2.0
+"""CPU seconds. Generous for linear work on N characters (the slowest case, curly_singles, takes
+~0.9 s here); a quadratic regex takes minutes on N characters, an exponential one longer than anyone
+waits."""
+
+# Hypothesis writes one file per example into the test's tmp_path, always before reading it, so the
+# function-scoped fixture holds no state between examples.
+FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def rep(unit: str, size: int = N) -> str:
+    return unit * (size // len(unit))
+
+
+def timed(call: Callable[[], Any]) -> tuple[Any, float]:
+    """The result of ``call`` and the CPU seconds it took (not wall time: other processes on a busy
+    machine must not make a linear case look slow)."""
+    started = time.process_time()
+    result = call()
+    return result, time.process_time() - started
+
+
+# --- The transcript importer -------------------------------------------------------------------------
+
+ROLES = ("system", "user", "assistant", "tool")
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+MESSAGES = st.fixed_dictionaries(
+    {
+        "id": st.sampled_from(["a", "b", "c"]) | st.text(max_size=6),  # some ids repeat
+        "role": st.sampled_from(ROLES),
+        "content": st.text(max_size=30),
+    },
+    optional={
+        "name": st.none() | st.text(max_size=6),
+        "created_at": st.none() | st.text(max_size=6),
+        "pinned": st.booleans(),
+        "answer": JSON_VALUES,  # an unknown field, ignored
+    },
+)
+FIELDS = ("id", "role", "content", "name", "created_at", "pinned")
+
+
+def _broken(message: dict[str, Any], field: str, drop: bool, value: object) -> dict[str, Any]:
+    broken = dict(message)
+    if drop:
+        broken.pop(field, None)
+    else:
+        broken[field] = value
+    return broken
+
+
+BROKEN_MESSAGES = st.builds(_broken, MESSAGES, st.sampled_from(FIELDS), st.booleans(), JSON_VALUES)
+# JSON that json.dumps does not write: values past the int() digit limit, deep nesting, NaN, escapes
+# of lone surrogates, and so on, as the value of a field.
+RAW_VALUES = [
+    "1" * 5000,
+    "-" + "9" * 4301,
+    "1e999",
+    "NaN",
+    "-Infinity",
+    "[" * 5000 + "]" * 5000,
+    '{"a":' * 3000 + "1" + "}" * 3000,
+    "[" * 50 + "]" * 50,
+    '"\\ud800"',
+    '"\\udfff\\ud800"',
+    '"\\ud83d\\ude00"',  # a pair: one real character
+    '"\\u0000\\u001b]52;c;x\\u0007"',
+    '"' + "\\\\" * 1000 + '"',
+    "true",
+    "null",
+    "{}",
+    '""',
+]
+RAW_FIELD_LINES = st.builds(
+    lambda field, raw, n: (
+        "{"
+        + ", ".join(
+            f'"{f}": {raw if f == field else json.dumps(v)}'
+            for f, v in {"id": f"r{n}", "role": "user", "content": "hi"}.items()
+        )
+        + "}"
+    ).encode(),
+    st.sampled_from(["id", "role", "content"]),
+    st.sampled_from(RAW_VALUES),
+    st.integers(0, 3),
+)
+SPECIAL_LINES = [
+    b"",
+    b"   ",
+    b"\t\r",
+    b"\r",
+    b"\x00",
+    b'{"id": "z", "role": "user", "content": "a\x00b"}',  # a raw NUL in a string
+    b"\xef\xbb\xbf{}",  # a byte-order mark
+    b"\xff\xfe",
+    b"\xed\xa0\x80",  # a surrogate written as UTF-8
+    b"[" * 100_000,
+    b'{"a":' * 100_000,
+    b"1" * 10_000,
+    b"{",
+    b"[]",
+    b"null",
+]
+
+
+def _dump(value: object, ascii_only: bool) -> bytes:
+    # surrogatepass: text with lone surrogates becomes bytes that are not UTF-8, as a broken tool writes.
+    return json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+
+
+LINES = st.lists(
+    st.one_of(
+        st.builds(_dump, MESSAGES, st.booleans()),
+        st.builds(_dump, MESSAGES, st.booleans()),  # twice: most files are mostly right
+        st.builds(_dump, BROKEN_MESSAGES | JSON_VALUES, st.booleans()),
+        RAW_FIELD_LINES,
+        st.sampled_from(SPECIAL_LINES),
+        st.binary(max_size=24),
+    ).map(lambda line: line.replace(b"\n", b" ")),
+    max_size=8,
+)
+Reader = Callable[[Path], list[Any]]
+READERS = [pytest.param(read_transcript, id="transcript"), pytest.param(read_probes, id="probes")]
+
+
+def read(reader: Reader, path: Path, lines: list[bytes]) -> list[Any] | TranscriptError:
+    path.write_bytes(b"\n".join(lines))
+    try:
+        return reader(path)
+    except TranscriptError as err:  # anything else escapes and fails the test
+        return err
+
+
+@pytest.mark.parametrize("reader", READERS)
+@FUZZ
+@given(lines=LINES)
+@example(lines=[b'{"id": "a", "role": "user", "content": "hi"}', b"", b"[" * 100_000])
+@example(lines=[b'{"id": "a", "role": "user", "content": ' + b"1" * 5000 + b"}"])
+@example(lines=[b'{"id": "a", "role": "user", "content": "\\ud800"}'])
+def test_importer_reads_every_line_or_names_the_first_bad_one(
+    tmp_path: Path, reader: Reader, lines: list[bytes]
+) -> None:
+    path = tmp_path / "fuzz.jsonl"
+    outcome = read(reader, path, lines)
+    if isinstance(outcome, TranscriptError):
+        said = str(outcome)
+        where = re.match(rf"{re.escape(str(path))}, line (\d+): .", said)
+        assert where, said
+        number = int(where[1])
+        assert 1 <= number <= len(lines) and lines[number - 1].strip(), said
+        # The first bad line: everything before it reads, and the error is the same without what follows.
+        assert isinstance(read(reader, path, lines[: number - 1]), list), said
+        assert str(read(reader, path, lines[:number])) == said
+        return
+    given_lines = [json.loads(line) for line in lines if line.strip()]
+    assert [record.content for record in outcome] == [line["content"] for line in given_lines]
+    assert [record.id for record in outcome] == [line["id"] for line in given_lines]
+    for record in outcome:  # what reaches the store and the terminal can be encoded
+        record.id.encode("utf-8")
+        record.content.encode("utf-8")
+
+
+HOSTILE_LINES = {  # a bad third line, and what the error says about it
+    "deep_array": (b"[" * 100_000, "nested too deeply"),  # was: RecursionError
+    "deep_object": (b'{"a":' * 100_000, "nested too deeply"),  # was: RecursionError
+    "long_number_in_extra_field": (
+        b'{"id": "x", "role": "user", "content": "hi", "n": ' + b"1" * 5000 + b"}",
+        "too many digits",  # was: ValueError
+    ),
+    "long_number_as_id": (
+        b'{"id": ' + b"9" * 4301 + b', "role": "user", "content": "hi"}',
+        "too many digits",
+    ),
+    "lone_surrogate_in_content": (
+        b'{"id": "x", "role": "user", "content": "a \\ud800 b"}',
+        "content holds a lone surrogate (\\ud800)",  # was: accepted, then failed in the store
+    ),
+    "lone_surrogate_in_id": (
+        b'{"id": "x\\udc00", "role": "user", "content": "hi"}',
+        "id holds a lone surrogate (\\udc00)",  # was: accepted, then a traceback printing the output
+    ),
+    "bad_byte": (b'{"id": "x", "role": "user", "content": "hi\xff"}', "not UTF-8"),
+    "raw_nul": (b'{"id": "x", "role": "user", "content": "a\x00b"}', "invalid JSON"),
+    "nan_content": (b'{"id": "x", "role": "user", "content": NaN}', "content"),
+    "missing_content": (b'{"id": "x", "role": "user"}', "'content' is missing"),
+    "byte_order_mark": (b"\xef\xbb\xbf{}", "invalid JSON"),
+}
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize(("bad", "said"), HOSTILE_LINES.values(), ids=HOSTILE_LINES.keys())
+def test_importer_names_the_line_of_hostile_input(
+    tmp_path: Path, reader: Reader, bad: bytes, said: str
+) -> None:
+    good = b'{"id": "ok", "role": "user", "content": "fine"}'
+    outcome = read(reader, tmp_path / "t.jsonl", [good, b"  ", bad, good])
+    assert isinstance(outcome, TranscriptError)
+    assert ", line 3: " in str(outcome) and said in str(outcome)
+
+
+def test_importer_accepts_an_escaped_surrogate_pair(tmp_path: Path) -> None:
+    outcome = read(
+        read_transcript, tmp_path / "t.jsonl", [b'{"id": "a", "role": "user", "content": "\\ud83d\\ude00"}']
+    )
+    assert not isinstance(outcome, TranscriptError) and outcome[0].content == "😀"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b'"a \\ud800 b"', b"[" * 100_000, b"1" * 5000],
+    ids=["lone_surrogate", "deep_array", "long_number"],
+)
+def test_replay_stops_on_hostile_lines_with_the_line_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
+    # Before: a lone surrogate failed in the store ("'utf-8' codec can't encode") or, in an id, crashed
+    # the JSON output with a traceback; deep nesting raised RecursionError.
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_bytes(
+        b'{"id": "a", "role": "user", "content": "hi"}\n{"id": "b", "role": "user", "content": '
+        + content
+        + b"}\n"
+    )
+    code = main(["replay", str(transcript), "--context-window", "1000"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{transcript}, line 2: " in err and "Traceback" not in err
+
+
+# --- The config loader -------------------------------------------------------------------------------
+
+TOML_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=10)
+TOML_VALUES = st.recursive(
+    st.booleans() | st.integers() | st.floats() | TOML_TEXT | st.dates() | st.datetimes() | st.times(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TOML_TEXT, inner, max_size=3),
+    max_leaves=5,
+)
+HTTP = ("http://", "https://")
+
+
+def not_a(*types: type) -> st.SearchStrategy[Any]:
+    return TOML_VALUES.filter(lambda value: type(value) not in types)
+
+
+POSITIVE_FLOATS = st.floats(min_value=0, exclude_min=True, allow_nan=False, allow_infinity=False)
+
+
+class Doc:
+    """A config document being drawn, with the paths of the values it got wrong and its unknown keys."""
+
+    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any]) -> None:
+        self.draw = draw
+        self.data: dict[str, Any] = {}
+        self.bad: set[tuple[str, ...]] = set()
+        self.soft: set[tuple[str, ...]] = set()  # reported only when no type error hides it
+        self.unknown: list[str] = []
+
+    def value(
+        self,
+        table: dict[str, Any],
+        path: tuple[str, ...],
+        good: st.SearchStrategy[Any],
+        bad: st.SearchStrategy[Any],
+    ) -> None:
+        if not self.draw(st.booleans()):
+            return
+        if self.draw(st.integers(0, 7)) == 0:
+            table[path[-1]] = self.draw(bad)
+            self.bad.add(path)
+        else:
+            table[path[-1]] = self.draw(good)
+
+    def unknowns(self, table: dict[str, Any], known: set[str], typos: list[str]) -> None:
+        for key in self.draw(st.lists(st.sampled_from(typos) | TOML_TEXT, max_size=2, unique=True)):
+            if key not in known and key not in table:
+                table[key] = self.draw(TOML_VALUES)
+                self.unknown.append(key)
+
+
+@st.composite
+def config_documents(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Doc:
+    doc = Doc(draw)
+    top = doc.data
+    doc.value(top, ("model",), TOML_TEXT, not_a(str))
+    doc.value(top, ("system_prompt",), TOML_TEXT, not_a(str))
+    doc.value(top, ("max_retries",), st.integers(min_value=0), st.integers(max_value=-1) | not_a(int))
+    profiles = ("quality", "balanced", "cost")
+    doc.value(top, ("profile",), st.sampled_from(profiles), TOML_TEXT.filter(lambda p: p not in profiles))
+    doc.value(top, ("keys",), st.dictionaries(TOML_TEXT, TOML_TEXT, max_size=3), not_a(dict))
+    if isinstance(top.get("keys"), dict) and draw(st.integers(0, 7)) == 0:
+        action = draw(TOML_TEXT)
+        top["keys"][action] = draw(not_a(str))
+        doc.bad.add(("keys", action))
+    if draw(st.booleans()):
+        timeouts: dict[str, Any] = {}
+        number = POSITIVE_FLOATS | st.integers(1, 10**9)
+        wrong = st.floats(max_value=0) | st.sampled_from([math.inf, -math.inf, math.nan]) | not_a(int, float)
+        doc.value(timeouts, ("timeouts", "connect"), number, wrong)
+        doc.value(timeouts, ("timeouts", "read"), number, wrong)
+        doc.unknowns(timeouts, {"connect", "read"}, ["reed", "conect", "total"])
+        top["timeouts"] = timeouts
+    if draw(st.booleans()):
+        providers: dict[str, Any] = {}
+        for name in draw(st.lists(TOML_TEXT, max_size=2, unique=True)):
+            provider: dict[str, Any] = {}
+            choice = draw(st.integers(0, 7))  # base_url is required: 0 leaves it out, 1 gets it wrong
+            if choice == 1:
+                provider["base_url"] = draw(TOML_TEXT.filter(lambda u: not u.startswith(HTTP)) | not_a(str))
+            elif choice > 1:
+                provider["base_url"] = draw(st.sampled_from(HTTP)) + draw(TOML_TEXT)
+            if choice < 2:
+                doc.bad.add(("providers", name, "base_url"))
+            doc.value(provider, ("providers", name, "api_key_env"), TOML_TEXT, not_a(str))
+            models = draw(st.dictionaries(TOML_TEXT, st.integers(min_value=1), max_size=3))
+            if models and draw(st.integers(0, 5)) == 0:
+                model = draw(st.sampled_from(sorted(models)))
+                window = draw(st.integers(max_value=0) | not_a(int))
+                models[model] = window
+                if type(window) is int:  # found by a validator of the whole table, which a type error skips
+                    doc.soft.add(("providers", name, "models"))
+                else:
+                    doc.bad.add(("providers", name, "models", model))
+            provider["models"] = models
+            doc.unknowns(provider, {"base_url", "api_key_env", "models"}, ["api_key", "base-url", "model"])
+            providers[name] = provider
+        top["providers"] = providers
+    doc.unknowns(top, set(Config.model_fields), ["modle", "max_retry", "timeout", "provider", "theme"])
+    return doc
+
+
+def dotted(path: tuple[str, ...]) -> str:
+    """A path as the loader names it: bare keys as they are, others quoted ('providers."my server"')."""
+    return ".".join(
+        key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False) for key in path
+    )
+
+
+def load(tmp_path: Path, data: bytes) -> tuple[Path, Any]:
+    path = tmp_path / "config.toml"
+    path.write_bytes(data)
+    return path, load_config(path)  # never raises: anything raised fails the test
+
+
+def check_common(path: Path, loaded: Any) -> None:
+    assert loaded.exists
+    assert all(problem.startswith(f"{path}: ") and problem.endswith(".") for problem in loaded.problems)
+    if any(FALLBACK in problem for problem in loaded.problems):
+        assert loaded.config == Config()
+
+
+@FUZZ
+@given(doc=config_documents())
+def test_config_loader_keeps_good_settings_and_names_each_bad_key(tmp_path: Path, doc: Doc) -> None:
+    path, loaded = load(tmp_path, tomli_w.dumps(doc.data).encode())
+    check_common(path, loaded)
+    config, problems = loaded.config, loaded.problems
+    if doc.bad or doc.soft:
+        assert problems and all(FALLBACK in problem for problem in problems)
+        assert config == Config()
+        named = {problem.removeprefix(f"{path}: ") for problem in problems}
+        suspects = doc.bad | doc.soft
+        for said in named:  # every problem names a key that is wrong (or the table holding it)
+            assert any(
+                said.startswith((dotted(bad[:k]) + ": ", dotted(bad[:k]) + " is required"))
+                for bad in suspects
+                for k in range(1, len(bad) + 1)
+            ), (said, suspects)
+        for bad in doc.bad:  # and every wrong value is named
+            assert any(
+                said.startswith((dotted(bad) + ": ", dotted(bad) + " is required")) for said in named
+            ), (bad, named)
+        return
+    # A usable file: every value is kept, and each unknown key is one warning.
+    assert len(problems) == len(doc.unknown)
+    for key in doc.unknown:
+        assert any(f"unknown key '{key}'" in problem for problem in problems), key
+    data = doc.data
+    assert config.model == data.get("model")
+    assert config.system_prompt == data.get("system_prompt", Config().system_prompt)
+    assert config.max_retries == data.get("max_retries", 2)
+    assert config.profile == data.get("profile", "balanced")
+    assert config.keys == data.get("keys", {})
+    timeouts = data.get("timeouts", {})
+    assert (config.timeouts.connect, config.timeouts.read) == (
+        timeouts.get("connect", 10.0),
+        timeouts.get("read", 60.0),
+    )
+    assert {name: (p.base_url, p.models) for name, p in config.providers.items()} == {
+        name: (p["base_url"], p["models"]) for name, p in data.get("providers", {}).items()
+    }
+
+
+EDITS = st.lists(
+    st.tuples(
+        st.floats(0, 1),
+        st.sampled_from(["insert", "delete", "replace"]),
+        st.sampled_from(list("[]{}=\"'.,\n#\\ x1\t\x00")),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@FUZZ
+@given(doc=config_documents(), edits=EDITS)
+def test_config_loader_names_the_line_of_a_syntax_error(
+    tmp_path: Path, doc: Doc, edits: list[tuple[float, str, str]]
+) -> None:
+    text = tomli_w.dumps(doc.data)
+    for where, how, char in edits:
+        at = int(where * len(text))
+        text = text[:at] + (char if how != "delete" else "") + text[at + (how != "insert") :]
+    path, loaded = load(tmp_path, text.encode())
+    check_common(path, loaded)
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        assert loaded.config == Config() and len(loaded.problems) == 1
+        said = loaded.problems[0].removeprefix(f"{path}: ")
+        line = re.match(r"line (\d+), column (\d+): \S", said)
+        assert said.startswith("at the end of the file: ") or (
+            line and 1 <= int(line[1]) <= text.count("\n") + 1
+        ), said
+
+
+@FUZZ
+@given(
+    data=st.binary(max_size=200)
+    | TOML_TEXT.map(str.encode)
+    | st.text(max_size=60).map(lambda t: t.encode("utf-8", "surrogatepass"))
+)
+@example(data=b"\xef\xbb\xbfmax_retries = 0\r\n")
+def test_config_loader_survives_any_bytes(tmp_path: Path, data: bytes) -> None:
+    path, loaded = load(tmp_path, data)
+    check_common(path, loaded)
+    if data == b"\xef\xbb\xbfmax_retries = 0\r\n":  # a byte-order mark and CRLF, as Windows editors write
+        assert loaded.problems == [] and loaded.config.max_retries == 0
+
+
+HOSTILE_CONFIGS = {  # a file, and what one of its problems says
+    "deep_array": ("max_retries = " + "[" * 5000, "nested too deeply"),  # was: RecursionError
+    "deep_inline_table": ("x = " + "{a = " * 5000, "nested too deeply"),  # was: RecursionError
+    "long_number": ("max_retries = " + "1" * 5000, "too many digits"),  # was: ValueError
+    "long_window": (
+        "[providers.p]\nbase_url = 'http://x'\nmodels = {m = " + "9" * 4301 + "}",
+        "too many digits",
+    ),
+    "lone_surrogate_escape": ('model = "\\ud800"', "line 1, column"),
+    "raw_nul": ("model = '\x00'", "line 1, column"),
+    "nan_and_inf": ("[timeouts]\nread = nan\nconnect = -inf", "timeouts.read"),
+    "datetime_for_int": ("max_retries = 1979-05-27T07:32:00Z", "max_retries"),
+    "provider_without_url": ("[providers.p]\nmodels = {m = 1}", "providers.p.base_url is required"),
+    "quoted_provider_name": (
+        '[providers."a b"]\nbase_url = "ftp://x"',
+        'providers."a b".base_url: should start with http',
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "said"), HOSTILE_CONFIGS.values(), ids=HOSTILE_CONFIGS.keys())
+def test_config_loader_reports_hostile_files(tmp_path: Path, text: str, said: str) -> None:
+    _, loaded = load(tmp_path, text.encode())
+    assert loaded.config == Config() and loaded.problems
+    assert all(FALLBACK in problem for problem in loaded.problems)
+    assert any(said in problem for problem in loaded.problems)
+
+
+# --- The extractor -----------------------------------------------------------------------------------
+
+ANY_CHARACTERS = st.characters()  # every code point: controls, lone surrogates, marks, separators
+LONG_TOKENS = st.builds(
+    lambda unit, times: unit * times, st.text(min_size=1, max_size=4), st.integers(1, 1000)
+)
+TEXTS = (
+    st.text(ANY_CHARACTERS, max_size=200)
+    | st.text(
+        st.characters(categories=["Cc", "Cf", "Cs", "Zs", "Zl", "Zp", "Mn", "Lo", "Nd", "Po"]), max_size=200
+    )
+    | st.lists(st.text(ANY_CHARACTERS, max_size=6) | LONG_TOKENS, max_size=6).map("".join)
+)
+
+
+def check_mentions(text: str, mentions: list[Mention]) -> None:
+    refs = [m.ref for m in mentions]
+    assert len(refs) == len(set(refs))
+    for m in mentions:
+        assert m.label and m.label in text and m.label == m.label.strip()
+        assert m.ref.startswith(f"{m.kind}:") and len(m.ref) > len(m.kind) + 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=TEXTS)
+def test_extractor_accepts_any_text(text: str) -> None:
+    mentions = extract_entities(text)
+    check_mentions(text, mentions)
+    assert extract_entities(text) == mentions
+    folded = text.casefold()
+    assert all(word in folded for word in words(text))
+    assert "\x1b" not in inert(text)
+    item = Item(id=1, role="user", text=text, tokens=1, turn=1, position=0, mentions=tuple(mentions))
+    summary = ExtractiveSummarizer().summarize(item)
+    assert missing_entities(summary, mentions) == []
+    assert isinstance(classify(text, mentions), MemoryRole)
+
+
+PLANTED = "\nhttps://example.com/fuzz?q=1\nsrc/fuzz/auth.py\nValueError\n"
+
+
+@settings(max_examples=60, deadline=None)
+@given(before=TEXTS, after=TEXTS)
+def test_planted_entities_are_found_whatever_surrounds_them(before: str, after: str) -> None:
+    refs = {m.ref for m in extract_entities(before + PLANTED + after)}
+    assert {"url:https://example.com/fuzz?q=1", "path:src/fuzz/auth.py", "error:valueerror"} <= refs
+
+
+# --- Regex safety: ~200 kB inputs aimed at each pattern's structure ---------------------------------
+
+EXTRACTOR_CASES = {
+    "keyword_near_misses": rep(" segmentation faul connection reset by pee last wednesda three"),
+    "month_blank_run": "January" + " " * N + "1st:",
+    "month_abbr_runs": rep("Sept." + " \t" * 50 + "3x "),
+    "weekday_blank_run": "on Monday," + "\t" * N + "May",
+    "ago_heads": rep("several" + " \t" * 15 + "weeks" + " " * 20 + "ago "),
+    "number_word_blank_run": " three" + " " * N + "kilometrex",
+    "http_blank_run": "HTTP/1.1" + " \t" * (N // 2) + "99",
+    "status_blank_run": "status" + " " * N + "cod",
+    "error_code_blank_run": "error code" + "\t" * N + ":x",
+    "def_blank_run": "```py\ndef" + " " * N + "!",
+    "def_long_name": "```py\ndef " + "a" * N,
+    "digit_blank_run_month": "3" + " " * N + "Ma",
+    "status_digits_blank_run": "404" + " " * N + "Not Foun",
+    "thousands": rep("1,"),
+    "money_digits": "$" + "1" * N,
+    "decimals": rep("1."),
+    "iso_near_miss": rep("2023-05-0 "),
+    "dmy_near_miss": rep("1/1/"),
+    "years": rep("since 1999 in 2000 m "),
+    "scheme_anchors": rep("http://"),
+    "www_anchors": rep("www."),
+    "url_closers": rep("http://a" + ")" * 1990 + " "),
+    "url_no_end": "://" + "a" * N,
+    "slash_words": rep("/a"),
+    "home_slashes": rep("~/"),
+    "long_segment": rep("a" * 300 + "/b "),
+    "deep_path": "/" + rep("a" * 255 + "/"),
+    "dot_slashes": rep("./"),
+    "line_numbers": "a.py" + rep(":1"),
+    "ext_near_miss": rep("a.jsonx "),
+    "dotfile_dashes": " .a" + "-" * N,
+    "dotfile_parts": rep(" .env.a.b.c.d.e"),
+    "windows_backslashes": "C:\\" + rep("a\\"),
+    "windows_anchors": rep(":\\"),
+    "file_words": rep("file"),
+    "env_default_unclosed": "${A:-" + "x" * N,
+    "env_braces": rep("${"),
+    "env_percent_long": "%" + "A" * N,
+    "environ_blank_run": "os.environ[" + " " * N,
+    "getenv_calls": rep("getenv("),
+    "caps_underscores": rep("A_"),
+    "snake_underscores": rep("a_"),
+    "shell_assign_long_key": "A" * N + "=1",
+    "error_suffixes": rep("Error"),
+    "error_blank_run": "ValueError" + " " * N + ":",
+    "message_blank_run": "Error:" + " " * N + "x",
+    "message_long": "ValueError: " + "x" * N,
+    "capital_e": "E" * N,
+    "errno_near_miss": rep("ENOEN "),
+    "dotted_long_segments": rep("a" * 127 + "."),
+    "parens": "(" * N,
+    "acronym_run": "AB" * (N // 2) + "a",
+    "brands": rep("McDonald "),
+    "inline_dotted_segments": "`" + rep("a" * 127 + ".") + "`",
+    "inline_word": "`" + "a" * N + "`",
+    "equals": "=" * N,
+    "assign_blank_run": "a =" + " " * N + "\n",
+    "indent_dash": "\n" + " " * N + "-",
+    "list_keys": rep("\n- "),
+    "key_blank_run": "\na" + " " * N + "x",
+    "section_opens": rep("\n["),
+    "section_blank_run": "\n[a]" + " " * N + "x",
+    "quoted_key_blank_run": '"a"' + " " * N + "x",
+    "fence_opens": rep("\n```"),
+    "backtick_run_line": "\n" + "`" * N,
+    "tilde_fence_blank_run": "\n~~~" + " " * N + "x",
+    "backticks": "`" * N,
+    "unclosed_inline": "`" + "a" * N,
+    "prompt_blank_run": "\n$" + " " * N,
+    "prompts": rep("\n $ "),
+    "shell_block": "```bash\n" + rep("\ngit"),
+    "double_quotes": '"' * N,
+    "apostrophes": "'" * N,
+    "curly_unclosed": "“" + "a" * N,
+    "guillemets": "«" * N,
+    "single_quote_words": rep("' a"),
+    "apostrophe_inner": rep(" '" + "a'" * 59 + "a "),
+    "curly_singles": "‘" * N,
+    "capitals": rep("A "),
+    "hyphen_names": rep("Jean-Luc "),
+    "connectors": rep("A of "),
+    "irish_names": rep("O'B"),
+    "name_blank_runs": "Aa" + " " * (N // 2) + "of" + " " * (N // 2) + "x",
+    "long_capital_runs": rep("Aaa Bbb Ccc Ddd Eee Fff Ggg "),
+    "word_then_slash": "a" * N + "/",
+    "word_then_call": "a" * N + "(",
+}
+SENTINEL = "ValueError in src/ok.py\n"
+
+
+@pytest.mark.parametrize("adversarial", EXTRACTOR_CASES.values(), ids=EXTRACTOR_CASES.keys())
+def test_extractor_regexes_stay_fast(adversarial: str) -> None:
+    text = SENTINEL + adversarial
+    mentions, seconds = timed(lambda: extract_entities(text))
+    assert seconds < SECONDS
+    check_mentions(text, mentions)
+    assert {"error:valueerror", "path:src/ok.py"} <= {m.ref for m in mentions}  # still finds what's there
+
+
+def test_http_statuses_after_blanks_and_colons_are_still_found() -> None:
+    # What the fixed pattern (possessive blanks) matches is what the quadratic one did.
+    found = {(m.kind, m.ref) for m in extract_entities("got HTTP \t: 404 and status code 503 then error 500")}
+    assert {
+        (EntityKind.ERROR, "error:http 404"),
+        (EntityKind.ERROR, "error:http 503"),
+        (EntityKind.ERROR, "error:http 500"),
+    } <= found
+
+
+TEXT_CASES = {  # the input, and the words it starts with (an identifier first whole, then its parts)
+    "possessives": (rep("'s"), []),
+    "apostrophe_run": ("’" * N + "s", []),
+    "one_long_token": ("a" * N, ["a" * N]),
+    "long_token_then_space": ("a" * N + " b", ["a" * N, "b"]),
+    "one_long_camel_token": ("aB" * (N // 2), ["ab" * (N // 2), "a", "ba"]),
+    "acronym_then_lower": ("A" * N + "a", ["a" * (N + 1), "a" * (N - 1), "aa"]),
+    "digit_humps": ("A1" * (N // 2), ["a1" * (N // 2)]),
+}
+
+
+@pytest.mark.parametrize(("adversarial", "first"), TEXT_CASES.values(), ids=TEXT_CASES.keys())
+def test_text_regexes_stay_fast(adversarial: str, first: list[str]) -> None:
+    found, seconds = timed(lambda: words(adversarial))
+    assert seconds < SECONDS
+    assert found[: len(first)] == first and (found or not first)
+
+
+SUMMARY_CASES = {
+    "stops": rep(". "),
+    "blank_after_stop": "We decided." + " " * N + "x",
+    "newlines": "Error in src/a.py" + "\n" * N + "done",
+    "long_fail_word": "fail" + "x" * N,
+}
+
+
+@pytest.mark.parametrize("adversarial", SUMMARY_CASES.values(), ids=SUMMARY_CASES.keys())
+def test_summary_regexes_stay_fast(adversarial: str) -> None:
+    mentions = tuple(extract_entities(adversarial))
+    item = Item(id=1, role="user", text=adversarial, tokens=1, turn=1, position=0, mentions=mentions)
+    summary, seconds = timed(lambda: ExtractiveSummarizer().summarize(item))
+    assert seconds < SECONDS
+    assert missing_entities(summary, mentions) == [] and len(summary) < 2000
+
+
+ROLE_CASES = {
+    "blank_then_thanks": (" " * 3990 + "thanks", MemoryRole.NOISE),
+    "i_runs": (rep("i "), MemoryRole.CONTEXT),
+    "near_decision": (rep("let'"), MemoryRole.CONTEXT),
+    "late_error": (" " * N + "error", MemoryRole.CONTEXT),  # only the opening is read
+    "words_then_fixed": (rep("x ", 3000) + "fixed " + "x" * N, MemoryRole.RESOLUTION),
+}
+
+
+@pytest.mark.parametrize(("adversarial", "role"), ROLE_CASES.values(), ids=ROLE_CASES.keys())
+def test_role_regexes_stay_fast(adversarial: str, role: MemoryRole) -> None:
+    found, seconds = timed(lambda: classify(adversarial, []))
+    assert seconds < SECONDS
+    assert found is role
+
+
+CONFIG_CASES = {
+    # tomllib quotes the key in its message; the old "^(.*?)\s*\(" took ~100 s on this.
+    "duplicate_key_blank_run": ('["a' + " " * N + 'b"]\n["a' + " " * N + 'b"]\n', "line 2, column"),
+    "parens_in_key": ('["' + "(" * N + '"]\n["' + "(" * N + '"]\n', "line 2, column"),
+    "long_provider_name": (f'[providers.{"a" * N}]\nbase_url = "ftp://x"\n', "should start with http"),
+    "long_provider_name_almost_bare": (
+        f'[providers."{"a-" * (N // 2)}!"]\nbase_url = "ftp://x"\n',
+        "should start with http",
+    ),
+}
+
+
+@pytest.mark.parametrize(("adversarial", "said"), CONFIG_CASES.values(), ids=CONFIG_CASES.keys())
+def test_config_regexes_stay_fast(tmp_path: Path, adversarial: str, said: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(adversarial, encoding="utf-8")
+    loaded, seconds = timed(lambda: load_config(path))
+    assert seconds < SECONDS
+    assert loaded.config == Config() and said in loaded.problems[0]
+
+
+SANITIZE_CASES = {
+    "escapes": ("\x1b" * N, "␛" * N),
+    "surrogates": ("\ud800" * N, "\ufffd" * N),
+    "controls_and_crlf": ("\x9b\r\n\x00" * (N // 4), "\ufffd\n\ufffd" * (N // 4)),
+}
+
+
+@pytest.mark.parametrize(("adversarial", "shown"), SANITIZE_CASES.values(), ids=SANITIZE_CASES.keys())
+def test_sanitize_regexes_stay_fast(adversarial: str, shown: str) -> None:
+    found, seconds = timed(lambda: inert(adversarial))
+    assert seconds < SECONDS
+    assert found == shown
+
+
+def test_datetime_values_are_reported_by_kind(tmp_path: Path) -> None:
+    # tomli_w writes what the fuzzer draws; a datetime where a string belongs is named, not crashed on.
+    _, loaded = load(tmp_path, tomli_w.dumps({"model": datetime.datetime(2020, 1, 1)}).encode())
+    assert (
+        loaded.config == Config() and "model" in loaded.problems[0] and "(got datetime)" in loaded.problems[0]
+    )
