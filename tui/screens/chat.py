@@ -41,7 +41,7 @@ from tui.screens.consent import ConsentAnswer, ConsentScreen
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.inspect import InspectScreen
 from tui.services import AppServices
-from tui.widgets.composer import Composer
+from tui.widgets.composer import Composer, describe_size
 from tui.widgets.context_panel import ContextPanel
 from tui.widgets.header_bar import HeaderBar
 from tui.widgets.message_list import MessageList
@@ -56,6 +56,8 @@ CONTEXT_GROUP = "context"
 DRAFT_GROUP = "draft"
 NARROW_WIDTH = 90
 """Terminals narrower than this hide the context panel until F2 asks for it."""
+CHARS_PER_TOKEN = 4
+"""For the quick "is this message larger than the budget?" check before sending."""
 DRAFT_DEBOUNCE = 0.4
 """Seconds of no typing before the draft preview runs."""
 
@@ -211,7 +213,30 @@ class ChatScreen(Screen[None]):
         if self.busy:
             self.notify("A reply is still streaming. Esc stops it.", severity="warning")
             return
-        self.run_turn(event.text)
+        text = event.text
+        budget = self.context.budget if self.context is not None else None
+        # A rough count on purpose: counting 10 MB exactly takes a second, and this only decides
+        # whether to ask. Cancelling leaves the text in the composer.
+        estimate = len(text) // CHARS_PER_TOKEN
+        if budget is None or estimate <= budget:
+            self.run_turn(text)
+            return
+
+        def answered(send_anyway: bool | None) -> None:
+            if send_anyway:
+                self.run_turn(text)
+
+        window = self.context.window if self.context is not None else budget
+        self.app.push_screen(
+            ConfirmScreen(
+                f"This message is about {estimate:,} tokens ({describe_size(text)}): more than the "
+                f"{budget:,} tokens a request to {self.services.model_name} may hold (its window is "
+                f"{window:,}). The model will most likely refuse it or see only part of it.\n\n"
+                "Send it anyway? It is stored either way once sent; Cancel keeps it in the composer.",
+                confirm="Send anyway",
+            ),
+            answered,
+        )
 
     @work(exclusive=True, group=TURN_GROUP, exit_on_error=False)
     async def run_turn(self, text: str | None, *, resume: bool = False) -> None:
