@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -27,6 +28,11 @@ from engine.registry import EntityRecord
 from sessions import curation_records
 from sessions.migrations import check_version, migrate
 from sessions.paths import ensure_private_dir
+
+if sys.platform != "win32":
+    import fcntl
+else:  # pragma: no cover - no flock on Windows: every open finishes abandoned replies
+    fcntl = None
 
 INTERRUPTED_BY_EXIT = "Heedful closed before this reply finished."
 
@@ -109,11 +115,15 @@ class SqliteChatStore:
         """
         self._where = str(path)
         self._lock = threading.Lock()
+        self._holder: int | None = None
+        """The open lock file that tells other Heedful processes this database is in use."""
         in_memory = str(path) == ":memory:"
+        alone = True
         try:
             if not in_memory:
                 ensure_private_dir(path.parent)
                 _create_private(path)
+                self._holder, alone = _hold(path)
             # check_same_thread=False: calls come from asyncio.to_thread workers; the lock serializes them.
             self._conn = sqlite3.connect(
                 str(path), isolation_level=None, check_same_thread=False, timeout=5.0
@@ -135,12 +145,15 @@ class SqliteChatStore:
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.execute("PRAGMA foreign_keys = ON")
             migrate(self._conn)
-            self._finish_abandoned_replies()
+            if alone:
+                # Only when no other Heedful has the database open: another app's "streaming"
+                # reply is being written right now, not abandoned.
+                self._finish_abandoned_replies()
         except StoreError:
-            self._conn.close()
+            self.close()
             raise
         except sqlite3.Error as err:
-            self._conn.close()
+            self.close()
             raise StoreError(_describe(err, self._where)) from err
 
     # --- plumbing ----------------------------------------------------------------------------
@@ -380,6 +393,35 @@ class SqliteChatStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+            if self._holder is not None:
+                os.close(self._holder)  # releases the lock
+                self._holder = None
+
+
+def _hold(path: Path) -> tuple[int | None, bool]:
+    """Take a shared lock on ``<database>.lock`` for as long as the store is open.
+
+    Returns:
+        The lock file's descriptor (None where there is no flock), and whether this is the only
+        Heedful process with the database open. The kernel drops the lock of a killed process, so
+        after a crash the next app is alone again and finishes the replies it left streaming.
+    """
+    if fcntl is None:
+        return None, True
+    try:
+        fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None, True  # a read-only directory: opening the database will say so in words
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        alone = True
+    except BlockingIOError:
+        alone = False
+    except OSError:
+        os.close(fd)
+        return None, True  # a filesystem without locks: behave as before
+    fcntl.flock(fd, fcntl.LOCK_SH)  # from exclusive to shared: other apps may open it too
+    return fd, alone
 
 
 def _create_private(path: Path) -> None:

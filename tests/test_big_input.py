@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from textual import events
 
-from tests.apphelpers import chat, make_app, stored_messages, views, wait_for
+from tests.apphelpers import chat, make_app, stored_messages, toasts, views, wait_for
 from tests.test_app import body
 from tui.app import HeedfulApp
+from tui.sanitize import inert
 from tui.screens.dialogs import ConfirmScreen
 from tui.widgets.composer import PASTE_INLINE_CHARS
 from tui.widgets.message_view import SHOWN_HEAD
@@ -103,17 +104,32 @@ async def test_a_small_paste_goes_into_the_composer_as_it_is() -> None:
         assert composer.text == "two\nlines"
 
 
-async def test_binary_bytes_and_escape_sequences_are_stored_exactly_and_shown_inertly() -> None:
+async def test_control_characters_in_a_paste_are_shown_and_sent_inertly_and_the_user_told() -> None:
     nasty = "bin\x00\x01\x7f \x1b]52;c;UFdORUQ=\x07 \x1b[2J \x9b2J [bold]x[/] \udcff end"
     app = make_app()
-    async with app.run_test() as pilot:
+    async with app.run_test(notifications=True) as pilot:
         paste(app, nasty)
         await pilot.pause()
+        composer = chat(app).composer
+        assert not any(ch in composer.text for ch in "\x00\x01\x7f\x1b\x07\x9b")
+        assert "␛]52;c;UFdORUQ=" in composer.text  # visible, harmless
+        await wait_for(pilot, lambda: any("8 control characters" in t for t in toasts(app)))
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(views(app)) == 2 and not chat(app).busy)
         shown = body(views(app)[0])
-        assert not any(ch in shown for ch in "\x00\x01\x7f\x1b\x07\x9b")
         assert "[bold]x[/]" in shown  # markup is text, not styling
-        assert shown.endswith("end")
-    # Everything is kept but a lone surrogate, which no UTF-8 store can hold: it becomes U+FFFD.
-    assert [m.content for m in stored_messages() if m.role == "user"] == [nasty.replace("\udcff", "\ufffd")]
+        assert shown == inert(nasty)
+    # What was shown is what was sent and stored.
+    assert [m.content for m in stored_messages() if m.role == "user"] == [inert(nasty)]
+
+
+async def test_a_large_paste_keeps_its_bytes_exactly() -> None:
+    blob = "\x00\x1b]52;c;QUJD\x07" + "z" * PASTE_INLINE_CHARS
+    app = make_app()
+    async with app.run_test() as pilot:
+        paste(app, blob)
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(views(app)) == 2 and not chat(app).busy)
+        assert not any(ch in body(views(app)[0]) for ch in "\x00\x1b\x07")
+    assert [m.content for m in stored_messages() if m.role == "user"] == [blob]

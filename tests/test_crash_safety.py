@@ -254,11 +254,6 @@ def test_two_apps_on_one_database_interleaved_lose_nothing(
         assert [m.content for m in own[::2]] == [p for p in prompts if p.startswith(who)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sessions/store.py _finish_abandoned_replies marks EVERY 'streaming' reply interrupted when a "
-    "store opens, including the one another running app is still writing",
-)
 def test_a_second_app_starting_leaves_the_first_apps_streaming_reply_alone(
     held_server: HeldReplies, start_app: Callable[..., PtyApp]
 ) -> None:

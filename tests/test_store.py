@@ -138,6 +138,26 @@ def test_a_reply_left_streaming_is_marked_interrupted_with_its_text_on_the_next_
         again.close()
 
 
+def test_a_reply_another_open_store_is_writing_is_left_streaming(
+    store: SqliteChatStore, db_path: Path
+) -> None:
+    session = store.create_session("s")
+    reply = store.add_message(session.id, "assistant", "still com", status=MessageStatus.STREAMING)
+    second = SqliteChatStore(db_path)  # another app (or `heedful replay`) opens the same database
+    try:
+        (found,) = second.messages(session.id)
+        assert found.status is MessageStatus.STREAMING  # not abandoned: its writer is alive
+    finally:
+        second.close()
+    store.close()  # now nobody holds it: the next open finishes the reply
+    third = SqliteChatStore(db_path)
+    try:
+        assert third.messages(session.id)[0].status is MessageStatus.INTERRUPTED
+        assert third.messages(session.id)[0].id == reply.id
+    finally:
+        third.close()
+
+
 def test_app_state_round_trips_and_overwrites(store: SqliteChatStore) -> None:
     assert store.get_state("theme") is None
     store.set_state("theme", "heedful-dark")

@@ -171,11 +171,6 @@ def test_control_codes_in_stored_messages_titles_and_the_picker_are_shown_inertl
     assert leaks(app.output) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tui/widgets/composer.py: TextArea draws pasted control characters as they are, so a "
-    "pasted C1 CSI (U+009B) reaches the terminal before the message is even sent",
-)
 def test_a_paste_with_control_codes_is_shown_inertly_in_the_composer(
     start_app: Callable[..., PtyApp],
 ) -> None:

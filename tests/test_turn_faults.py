@@ -164,14 +164,16 @@ async def test_stopping_during_the_wait_keeps_the_message_and_sends_nothing_more
         store, model, COUNTER, system_prompt="", retry_policy=RetryPolicy(retries=2, base_delay=30.0)
     )
     seen: list[TurnEvent] = []
+    waiting = asyncio.Event()
 
     async def run() -> None:
         async for event in turns.send(None, "important words"):
             seen.append(event)
+            if isinstance(event, RetryScheduled):
+                waiting.set()
 
     task = asyncio.create_task(run())
-    while not of_type(seen, RetryScheduled):
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(waiting.wait(), 10)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

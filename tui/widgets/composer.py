@@ -12,6 +12,8 @@ from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import EditResult
 
+from tui.sanitize import inert
+
 NEWLINE_KEYS = frozenset({"ctrl+j", "alt+enter", "shift+enter", "newline"})
 """Keys that insert a line break; Enter itself sends. Terminals report ctrl+j as a newline."""
 
@@ -88,14 +90,26 @@ class Composer(TextArea):
             self.action_submit()
 
     async def _on_paste(self, event: events.Paste) -> None:
-        text = event.text
-        if len(text) <= PASTE_INLINE_CHARS and text.count("\n") < PASTE_INLINE_LINES:
-            return  # TextArea inserts it
         event.stop()
         event.prevent_default()
+        text = event.text
+        start, end = self.selection
+        if len(text) <= PASTE_INLINE_CHARS and text.count("\n") < PASTE_INLINE_LINES:
+            # TextArea draws control characters as they are: a pasted C1 CSI would reach the
+            # terminal. What is shown is what is sent, so the paste is made inert first.
+            safe = inert(text)
+            changed = sum(a != b for a, b in zip(safe, text.replace("\r\n", "\n"), strict=False))
+            if changed:
+                self.notify(
+                    f"The paste held {changed:,} control character{'s' if changed != 1 else ''}: "
+                    "shown (and sent) as ␛ or �.",
+                    severity="warning",
+                )
+            self.replace(safe, start, end, maintain_selection_offset=False)
+            return
+        # Held aside whole, bytes and all: it is never drawn, and the message view shows it inertly.
         placeholder = f"[Pasted text #{len(self._pastes) + 1}: {describe_size(text)}]"
         self._pastes[placeholder] = text
-        start, end = self.selection
         self.replace(placeholder, start, end, maintain_selection_offset=False)
 
     @property
