@@ -124,7 +124,7 @@ async def test_control_characters_in_a_paste_are_shown_and_sent_inertly_and_the_
 
 
 async def test_a_large_paste_keeps_its_bytes_exactly() -> None:
-    blob = "\x00\x1b]52;c;QUJD\x07" + "z" * PASTE_INLINE_CHARS
+    blob = "\x00\x1b]52;c;QUJD\x07" + "word " * (PASTE_INLINE_CHARS // 5 + 1)
     app = make_app()
     async with app.run_test() as pilot:
         paste(app, blob)

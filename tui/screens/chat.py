@@ -56,8 +56,10 @@ CONTEXT_GROUP = "context"
 DRAFT_GROUP = "draft"
 NARROW_WIDTH = 90
 """Terminals narrower than this hide the context panel until F2 asks for it."""
+EXACT_COUNT_CHARS = 100_000
 CHARS_PER_TOKEN = 4
-"""For the quick "is this message larger than the budget?" check before sending."""
+"""For the "is this message larger than the whole budget?" check before sending: messages up to
+EXACT_COUNT_CHARS are counted (a few ms), longer ones estimated at CHARS_PER_TOKEN."""
 DRAFT_DEBOUNCE = 0.4
 """Seconds of no typing before the draft preview runs."""
 
@@ -215,9 +217,10 @@ class ChatScreen(Screen[None]):
             return
         text = event.text
         budget = self.context.budget if self.context is not None else None
-        # A rough count on purpose: counting 10 MB exactly takes a second, and this only decides
-        # whether to ask. Cancelling leaves the text in the composer.
-        estimate = len(text) // CHARS_PER_TOKEN
+        # Exact for ordinary messages; rough beyond EXACT_COUNT_CHARS, where counting exactly would
+        # hold up the UI for up to a second and the answer is plain anyway. Cancel keeps the text.
+        counter = self.services.counter
+        estimate = counter.count(text) if len(text) <= EXACT_COUNT_CHARS else len(text) // CHARS_PER_TOKEN
         if budget is None or estimate <= budget:
             self.run_turn(text)
             return
