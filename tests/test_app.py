@@ -313,3 +313,17 @@ async def test_a_narrow_terminal_hides_the_panel_until_f2() -> None:
         await pilot.resize_terminal(120, 30)
         await pilot.pause()
         assert panel.display
+
+
+@pytest.mark.parametrize(
+    ("key", "screen"),
+    [("f1", "HelpScreen"), ("f3", "ConnectScreen"), ("f5", "PreviewScreen"), ("f6", "LedgerScreen")],
+)
+async def test_function_keys_work_while_typing(key: str, screen: str) -> None:
+    # The composer is a TextArea, which has its own F-keys (F6 selects the line).
+    app = make_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "hello")
+        assert isinstance(app.focused, Composer)
+        await pilot.press(key)
+        await wait_for(pilot, lambda: type(app.screen).__name__ == screen)

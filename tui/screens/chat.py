@@ -110,7 +110,15 @@ class ChatScreen(Screen[None]):
             id="consent",
         ),
         Binding("f5", "preview", "Preview", tooltip="Show exactly what the next request sends", id="preview"),
-        Binding("f6", "ledger", "Ledger", tooltip="The session's forgetting log, with restore", id="ledger"),
+        # Priority: the composer (a TextArea) binds F6 to "select line" and would take it first.
+        Binding(
+            "f6",
+            "ledger",
+            "Ledger",
+            tooltip="The session's forgetting log, with restore",
+            id="ledger",
+            priority=True,
+        ),
         Binding("f3", "connect", "Connect", tooltip="How to connect a model", id="connect"),
         Binding("f1", "help", "Help", tooltip="Keys and help", id="help"),
     ]
