@@ -50,6 +50,14 @@ from tui.widgets.message_view import MessageView
 if TYPE_CHECKING:
     from engine.context_view import ContextView
 
+WAIT_REASONS = {
+    ModelErrorKind.RATE_LIMIT: "The server is limiting requests (429)",
+    ModelErrorKind.SERVER: "The server failed",
+    ModelErrorKind.CONNECTION: "Could not connect to the server",
+    ModelErrorKind.TIMEOUT: "Could not connect to the server in time",
+}
+"""What the countdown to an automatic retry says (the full message is shown if it fails for good)."""
+
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
 CONTEXT_GROUP = "context"
@@ -110,15 +118,7 @@ class ChatScreen(Screen[None]):
             id="consent",
         ),
         Binding("f5", "preview", "Preview", tooltip="Show exactly what the next request sends", id="preview"),
-        # Priority: the composer (a TextArea) binds F6 to "select line" and would take it first.
-        Binding(
-            "f6",
-            "ledger",
-            "Ledger",
-            tooltip="The session's forgetting log, with restore",
-            id="ledger",
-            priority=True,
-        ),
+        Binding("f6", "ledger", "Ledger", tooltip="The session's forgetting log, with restore", id="ledger"),
         Binding("f3", "connect", "Connect", tooltip="How to connect a model", id="connect"),
         Binding("f1", "help", "Help", tooltip="Keys and help", id="help"),
     ]
@@ -315,8 +315,8 @@ class ChatScreen(Screen[None]):
                 resumed.update_message(event.message)
                 self._reply_view = resumed
             elif isinstance(event, RetryScheduled) and view is not None:
-                reason = event.error.user_message.split(". ")[0]
-                view.show_wait(f"{reason} (automatic retry {event.retry} of {event.retries})", event.delay)
+                what = WAIT_REASONS.get(event.error.kind, "The request failed")
+                view.show_wait(f"{what} (retry {event.retry} of {event.retries})", event.delay)
             elif isinstance(event, TurnNotice):
                 self.notify(event.text, title="Context", severity="warning", timeout=15)
             elif isinstance(event, ReplyTextArrived) and view is not None:

@@ -77,6 +77,12 @@ class Composer(TextArea):
         self._pastes: dict[str, str] = {}
         """Placeholder → the large paste it stands for."""
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # TextArea binds F6 to "select line"; declining it lets F6 reach the screen (the ledger).
+        if action == "select_line":
+            return False
+        return super().check_action(action, parameters)
+
     async def _on_key(self, event: events.Key) -> None:
         # Textual runs _on_key of every class in the MRO unless the default is prevented, so
         # handling Enter here is what stops TextArea from inserting a newline for it.
