@@ -114,7 +114,75 @@ def _v3_context_actions(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE item_state ADD COLUMN forgotten INTEGER NOT NULL DEFAULT 0")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial, _v2_curation, _v3_context_actions)
+def _v4_search_and_settings(conn: sqlite3.Connection) -> None:
+    statements = (
+        # Full-text search over every message (external content: the text is stored once, in
+        # messages; triggers keep the index in step).
+        """
+        CREATE VIRTUAL TABLE messages_fts USING fts5(
+            content, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        )
+        """,
+        """
+        CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+        END
+        """,
+        """
+        CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+        END
+        """,
+        """
+        CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+            INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+        END
+        """,
+        "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
+        # Per-session settings; NULL means "as the config says".
+        "ALTER TABLE sessions ADD COLUMN system_prompt TEXT",
+        "ALTER TABLE sessions ADD COLUMN model TEXT",
+        "ALTER TABLE sessions ADD COLUMN profile TEXT",
+        "ALTER TABLE sessions ADD COLUMN temperature REAL",
+    )
+    for statement in statements:
+        conn.execute(statement)
+
+
+def _v5_memories(conn: sqlite3.Connection) -> None:
+    statements = (
+        # Cross-session memory: what an assessment of a session kept, with graduated expiry.
+        """
+        CREATE TABLE memories (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER REFERENCES sessions(id) ON DELETE SET NULL,
+            summary TEXT NOT NULL,
+            importance REAL NOT NULL CHECK (importance >= 0 AND importance <= 1),
+            tags TEXT NOT NULL DEFAULT '[]',
+            topics TEXT NOT NULL DEFAULT '[]',
+            reasoning TEXT NOT NULL DEFAULT '',
+            pinned INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            expires_at TEXT
+        )
+        """,
+        "CREATE INDEX memories_by_importance ON memories (importance, created_at)",
+        # The last message of the session an assessment has covered (0: none yet).
+        "ALTER TABLE sessions ADD COLUMN memory_through INTEGER NOT NULL DEFAULT 0",
+    )
+    for statement in statements:
+        conn.execute(statement)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _v1_initial,
+    _v2_curation,
+    _v3_context_actions,
+    _v4_search_and_settings,
+    _v5_memories,
+)
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

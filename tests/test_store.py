@@ -247,3 +247,35 @@ def test_two_stores_on_one_file_see_each_others_commits(db_path: Path) -> None:
     finally:
         one.close()
         two.close()
+
+
+def test_a_version_3_database_is_migrated_and_its_old_messages_are_searchable(db_path: Path) -> None:
+    from sessions.migrations import MIGRATIONS, SCHEMA_VERSION
+
+    old = sqlite3.connect(db_path, isolation_level=None)
+    for version, migration in enumerate(MIGRATIONS[:3], start=1):
+        migration(old)
+        old.execute(f"PRAGMA user_version = {version}")
+    old.execute("INSERT INTO sessions (title, created_at, updated_at) VALUES ('s', 'x', 'x')")
+    old.execute(
+        "INSERT INTO messages (session_id, role, content, status, created_at, updated_at)"
+        " VALUES (1, 'user', 'the flux capacitor failed', 'complete', 'x', 'x')"
+    )
+    old.close()
+
+    store = open_store(db_path).store
+    try:
+        conn = sqlite3.connect(db_path)
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        hits = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
+        assert conn.execute(hits, ("capacitor",)).fetchall() == [(1,)]  # backfilled
+        session = store.get_session(1)
+        assert session is not None
+        added = store.add_message(session.id, "user", "a quantum widget")
+        assert conn.execute(hits, ("quantum",)).fetchall() == [(added.id,)]  # kept in step
+        store.update_message(added.id, content="a classical widget")
+        assert conn.execute(hits, ("quantum",)).fetchall() == []
+        assert conn.execute(hits, ("classical",)).fetchall() == [(added.id,)]
+        conn.close()
+    finally:
+        store.close()
