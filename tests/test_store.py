@@ -252,6 +252,7 @@ def test_two_stores_on_one_file_see_each_others_commits(db_path: Path) -> None:
 def test_a_version_3_database_is_migrated_and_its_old_messages_are_searchable(db_path: Path) -> None:
     from sessions.migrations import MIGRATIONS, SCHEMA_VERSION
 
+    db_path.parent.mkdir(parents=True)
     old = sqlite3.connect(db_path, isolation_level=None)
     for version, migration in enumerate(MIGRATIONS[:3], start=1):
         migration(old)
