@@ -257,10 +257,12 @@ def test_a_version_3_database_is_migrated_and_its_old_messages_are_searchable(db
     for version, migration in enumerate(MIGRATIONS[:3], start=1):
         migration(old)
         old.execute(f"PRAGMA user_version = {version}")
-    old.execute("INSERT INTO sessions (title, created_at, updated_at) VALUES ('s', 'x', 'x')")
+    when = "2026-01-01T00:00:00+00:00"
+    old.execute("INSERT INTO sessions (title, created_at, updated_at) VALUES ('s', ?, ?)", (when, when))
     old.execute(
         "INSERT INTO messages (session_id, role, content, status, created_at, updated_at)"
-        " VALUES (1, 'user', 'the flux capacitor failed', 'complete', 'x', 'x')"
+        " VALUES (1, 'user', 'the flux capacitor failed', 'complete', ?, ?)",
+        (when, when),
     )
     old.close()
 
