@@ -176,12 +176,27 @@ def _v5_memories(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _v6_trash_and_transcript_ids(conn: sqlite3.Connection) -> None:
+    statements = (
+        # A session deleted in the app is hidden (deleted_at set) so the delete can be undone while
+        # the app runs; it is deleted for real when that store closes, or at the next open of the
+        # database by a store that has it to itself.
+        "ALTER TABLE sessions ADD COLUMN deleted_at TEXT",
+        # The id a message had in the transcript it was imported from; an export writes it back, so
+        # export then import then export gives the same ids.
+        "ALTER TABLE messages ADD COLUMN transcript_id TEXT",
+    )
+    for statement in statements:
+        conn.execute(statement)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
     _v2_curation,
     _v3_context_actions,
     _v4_search_and_settings,
     _v5_memories,
+    _v6_trash_and_transcript_ids,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 
