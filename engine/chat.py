@@ -75,4 +75,7 @@ class PromptMessage:
     content: str
 
     def as_openai(self) -> dict[str, str]:
-        return {"role": self.role, "content": self.content}
+        # Heedful's tool items (attached files, tool output in transcripts) answer no tool call,
+        # and chat-completions servers refuse a "tool" message without a tool_call_id.
+        role = "user" if self.role == "tool" else self.role
+        return {"role": role, "content": self.content}

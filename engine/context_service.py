@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
+from engine.chat import Session
 from engine.consent import ConsentChoice
 from engine.ledger import LedgerEntry
 from engine.session_curations import SessionCurations, last_user_item
@@ -32,6 +33,25 @@ class ContextService:
     def __init__(self, curations: SessionCurations) -> None:
         self.curations = curations
         self.store = curations.store
+
+    async def attach(self, session_id: int | None, name: str, text: str) -> tuple[Session, ContextView]:
+        """Add an attachment's text (see engine/attachments.py) as a tool item of the session,
+        creating the session if there is none yet; the context as it now stands."""
+
+        def work() -> tuple[Session, ContextView]:
+            store = self.store
+            session = store.get_session(session_id) if session_id is not None else None
+            if session is None:
+                session = store.create_session(f"Attached {name}"[:48])
+            tokens = self.curations.counter.count(text)
+            message = store.add_message(session.id, "tool", text, tokens=tokens)
+            with self.curations.lock:
+                curation = self.curations.cached(session.id)
+                if curation is not None:
+                    curation.add_message(message.id, "tool", text, tokens)
+                return store.get_session(session.id) or session, self.curations.preview(session.id)
+
+        return await asyncio.to_thread(work)
 
     async def pin(self, session_id: int, item_id: int, *, pinned: bool = True) -> ContextView:
         """Pin (always send verbatim) or unpin a message."""

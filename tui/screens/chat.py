@@ -34,7 +34,7 @@ from engine.turn import (
     TurnNotice,
     UserMessageSaved,
 )
-from tui import heap
+from tui import heap, slash
 from tui.messages import ContextAction
 from tui.sanitize import inert
 from tui.screens.consent import ConsentAnswer, ConsentScreen
@@ -220,10 +220,20 @@ class ChatScreen(Screen[None]):
 
     @on(Composer.Submitted)
     def send(self, event: Composer.Submitted) -> None:
+        read = slash.read(event.text)
+        if isinstance(read, slash.UnknownCommand):
+            self.notify(
+                f"There is no command /{read.name}. /help lists them; // starts a message with a slash.",
+                severity="warning",
+            )
+            return
+        if isinstance(read, slash.Invocation):
+            self.run_command(read)
+            return
         if self.busy:
             self.notify("A reply is still streaming. Esc stops it.", severity="warning")
             return
-        text = event.text
+        text = read
         budget = self.context.budget if self.context is not None else None
         # Exact for ordinary messages; rough beyond EXACT_COUNT_CHARS, where counting exactly would
         # hold up the UI for up to a second and the answer is plain anyway. Cancel keeps the text.
@@ -445,6 +455,87 @@ class ChatScreen(Screen[None]):
         else:
             self.composer.focus()
 
+    # --- slash commands -------------------------------------------------------------------------
+
+    def run_command(self, invocation: slash.Invocation) -> None:
+        """Carry out a slash command; the composer is cleared once it is accepted."""
+        name, argument = invocation.command.name, invocation.argument
+        if name in ("pin", "unpin", "forget", "restore"):
+            target = self._command_target(argument)
+            if target is None:
+                return
+            current = self.context.item(target) if self.context is not None else None
+            pinned = current is not None and current.pinned
+            if (name == "pin" and pinned) or (name == "unpin" and not pinned):
+                self.notify(f"#{target} is {'already' if pinned else 'not'} pinned.")
+            else:
+                self.run_context_action("pin" if name in ("pin", "unpin") else name, target)
+        elif name == "tokens":
+            from tui.screens.tokens import TokensScreen
+
+            if self.context is None:
+                self.notify("Still counting; try again in a moment.")
+                return
+            self.app.push_screen(TokensScreen(self.context, exact=self.services.counter.exact))
+        elif name == "attach":
+            if not argument:
+                self.notify("Say which file: /attach path/to/file.txt", severity="warning")
+                return
+            self.attach_file(argument)
+        elif name == "new":
+            self.action_new_session()
+        elif name == "help":
+            self.action_help()
+        self.composer.clear()
+
+    @work(group=CONTEXT_GROUP, exit_on_error=False)
+    async def attach_file(self, argument: str) -> None:
+        """Read a text file (off the event loop) and add it to the conversation as a tool item."""
+        from pathlib import Path
+
+        from engine.attachments import MAX_ATTACHMENT_BYTES, AttachmentRefused, attachment_text
+
+        path = Path(argument)
+
+        def read() -> tuple[bytes, int]:
+            where = path.expanduser()
+            with where.open("rb") as file:
+                return file.read(MAX_ATTACHMENT_BYTES + 1), where.stat().st_size
+
+        try:
+            data, size = await asyncio.to_thread(read)
+            text = attachment_text(path.name, data, size=size)
+        except AttachmentRefused as refused:
+            self.notify(refused.user_message, severity="warning", timeout=10)
+            return
+        except OSError as err:
+            self.notify(f"Could not read {path}: {err.strerror or err}.", severity="warning", timeout=10)
+            return
+        session, view = await self.services.context.attach(
+            self.session.id if self.session else None, path.name, text
+        )
+        self.session = session
+        self.header.show_title(session.title)
+        stored = await asyncio.to_thread(self.services.store.messages, session.id)
+        await self.message_list.add(stored[-1])
+        self.show_context(view)
+        self.notify(f"Attached {path.name}: it is sent while the conversation refers to it.")
+
+    def _command_target(self, argument: str) -> int | None:
+        """The message a command names (#N), or the session's last message when it names none."""
+        if self.context is None or not self.context.items:
+            self.notify("There is no message to act on yet.", severity="warning")
+            return None
+        if not argument:
+            return max(item.id for item in self.context.items)
+        number = slash.message_number(argument)
+        if number is None or self.context.item(number) is None:
+            self.notify(
+                f"No message {argument} in this session: write its number, like #12.", severity="warning"
+            )
+            return None
+        return number
+
     # --- the draft preview ----------------------------------------------------------------------
 
     @on(Composer.Changed, "#composer")
@@ -452,11 +543,18 @@ class ChatScreen(Screen[None]):
         """Typing restarts a short wait; the preview runs only once the user pauses."""
         if self._draft_timer is not None:
             self._draft_timer.stop()
+        commands = slash.completions(self.composer.text)
+        if commands:
+            self._show_draft_hint(
+                " · ".join(f"/{c.name} {c.args}".strip() + f": {c.help}" for c in commands[:3])
+                + ("  (Tab completes)" if commands else "")
+            )
+            return
         self._draft_timer = self.set_timer(DRAFT_DEBOUNCE, self._preview_draft)
 
     def _preview_draft(self) -> None:
         text = self.composer.text
-        if not text.strip() or self.session is None or self.busy:
+        if not text.strip() or text.startswith("/") or self.session is None or self.busy:
             self._show_draft_hint("")
             return
         self.preview_draft(self.session.id, text)

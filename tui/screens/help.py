@@ -46,6 +46,15 @@ def key_table(overrides: Mapping[str, str]) -> str:
     return "\n".join(lines)
 
 
+def command_table() -> str:
+    """The slash commands, as typed in the composer."""
+    from tui.slash import COMMANDS
+
+    lines = ["| command | what it does |", "|---|---|"]
+    lines += [f"| `/{c.name}{' ' + c.args if c.args else ''}` | {c.help} |" for c in COMMANDS]
+    return "\n".join(lines) + "\n\nTab completes a command; `//` starts a message with a slash.\n"
+
+
 CONFIGURING = """
 ## Changing keys
 
@@ -67,6 +76,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog"):
             yield Markdown(HELP, open_links=False)
+            yield Markdown("## Slash commands\n\n" + command_table(), open_links=False)
             yield Markdown(
                 "## Every action\n\n" + key_table(self.overrides) + "\n" + CONFIGURING, open_links=False
             )

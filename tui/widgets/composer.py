@@ -13,6 +13,7 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import EditResult
 
 from tui.sanitize import inert
+from tui.slash import common_start, completions
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "alt+enter", "shift+enter", "newline"})
 """Keys that insert a line break; Enter itself sends. Terminals report ctrl+j as a newline."""
@@ -86,7 +87,11 @@ class Composer(TextArea):
     async def _on_key(self, event: events.Key) -> None:
         # Textual runs _on_key of every class in the MRO unless the default is prevented, so
         # handling Enter here is what stops TextArea from inserting a newline for it.
-        if event.key in NEWLINE_KEYS:
+        if event.key == "tab" and completions(self.text):
+            event.stop()
+            event.prevent_default()
+            self.complete_command()
+        elif event.key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
             self.action_newline()
@@ -130,6 +135,15 @@ class Composer(TextArea):
     def clear(self) -> EditResult:
         self._pastes.clear()
         return super().clear()
+
+    def complete_command(self) -> None:
+        """Complete a slash command being typed: to the one match, or as far as all matches agree."""
+        matches = [f"/{command.name}" for command in completions(self.text)]
+        if not matches:
+            return
+        common = common_start(matches)
+        self.text = f"{common} " if len(matches) == 1 else common
+        self.move_cursor(self.document.end)
 
     def action_newline(self) -> None:
         start, end = self.selection

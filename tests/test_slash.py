@@ -1,0 +1,163 @@
+"""Slash commands in the composer: reading a line, completing a command, and each command's effect."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Markdown
+
+from engine.attachments import MAX_ATTACHMENT_BYTES
+from engine.items import ItemState
+from tests.apphelpers import chat, make_app, send, stored_messages, toasts, views, wait_for
+from tests.fake_openai import FakeOpenAIServer
+from tui.app import HeedfulApp
+from tui.screens.help import HelpScreen
+from tui.screens.tokens import TokensScreen
+from tui.slash import Invocation, UnknownCommand, common_start, completions, message_number, read
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("hello", "hello"),
+        ("/pin", Invocation(read("/pin").command, "")),  # type: ignore[union-attr]
+        ("/pin #12", Invocation(read("/pin").command, "#12")),  # type: ignore[union-attr]
+        ("  /FORGET 3 ", Invocation(read("/forget").command, "3")),  # type: ignore[union-attr]
+        ("//etc/hosts is odd", "/etc/hosts is odd"),
+        ("/pni 3", UnknownCommand("pni")),
+    ],
+)
+def test_a_line_is_a_command_an_unknown_command_or_a_message(line: str, expected: object) -> None:
+    assert read(line) == expected
+
+
+def test_completion_offers_the_commands_a_line_could_start() -> None:
+    assert [c.name for c in completions("/")] == [c.name for c in completions("/")]  # stable order
+    assert [c.name for c in completions("/p")] == ["pin"]
+    assert [c.name for c in completions("/re")] == ["restore"]
+    assert completions("/pin ") == [] and completions("//p") == [] and completions("hello") == []
+    assert common_start(["/pin", "/profile"]) == "/p" and common_start(["/new"]) == "/new"
+    assert message_number("#12") == 12 and message_number("12") == 12 and message_number("x") is None
+
+
+async def type_command(pilot: object, app: HeedfulApp, line: str) -> None:
+    composer = chat(app).composer
+    composer.focus()
+    composer.text = line
+    await pilot.press("enter")  # type: ignore[attr-defined]
+    await pilot.pause(0.2)  # type: ignore[attr-defined]
+
+
+async def test_pin_unpin_forget_and_restore_by_number_and_by_default() -> None:
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "first message")
+        await send(pilot, "second message")
+        screen = chat(app)
+        first_id = views(app)[0].message.id
+        await type_command(pilot, app, f"/pin #{first_id}")
+        await wait_for(pilot, lambda: (i := screen.context.item(first_id)) is not None and i.pinned)  # type: ignore[union-attr]
+        assert screen.composer.text == ""  # a command is not left in the composer, nor sent
+        assert len(stored_messages()) == 4
+        await type_command(pilot, app, f"/pin {first_id}")
+        await wait_for(pilot, lambda: any("already pinned" in t for t in toasts(app)))
+        await type_command(pilot, app, f"/unpin #{first_id}")
+        await wait_for(pilot, lambda: not screen.context.item(first_id).pinned)  # type: ignore[union-attr]
+        last_id = views(app)[-1].message.id
+        await type_command(pilot, app, "/forget")  # no number: the last message
+        await wait_for(pilot, lambda: screen.context.item(last_id).state is ItemState.PRUNED)  # type: ignore[union-attr]
+        await type_command(pilot, app, f"/restore #{last_id}")
+        await wait_for(pilot, lambda: screen.context.item(last_id).state is ItemState.ACTIVE)  # type: ignore[union-attr]
+        await type_command(pilot, app, "/forget #999")
+        await wait_for(pilot, lambda: any("No message #999" in t for t in toasts(app)))
+
+
+async def test_an_unknown_command_is_not_sent_and_a_double_slash_is() -> None:
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await type_command(pilot, app, "/frobnicate now")
+        await wait_for(pilot, lambda: any("no command /frobnicate" in t for t in toasts(app)))
+        assert chat(app).composer.text == "/frobnicate now"  # kept, to fix the typo
+        assert stored_messages() == []
+        await type_command(pilot, app, "//usr/bin is a directory")
+        await wait_for(pilot, lambda: len(views(app)) == 2 and not chat(app).busy)
+    assert [m.content for m in stored_messages() if m.role == "user"] == ["/usr/bin is a directory"]
+
+
+async def test_tab_completes_a_command_and_the_hint_lists_matches() -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        screen = chat(app)
+        screen.composer.focus()
+        await pilot.press("/", "r")
+        await wait_for(pilot, lambda: "/restore" in str(screen.draft_hint.render()))
+        await pilot.press("tab")
+        assert screen.composer.text == "/restore "
+        assert app.focused is screen.composer  # Tab completed instead of moving focus
+
+
+async def test_tokens_shows_each_part_of_the_next_request() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "a question about tokens")
+        context = chat(app).context
+        await type_command(pilot, app, "/tokens")
+        await wait_for(pilot, lambda: isinstance(app.screen, TokensScreen))
+        table = app.screen.query_one(DataTable)
+        assert context is not None and table.row_count == len(context.messages)
+        counts = [int(str(table.get_row_at(r)[0]).replace(",", "")) for r in range(table.row_count)]
+        assert counts == sorted((m.tokens for m in context.messages), reverse=True)
+
+
+async def test_attach_adds_a_text_file_that_the_next_request_carries(
+    tmp_path: Path, fake_server: FakeOpenAIServer
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The deploy key rotates every Friday at 17:00.\n", encoding="utf-8")
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test(notifications=True) as pilot:
+        await type_command(pilot, app, f"/attach {notes}")
+        await wait_for(pilot, lambda: any("Attached notes.txt" in t for t in toasts(app)))
+        (tool,) = [m for m in stored_messages() if m.role == "tool"]
+        assert tool.content.endswith("The deploy key rotates every Friday at 17:00.\n")
+        await send(pilot, "When does the deploy key rotate?")
+    sent = fake_server.requests[-1]["body"]["messages"]
+    # Servers refuse a "tool" message that answers no tool call: it goes as the user's.
+    assert any(m["role"] == "user" and "rotates every Friday" in m["content"] for m in sent)
+    assert all(m["role"] != "tool" for m in sent)
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
+        (b"caf\xe9 latin-1", "not UTF-8"),
+        (b"x" * (MAX_ATTACHMENT_BYTES + 1), "MB"),
+    ],
+)
+async def test_binary_undecodable_and_oversized_files_are_refused_in_words(
+    tmp_path: Path, content: bytes, said: str
+) -> None:
+    path = tmp_path / "thing.bin"
+    path.write_bytes(content)
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await type_command(pilot, app, f"/attach {path}")
+        await wait_for(pilot, lambda: any(said in t and "thing.bin" in t for t in toasts(app)))
+        await type_command(pilot, app, f"/attach {tmp_path / 'missing.txt'}")
+        await wait_for(pilot, lambda: any("Could not read" in t for t in toasts(app)))
+    assert stored_messages() == []
+
+
+async def test_help_lists_the_slash_commands_and_new_starts_a_session() -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await send(pilot, "hello")
+        await type_command(pilot, app, "/help")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        listing = "\n".join(m.source for m in app.screen.query(Markdown).results(Markdown))
+        assert "`/attach FILE`" in listing and "`/tokens`" in listing
+        await pilot.press("escape")
+        await type_command(pilot, app, "/new")
+        await wait_for(pilot, lambda: chat(app).session is None and not views(app))

@@ -1,0 +1,71 @@
+"""/tokens: what each part of the next request costs, one row per message sent."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from tui.sanitize import inert
+
+if TYPE_CHECKING:
+    from engine.context_view import ContextView
+
+PREVIEW_CHARS = 60
+
+
+def _preview(text: str) -> Text:
+    # Rich Text, never a str: DataTable would read a str cell as markup.
+    line = " ".join(inert(text[: PREVIEW_CHARS * 4]).split())
+    return Text(line[:PREVIEW_CHARS] + ("…" if len(line) > PREVIEW_CHARS else ""))
+
+
+class TokensScreen(ModalScreen[None]):
+    """A table of the next request: each part's role, form, sources and tokens, largest first."""
+
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss(None)", "Close", id="dialog_cancel")
+    ]
+
+    def __init__(self, view: ContextView, *, exact: bool) -> None:
+        super().__init__()
+        self.view = view
+        self.exact = exact
+
+    def compose(self) -> ComposeResult:
+        view = self.view
+        approx = "" if self.exact else "≈ "
+        with Vertical(classes="dialog"):
+            yield Static(Content.styled("What the next request costs", "bold"), classes="title")
+            yield Static(
+                Content(
+                    f"{approx}{view.tokens:,} tokens of a {view.budget:,} budget (window {view.window:,}), "
+                    f"in {len(view.messages):,} parts, largest first."
+                )
+            )
+            yield DataTable(id="tokens-table", cursor_type="row", zebra_stripes=True)
+            yield Static(Content("Esc closes"), classes="hint")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("tokens", "share", "part", "form", "text")
+        total = max(1, self.view.tokens)
+        parts = sorted(enumerate(self.view.messages), key=lambda pair: -pair[1].tokens)
+        for _, message in parts:
+            sources = ", ".join(f"#{s}" for s in message.sources[:4])
+            more = f" +{len(message.sources) - 4}" if len(message.sources) > 4 else ""
+            table.add_row(
+                Text(f"{message.tokens:,}", justify="right"),
+                Text(f"{message.tokens / total:.0%}", justify="right"),
+                Text(f"{message.role} {sources}{more}".strip()),
+                Text(message.form),
+                _preview(message.content),
+            )
+        table.focus()

@@ -1,0 +1,87 @@
+"""Slash commands typed in the composer: what exists, how a line is read, what completes it.
+
+Kept free of widgets so parsing and completion are plain functions. A line that starts with one
+slash is a command; two slashes send the rest as an ordinary message ("//etc/hosts" sends
+"/etc/hosts").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    name: str
+    """Without the slash."""
+    args: str
+    """How its argument is written in help ("" when it takes none)."""
+    help: str
+
+
+COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("pin", "[#N]", "pin a message (the last one if no number): always sent verbatim"),
+    SlashCommand("unpin", "[#N]", "unpin a message"),
+    SlashCommand("forget", "[#N]", "forget a message now (it stays in the store; /restore brings it back)"),
+    SlashCommand("restore", "[#N]", "send a summarized, pruned or forgotten message verbatim again"),
+    SlashCommand("tokens", "", "what each part of the next request costs, in tokens"),
+    SlashCommand(
+        "attach", "FILE", "add a text file to the conversation (it expires once nobody refers to it)"
+    ),
+    SlashCommand("new", "", "start a new session"),
+    SlashCommand("help", "", "list the slash commands and keys"),
+)
+BY_NAME = {command.name: command for command in COMMANDS}
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    command: SlashCommand
+    argument: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownCommand:
+    name: str
+
+
+def read(text: str) -> Invocation | UnknownCommand | str:
+    """What a submitted line asks for: a command, an unknown command, or a message to send.
+
+    Returns:
+        An :class:`Invocation`, an :class:`UnknownCommand` (never sent: a typo must not reach the
+        model), or the text to send as a message.
+    """
+    stripped = text.strip()
+    if not stripped.startswith("/"):
+        return text
+    if stripped.startswith("//"):
+        return stripped[1:]
+    name, _, argument = stripped[1:].partition(" ")
+    command = BY_NAME.get(name.lower())
+    if command is None:
+        return UnknownCommand(name)
+    return Invocation(command, argument.strip())
+
+
+def completions(text: str) -> list[SlashCommand]:
+    """The commands a composer line could be the start of (none once an argument is being typed)."""
+    if not text.startswith("/") or text.startswith("//") or " " in text or "\n" in text:
+        return []
+    typed = text[1:].lower()
+    return [command for command in COMMANDS if command.name.startswith(typed)]
+
+
+def message_number(argument: str) -> int | None:
+    """``"#12"`` or ``"12"`` → 12; anything else → None."""
+    digits = argument.strip().removeprefix("#")
+    return int(digits) if digits.isdigit() else None
+
+
+def common_start(names: list[str]) -> str:
+    """The longest start all of ``names`` share (for Tab completion)."""
+    if not names:
+        return ""
+    first, last = min(names), max(names)
+    length = next((i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first))
+    return first[:length]
