@@ -13,3 +13,11 @@ class ContextAction(Message):
 
     action: str
     item_id: int
+
+
+@dataclass
+class MessageAction(Message):
+    """The user asked for ``action`` ("edit", "delete", "copy" or "copy_code") on a chat message."""
+
+    action: str
+    message_id: int

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from engine.context_service import ContextService
+from engine.memory import MemoryService
 from engine.protocols import ChatStore
 from engine.tokens import LazyTokenCounter
 from engine.turn import TurnService
@@ -35,6 +36,8 @@ class AppServices:
     turns: TurnService
     context: ContextService
     """The user's actions on the context (pin, restore, forget, consent, inspect, draft preview)."""
+    memory: MemoryService
+    """Cross-session memory: ``remember`` (session end, idle, /remember), the memory screen's edits."""
     counter: LazyTokenCounter
     config_path: Path
     database_path: Path

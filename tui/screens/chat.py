@@ -14,11 +14,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Footer, Markdown, Static
 from textual.worker import Worker, WorkerError, WorkerState
 
 from engine.chat import MessageStatus, Session, StoredMessage
+from engine.conversation_edits import ConversationEdits, NotEditable
 from engine.errors import ModelErrorKind, StoreError
 from engine.turn import (
     ContextCurated,
@@ -35,11 +35,12 @@ from engine.turn import (
     UserMessageSaved,
 )
 from tui import heap, slash
-from tui.messages import ContextAction
-from tui.sanitize import inert
-from tui.screens.consent import ConsentAnswer, ConsentScreen
+from tui.messages import ContextAction, MessageAction
+from tui.screens.chat_commands import SlashCommands
+from tui.screens.chat_context import ContextActions
+from tui.screens.chat_draft import DraftHints
+from tui.screens.chat_messages import MessageActions
 from tui.screens.dialogs import ConfirmScreen
-from tui.screens.inspect import InspectScreen
 from tui.services import AppServices
 from tui.widgets.composer import Composer, describe_size
 from tui.widgets.context_panel import ContextPanel
@@ -60,16 +61,12 @@ WAIT_REASONS = {
 
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
-CONTEXT_GROUP = "context"
-DRAFT_GROUP = "draft"
 NARROW_WIDTH = 90
 """Terminals narrower than this hide the context panel until F2 asks for it."""
 EXACT_COUNT_CHARS = 100_000
 CHARS_PER_TOKEN = 4
 """For the "is this message larger than the whole budget?" check before sending: messages up to
 EXACT_COUNT_CHARS are counted (a few ms), longer ones estimated at CHARS_PER_TOKEN."""
-DRAFT_DEBOUNCE = 0.4
-"""Seconds of no typing before the draft preview runs."""
 
 
 def welcome_text(offline: bool) -> Content:
@@ -139,10 +136,15 @@ class ChatScreen(Screen[None]):
         self.message_list = MessageList(welcome_text(services.offline), id="messages")
         self.composer = Composer(id="composer")
         self.draft_hint = Static("", id="draft-hint")
-        """What the message being typed would bring back into the context (a debounced preview)."""
-        self._draft_timer: Timer | None = None
+        """What the message being typed would bring back, the commands it could be, or the edit."""
         self._narrow = False
+        self.editing: int | None = None
+        """The user message being edited in the composer: sending replaces it and what followed."""
         self.context_panel = ContextPanel(id="context")
+        self.draft = DraftHints(self)
+        self.message_actions = MessageActions(self)
+        self.commands = SlashCommands(self)
+        self.context_actions = ContextActions(self)
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -176,7 +178,7 @@ class ChatScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
-            return self.busy
+            return self.busy or self.editing is not None
         return True
 
     # --- sessions ------------------------------------------------------------------------------
@@ -234,18 +236,21 @@ class ChatScreen(Screen[None]):
             self.notify("A reply is still streaming. Esc stops it.", severity="warning")
             return
         text = read
+        branch, self.editing = self.editing, None
         budget = self.context.budget if self.context is not None else None
         # Exact for ordinary messages; rough beyond EXACT_COUNT_CHARS, where counting exactly would
         # hold up the UI for up to a second and the answer is plain anyway. Cancel keeps the text.
         counter = self.services.counter
         estimate = counter.count(text) if len(text) <= EXACT_COUNT_CHARS else len(text) // CHARS_PER_TOKEN
         if budget is None or estimate <= budget:
-            self.run_turn(text)
+            self.run_turn(text, branch_from=branch)
             return
 
         def answered(send_anyway: bool | None) -> None:
             if send_anyway:
-                self.run_turn(text)
+                self.run_turn(text, branch_from=branch)
+            else:
+                self.editing = branch
 
         window = self.context.window if self.context is not None else budget
         self.app.push_screen(
@@ -260,7 +265,9 @@ class ChatScreen(Screen[None]):
         )
 
     @work(exclusive=True, group=TURN_GROUP, exit_on_error=False)
-    async def run_turn(self, text: str | None, *, resume: bool = False) -> None:
+    async def run_turn(
+        self, text: str | None, *, resume: bool = False, branch_from: int | None = None
+    ) -> None:
         """Send ``text`` (with None: retry the last turn, or continue its cut-off reply with
         ``resume``) and show the reply as it streams."""
         # A session still being shown would replace the message list under this turn's feet (and
@@ -276,6 +283,13 @@ class ChatScreen(Screen[None]):
                 return
             events = turns.resume(session_id) if resume else turns.retry(session_id)
         else:
+            if branch_from is not None and session_id is not None:
+                try:
+                    gone = await ConversationEdits(turns.curations).branch_at(session_id, branch_from)
+                except NotEditable as refused:
+                    self.notify(str(refused), severity="warning")
+                    return
+                await self.message_list.drop(gone.ids)
             events = turns.send(session_id, text)
         self._reply_view = None
         try:
@@ -313,7 +327,7 @@ class ChatScreen(Screen[None]):
                 self.session = event.session
                 self.header.show_title(event.session.title)
                 self.composer.clear()
-                self._show_draft_hint("")
+                self.draft.show("")
                 await messages.add(event.message)
             elif isinstance(event, ContextCurated):
                 self.show_context(event.view)
@@ -399,7 +413,13 @@ class ChatScreen(Screen[None]):
     # --- actions -------------------------------------------------------------------------------
 
     def action_stop(self) -> None:
-        self.workers.cancel_group(self, TURN_GROUP)
+        if self.busy:
+            self.workers.cancel_group(self, TURN_GROUP)
+        elif self.editing is not None:
+            self.editing = None
+            self.composer.clear()
+            self.draft.show("")
+            self.notify("Edit cancelled; the conversation is as it was.")
 
     def action_retry(self) -> None:
         if self.busy:
@@ -444,8 +464,7 @@ class ChatScreen(Screen[None]):
         if reply is None:
             self.notify("There is no reply to copy yet.")
             return
-        self.app.copy_to_clipboard(reply.content)
-        self.notify(f"Copied the last reply ({len(reply.content):,} characters).")
+        self.message_actions.copy_text(reply.content, "the last reply")
 
     def action_toggle_context(self) -> None:
         panel = self.context_panel
@@ -455,244 +474,39 @@ class ChatScreen(Screen[None]):
         else:
             self.composer.focus()
 
-    # --- slash commands -------------------------------------------------------------------------
-
-    def run_command(self, invocation: slash.Invocation) -> None:
-        """Carry out a slash command; the composer is cleared once it is accepted."""
-        name, argument = invocation.command.name, invocation.argument
-        if name in ("pin", "unpin", "forget", "restore"):
-            target = self._command_target(argument)
-            if target is None:
-                return
-            current = self.context.item(target) if self.context is not None else None
-            pinned = current is not None and current.pinned
-            if (name == "pin" and pinned) or (name == "unpin" and not pinned):
-                self.notify(f"#{target} is {'already' if pinned else 'not'} pinned.")
-            else:
-                self.run_context_action("pin" if name in ("pin", "unpin") else name, target)
-        elif name == "tokens":
-            from tui.screens.tokens import TokensScreen
-
-            if self.context is None:
-                self.notify("Still counting; try again in a moment.")
-                return
-            self.app.push_screen(TokensScreen(self.context, exact=self.services.counter.exact))
-        elif name == "attach":
-            if not argument:
-                self.notify("Say which file: /attach path/to/file.txt", severity="warning")
-                return
-            self.attach_file(argument)
-        elif name == "new":
-            self.action_new_session()
-        elif name == "help":
-            self.action_help()
-        self.composer.clear()
-
-    @work(group=CONTEXT_GROUP, exit_on_error=False)
-    async def attach_file(self, argument: str) -> None:
-        """Read a text file (off the event loop) and add it to the conversation as a tool item."""
-        from pathlib import Path
-
-        from engine.attachments import MAX_ATTACHMENT_BYTES, AttachmentRefused, attachment_text
-
-        path = Path(argument)
-
-        def read() -> tuple[bytes, int]:
-            where = path.expanduser()
-            with where.open("rb") as file:
-                return file.read(MAX_ATTACHMENT_BYTES + 1), where.stat().st_size
-
-        try:
-            data, size = await asyncio.to_thread(read)
-            text = attachment_text(path.name, data, size=size)
-        except AttachmentRefused as refused:
-            self.notify(refused.user_message, severity="warning", timeout=10)
-            return
-        except OSError as err:
-            self.notify(f"Could not read {path}: {err.strerror or err}.", severity="warning", timeout=10)
-            return
-        session, view = await self.services.context.attach(
-            self.session.id if self.session else None, path.name, text
-        )
-        self.session = session
-        self.header.show_title(session.title)
-        stored = await asyncio.to_thread(self.services.store.messages, session.id)
-        await self.message_list.add(stored[-1])
-        self.show_context(view)
-        self.notify(f"Attached {path.name}: it is sent while the conversation refers to it.")
-
-    def _command_target(self, argument: str) -> int | None:
-        """The message a command names (#N), or the session's last message when it names none."""
-        if self.context is None or not self.context.items:
-            self.notify("There is no message to act on yet.", severity="warning")
-            return None
-        if not argument:
-            return max(item.id for item in self.context.items)
-        number = slash.message_number(argument)
-        if number is None or self.context.item(number) is None:
-            self.notify(
-                f"No message {argument} in this session: write its number, like #12.", severity="warning"
-            )
-            return None
-        return number
-
     # --- the draft preview ----------------------------------------------------------------------
 
     @on(Composer.Changed, "#composer")
     def _draft_changed(self) -> None:
-        """Typing restarts a short wait; the preview runs only once the user pauses."""
-        if self._draft_timer is not None:
-            self._draft_timer.stop()
-        commands = slash.completions(self.composer.text)
-        if commands:
-            self._show_draft_hint(
-                " · ".join(f"/{c.name} {c.args}".strip() + f": {c.help}" for c in commands[:3])
-                + ("  (Tab completes)" if commands else "")
-            )
-            return
-        self._draft_timer = self.set_timer(DRAFT_DEBOUNCE, self._preview_draft)
+        self.draft.changed()
 
-    def _preview_draft(self) -> None:
-        text = self.composer.text
-        if not text.strip() or text.startswith("/") or self.session is None or self.busy:
-            self._show_draft_hint("")
-            return
-        self.preview_draft(self.session.id, text)
+    # --- delegated to the screen's parts (tui/screens/chat_*.py) ---------------------------------
 
-    @work(group=DRAFT_GROUP, exclusive=True, exit_on_error=False)
-    async def preview_draft(self, session_id: int, text: str) -> None:
-        view = await self.services.context.draft(session_id, text)
-        if self.composer.text != text:
-            return  # typed on meanwhile: a newer preview is coming
-        recalled = view.recalled
-        if not recalled:
-            self._show_draft_hint("")
-            return
-        names = ", ".join(f"#{i.id} {i.preview[:30]}" for i in recalled[:3])
-        more = f" and {len(recalled) - 3} more" if len(recalled) > 3 else ""
-        self._show_draft_hint(f"↺ Sending this brings back {len(recalled)}: {names}{more}")
-
-    def _show_draft_hint(self, text: str) -> None:
-        self.draft_hint.update(Content(inert(text)))
-        self.draft_hint.display = bool(text)
-
-    # --- the user's hand on the context ------------------------------------------------------------
+    @on(MessageAction)
+    def _message_action(self, event: MessageAction) -> None:
+        self.message_actions.on_action(event)
 
     @on(ContextAction)
     def _item_action(self, event: ContextAction) -> None:
-        self.run_context_action(event.action, event.item_id)
+        self.context_actions.run(event.action, event.item_id)
 
-    @work(group=CONTEXT_GROUP, exit_on_error=False)
-    async def run_context_action(self, action: str, item_id: int) -> None:
-        """Pin, restore, forget or inspect a message; the engine decides, the panel shows the result."""
-        from engine.curator import CurationRefused
+    def run_command(self, invocation: slash.Invocation) -> None:
+        self.commands.run(invocation)
 
-        if self.session is None or self.context is None:
-            return
-        if self.busy:
-            self.notify("A reply is still streaming; try again when it is done.", severity="warning")
-            return
-        context = self.services.context
-        session_id = self.session.id
-        if action == "inspect":
-            detail = await context.inspect(session_id, item_id)
-
-            def chosen(follow_up: str | None) -> None:
-                if follow_up is not None:
-                    self.run_context_action(follow_up, item_id)
-
-            await self.app.push_screen(InspectScreen(detail), chosen)
-            return
-        current = self.context.item(item_id)
-        try:
-            if action == "pin":
-                pinned = not (current is not None and current.pinned)
-                view = await context.pin(session_id, item_id, pinned=pinned)
-                said = (
-                    f"Pinned #{item_id}: it is always sent verbatim." if pinned else f"Unpinned #{item_id}."
-                )
-            elif action == "restore":
-                view = await context.restore(session_id, item_id)
-                restored = view.item(item_id)
-                said = (
-                    f"Restored #{item_id}: it is sent verbatim again."
-                    if restored is not None and restored.in_prompt
-                    else f"Restored #{item_id}, but the next request has no room for it: pin it to send it."
-                )
-            elif action == "forget":
-                view = await context.forget(session_id, item_id)
-                said = f"Forgot #{item_id}. It stays in the store; r restores it."
-            else:
-                raise ValueError(f"unknown context action {action!r}")
-        except CurationRefused as refused:
-            self.notify(str(refused), severity="warning")
-            return
-        self.show_context(view)
-        self.notify(said)
-
-    def action_preview(self) -> None:
-        from tui.screens.preview import PreviewScreen
-
-        if self.context is None:
-            self.notify("Still counting; try again in a moment.")
-            return
-        self.app.push_screen(PreviewScreen(self.context, exact=self.services.counter.exact))
-
-    @work(group=CONTEXT_GROUP, exit_on_error=False)
-    async def action_ledger(self) -> None:
-        from tui.screens.ledger import LedgerScreen
-
-        if self.session is None:
-            self.notify("Nothing has been decided yet: the ledger starts with the first message.")
-            return
-        entries = await self.services.context.ledger(self.session.id)
-
-        def chosen(item_id: int | None) -> None:
-            if item_id is not None:
-                self.run_context_action("restore", item_id)
-
-        await self.app.push_screen(LedgerScreen(entries), chosen)
-
-    def action_consent(self) -> None:
-        if self.context is None or self.context.consent is None:
-            self.notify("Heedful has nothing to ask about your messages right now.")
-            return
-        self._ask_consent()
+    def run_context_action(self, action: str, item_id: int) -> None:
+        self.context_actions.run(action, item_id)
 
     def _offer_consent(self) -> None:
-        """After a turn: open the consent dialog if it has something new to ask."""
-        consent = self.context.consent if self.context else None
-        if consent is not None and any(i.item_id not in self._consent_asked for i in consent.items):
-            self._ask_consent()
+        self.context_actions.offer_consent()
 
-    def _ask_consent(self) -> None:
-        consent = self.context.consent if self.context else None
-        if consent is None or self.session is None:
-            return
-        self._consent_asked.update(i.item_id for i in consent.items)
-        session_id = self.session.id
+    def action_preview(self) -> None:
+        self.context_actions.preview()
 
-        def answered(answer: ConsentAnswer | None) -> None:
-            if answer is None:
-                self.notify("Your messages stay as they are. F4 answers later.")
-            else:
-                self.record_consent(session_id, answer)
+    def action_ledger(self) -> None:
+        self.context_actions.ledger()
 
-        self.app.push_screen(ConsentScreen(consent), answered)
-
-    @work(group=CONTEXT_GROUP, exit_on_error=False)
-    async def record_consent(self, session_id: int, answer: ConsentAnswer) -> None:
-        view = await self.services.context.answer_consent(
-            session_id, answer.answers, remember=answer.remember
-        )
-        if self.session is not None and self.session.id == session_id:
-            self.show_context(view)
-        counts: dict[str, int] = {}
-        for choice in answer.answers.values():
-            counts[choice.value] = counts.get(choice.value, 0) + 1
-        summary = ", ".join(f"{n} {choice}" for choice, n in counts.items())
-        remembered = f"; from now on: {answer.remember.value}" if answer.remember else ""
-        self.notify(f"Recorded your answer ({summary}){remembered}.")
+    def action_consent(self) -> None:
+        self.context_actions.consent()
 
     def action_connect(self) -> None:
         from tui.screens.connect import ConnectScreen

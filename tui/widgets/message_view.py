@@ -17,7 +17,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from engine.chat import MessageStatus, StoredMessage
 from engine.context_view import ItemView, Mark, Section
-from tui.messages import ContextAction
+from tui.messages import ContextAction, MessageAction
 from tui.sanitize import inert
 
 MARKDOWN_LIMIT = 40_000
@@ -63,6 +63,16 @@ class MessageView(Vertical, can_focus=True):
             "enter", "context('inspect')", "Why?", tooltip="Why this message is where it is", id="inspect"
         ),
         Binding("e", "expand", "Summary", tooltip="Show or hide the summary sent instead", id="expand"),
+        Binding(
+            "i", "message('edit')", "Edit", tooltip="Edit your message and send it again from here", id="edit"
+        ),
+        Binding(
+            "d", "message('delete')", "Delete", tooltip="Delete this message (kept in the store)", id="delete"
+        ),
+        Binding("y", "message('copy')", "Copy", tooltip="Copy this message", id="copy_message"),
+        Binding(
+            "c", "message('copy_code')", "Copy code", tooltip="Copy this message's code block", id="copy_code"
+        ),
     ]
 
     DEFAULT_CSS = """
@@ -152,6 +162,9 @@ class MessageView(Vertical, can_focus=True):
             self.notify("This message is not part of the context yet.")
             return
         self.post_message(ContextAction(action, self.message.id))
+
+    def action_message(self, action: str) -> None:
+        self.post_message(MessageAction(action, self.message.id))
 
     def action_expand(self) -> None:
         if self.context_item is None or not self.context_item.summary:

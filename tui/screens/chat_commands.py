@@ -1,0 +1,95 @@
+"""Slash commands typed in the composer, carried out on the chat screen (see tui/slash.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tui import slash
+from tui.screens.chat_parts import ChatPart
+
+
+class SlashCommands(ChatPart):
+    def run(self, invocation: slash.Invocation) -> None:
+        """Carry out a slash command; the composer is cleared once it is accepted."""
+        name, argument = invocation.command.name, invocation.argument
+        if name in ("pin", "unpin", "forget", "restore"):
+            target = self._command_target(argument)
+            if target is None:
+                return
+            current = self.screen.context.item(target) if self.screen.context is not None else None
+            pinned = current is not None and current.pinned
+            if (name == "pin" and pinned) or (name == "unpin" and not pinned):
+                self.screen.notify(f"#{target} is {'already' if pinned else 'not'} pinned.")
+            else:
+                self.screen.run_context_action("pin" if name in ("pin", "unpin") else name, target)
+        elif name == "tokens":
+            from tui.screens.tokens import TokensScreen
+
+            if self.screen.context is None:
+                self.screen.notify("Still counting; try again in a moment.")
+                return
+            self.screen.app.push_screen(
+                TokensScreen(self.screen.context, exact=self.screen.services.counter.exact)
+            )
+        elif name == "attach":
+            if not argument:
+                self.screen.notify("Say which file: /attach path/to/file.txt", severity="warning")
+                return
+            self.attach_file(argument)
+        elif name == "new":
+            self.screen.action_new_session()
+        elif name == "help":
+            self.screen.action_help()
+        self.screen.composer.clear()
+
+    def attach_file(self, argument: str) -> None:
+        self.background(self._attach_file(argument))
+
+    async def _attach_file(self, argument: str) -> None:
+        """Read a text file (off the event loop) and add it to the conversation as a tool item."""
+        from pathlib import Path
+
+        from engine.attachments import MAX_ATTACHMENT_BYTES, AttachmentRefused, attachment_text
+
+        path = Path(argument)
+
+        def read() -> tuple[bytes, int]:
+            where = path.expanduser()
+            with where.open("rb") as file:
+                return file.read(MAX_ATTACHMENT_BYTES + 1), where.stat().st_size
+
+        try:
+            data, size = await asyncio.to_thread(read)
+            text = attachment_text(path.name, data, size=size)
+        except AttachmentRefused as refused:
+            self.screen.notify(refused.user_message, severity="warning", timeout=10)
+            return
+        except OSError as err:
+            self.screen.notify(
+                f"Could not read {path}: {err.strerror or err}.", severity="warning", timeout=10
+            )
+            return
+        session, view = await self.screen.services.context.attach(
+            self.screen.session.id if self.screen.session else None, path.name, text
+        )
+        self.screen.session = session
+        self.screen.header.show_title(session.title)
+        stored = await asyncio.to_thread(self.screen.services.store.messages, session.id)
+        await self.screen.message_list.add(stored[-1])
+        self.screen.show_context(view)
+        self.screen.notify(f"Attached {path.name}: it is sent while the conversation refers to it.")
+
+    def _command_target(self, argument: str) -> int | None:
+        """The message a command names (#N), or the session's last message when it names none."""
+        if self.screen.context is None or not self.screen.context.items:
+            self.screen.notify("There is no message to act on yet.", severity="warning")
+            return None
+        if not argument:
+            return max(item.id for item in self.screen.context.items)
+        number = slash.message_number(argument)
+        if number is None or self.screen.context.item(number) is None:
+            self.screen.notify(
+                f"No message {argument} in this session: write its number, like #12.", severity="warning"
+            )
+            return None
+        return number

@@ -1,0 +1,130 @@
+"""The user's hand on the context from the chat screen: pin, restore, forget, inspect, the ledger
+and the consent dialog. The engine decides (engine/context_service.py); the panel shows the result."""
+
+from __future__ import annotations
+
+from tui.screens.chat_parts import ChatPart
+from tui.screens.consent import ConsentAnswer, ConsentScreen
+from tui.screens.inspect import InspectScreen
+
+
+class ContextActions(ChatPart):
+    def run(self, action: str, item_id: int) -> None:
+        self.background(self._run(action, item_id))
+
+    async def _run(self, action: str, item_id: int) -> None:
+        """Pin, restore, forget or inspect a message; the engine decides, the panel shows the result."""
+        from engine.curator import CurationRefused
+
+        if self.screen.session is None or self.screen.context is None:
+            return
+        if self.screen.busy:
+            self.screen.notify("A reply is still streaming; try again when it is done.", severity="warning")
+            return
+        context = self.screen.services.context
+        session_id = self.screen.session.id
+        if action == "inspect":
+            detail = await context.inspect(session_id, item_id)
+
+            def chosen(follow_up: str | None) -> None:
+                if follow_up is not None:
+                    self.run(follow_up, item_id)
+
+            await self.screen.app.push_screen(InspectScreen(detail), chosen)
+            return
+        current = self.screen.context.item(item_id)
+        try:
+            if action == "pin":
+                pinned = not (current is not None and current.pinned)
+                view = await context.pin(session_id, item_id, pinned=pinned)
+                said = (
+                    f"Pinned #{item_id}: it is always sent verbatim." if pinned else f"Unpinned #{item_id}."
+                )
+            elif action == "restore":
+                view = await context.restore(session_id, item_id)
+                restored = view.item(item_id)
+                said = (
+                    f"Restored #{item_id}: it is sent verbatim again."
+                    if restored is not None and restored.in_prompt
+                    else f"Restored #{item_id}, but the next request has no room for it: pin it to send it."
+                )
+            elif action == "forget":
+                view = await context.forget(session_id, item_id)
+                said = f"Forgot #{item_id}. It stays in the store; r restores it."
+            else:
+                raise ValueError(f"unknown context action {action!r}")
+        except CurationRefused as refused:
+            self.screen.notify(str(refused), severity="warning")
+            return
+        self.screen.show_context(view)
+        self.screen.notify(said)
+
+    def preview(self) -> None:
+        from tui.screens.preview import PreviewScreen
+
+        if self.screen.context is None:
+            self.screen.notify("Still counting; try again in a moment.")
+            return
+        self.screen.app.push_screen(
+            PreviewScreen(self.screen.context, exact=self.screen.services.counter.exact)
+        )
+
+    def ledger(self) -> None:
+        self.background(self._ledger())
+
+    async def _ledger(self) -> None:
+        from tui.screens.ledger import LedgerScreen
+
+        if self.screen.session is None:
+            self.screen.notify("Nothing has been decided yet: the ledger starts with the first message.")
+            return
+        entries = await self.screen.services.context.ledger(self.screen.session.id)
+
+        def chosen(item_id: int | None) -> None:
+            if item_id is not None:
+                self.run("restore", item_id)
+
+        await self.screen.app.push_screen(LedgerScreen(entries), chosen)
+
+    def consent(self) -> None:
+        if self.screen.context is None or self.screen.context.consent is None:
+            self.screen.notify("Heedful has nothing to ask about your messages right now.")
+            return
+        self._ask_consent()
+
+    def offer_consent(self) -> None:
+        """After a turn: open the consent dialog if it has something new to ask."""
+        consent = self.screen.context.consent if self.screen.context else None
+        if consent is not None and any(i.item_id not in self.screen._consent_asked for i in consent.items):
+            self._ask_consent()
+
+    def _ask_consent(self) -> None:
+        consent = self.screen.context.consent if self.screen.context else None
+        if consent is None or self.screen.session is None:
+            return
+        self.screen._consent_asked.update(i.item_id for i in consent.items)
+        session_id = self.screen.session.id
+
+        def answered(answer: ConsentAnswer | None) -> None:
+            if answer is None:
+                self.screen.notify("Your messages stay as they are. F4 answers later.")
+            else:
+                self.record_consent(session_id, answer)
+
+        self.screen.app.push_screen(ConsentScreen(consent), answered)
+
+    def record_consent(self, session_id: int, answer: ConsentAnswer) -> None:
+        self.background(self._record_consent(session_id, answer))
+
+    async def _record_consent(self, session_id: int, answer: ConsentAnswer) -> None:
+        view = await self.screen.services.context.answer_consent(
+            session_id, answer.answers, remember=answer.remember
+        )
+        if self.screen.session is not None and self.screen.session.id == session_id:
+            self.screen.show_context(view)
+        counts: dict[str, int] = {}
+        for choice in answer.answers.values():
+            counts[choice.value] = counts.get(choice.value, 0) + 1
+        summary = ", ".join(f"{n} {choice}" for choice, n in counts.items())
+        remembered = f"; from now on: {answer.remember.value}" if answer.remember else ""
+        self.screen.notify(f"Recorded your answer ({summary}){remembered}.")

@@ -1,0 +1,106 @@
+"""Actions on one message of the chat: edit it and go on from there, delete it, copy it or its code."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from engine.conversation_edits import ConversationEdits, NotEditable
+from tui.clipboard import code_blocks, copy_osc52, copy_with_tool, local_tool
+from tui.screens.chat_parts import ChatPart
+from tui.screens.dialogs import ConfirmScreen
+from tui.widgets.composer import PASTE_INLINE_CHARS
+
+if TYPE_CHECKING:
+    from engine.chat import StoredMessage
+    from tui.messages import MessageAction
+
+
+class MessageActions(ChatPart):
+    """What the keys of a focused message do (i edit, d delete, y copy, c copy code)."""
+
+    def copy_text(self, text: str, what: str) -> None:
+        self.background(self._copy_text(text, what))
+
+    async def _copy_text(self, text: str, what: str) -> None:
+        """To the clipboard through the terminal (OSC 52), and through a local tool if there is one."""
+        copy_osc52(self.screen.app, text)
+        tool = local_tool()
+        handed = tool is not None and await asyncio.to_thread(copy_with_tool, tool, text)
+        via = f" (and {tool[0]})" if handed and tool is not None else ""
+        self.screen.notify(f"Copied {what} ({len(text):,} characters){via}.")
+
+    def on_action(self, event: MessageAction) -> None:
+        """Carry out what a focused message was asked to do."""
+        view = self.screen.message_list.view_for(event.message_id)
+        if view is None:
+            return
+        message = view.message
+        if event.action == "copy":
+            self.copy_text(message.content, f"#{message.id}")
+        elif event.action == "copy_code":
+            blocks = code_blocks(message.content)
+            if not blocks:
+                self.screen.notify("This message has no code block; y copies all of it.")
+                return
+            which = f"the last of {len(blocks)} code blocks" if len(blocks) > 1 else "the code block"
+            self.copy_text(blocks[-1], f"{which} of #{message.id}")
+        elif event.action == "edit":
+            self._start_edit(message)
+        elif event.action == "delete":
+            self._confirm_delete(message)
+
+    def _start_edit(self, message: StoredMessage) -> None:
+        if self.screen.busy:
+            self.screen.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+            return
+        if message.role != "user":
+            self.screen.notify("Only your own messages can be edited; Ctrl+R asks for a reply again.")
+            return
+        if len(message.content) > PASTE_INLINE_CHARS:
+            self.screen.notify("This message is too long to edit here; copy it (y) and send a new one.")
+            return
+        self.screen.editing = message.id
+        self.screen.composer.text = message.content
+        self.screen.composer.move_cursor(self.screen.composer.document.end)
+        self.screen.composer.focus()
+        self.screen.draft.show(
+            f"✎ Editing #{message.id}: Enter sends it in its place and the conversation goes on from "
+            "there (the old branch stays in the store). Esc cancels."
+        )
+
+    def _confirm_delete(self, message: StoredMessage) -> None:
+        if self.screen.busy or self.screen.session is None:
+            self.screen.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+            return
+        session_id = self.screen.session.id
+
+        def answered(confirmed: bool | None) -> None:
+            if confirmed:
+                self.delete_message(session_id, message.id)
+
+        preview = " ".join(message.content.split())[:80]
+        self.screen.app.push_screen(
+            ConfirmScreen(
+                f"Delete #{message.id} ({message.role}): “{preview}”?\n\nIt is no longer shown or sent; "
+                "it stays in the store and the ledger (F6) records it.",
+                confirm="Delete",
+                danger=True,
+            ),
+            answered,
+        )
+
+    def delete_message(self, session_id: int, message_id: int) -> None:
+        self.background(self._delete_message(session_id, message_id))
+
+    async def _delete_message(self, session_id: int, message_id: int) -> None:
+        try:
+            gone = await ConversationEdits(self.screen.services.turns.curations).delete(
+                session_id, message_id
+            )
+        except NotEditable as refused:
+            self.screen.notify(str(refused), severity="warning")
+            return
+        await self.screen.message_list.drop(gone.ids)
+        await self.screen.refresh_usage()
+        self.screen.notify(f"Deleted #{message_id}. It stays in the store; the ledger (F6) records it.")
