@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 from engine.chat import Session
-from engine.consent import ConsentChoice
+from engine.consent import ConsentChoice, ConsentRequest
 from engine.ledger import LedgerEntry
 from engine.session_curations import SessionCurations, last_user_item
 
@@ -78,6 +78,20 @@ class ContextService:
     ) -> ContextView:
         """Record the user's answers to a consent request (and "apply to all", if chosen)."""
         return await self._change(session_id, lambda c: c.answer_consent(answers, remember=remember))
+
+    async def compact(self, session_id: int) -> tuple[ContextView, ConsentRequest | None]:
+        """Summarize older turns now; the user's own messages come back as a consent request."""
+
+        def work() -> tuple[ContextView, ConsentRequest | None]:
+            from engine.curation_state import save
+
+            with self.curations.lock:
+                curation = self.curations.get(session_id)
+                delta, request = curation.compact()
+                save(self.store, session_id, curation, delta)
+                return self.curations.preview(session_id), request
+
+        return await asyncio.to_thread(work)
 
     async def inspect(self, session_id: int, item_id: int) -> ItemDetail:
         """One message's text, place in the context, score parts and ledger history ("why?")."""

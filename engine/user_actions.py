@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.consent import ConsentChoice
+from engine.consent import ConsentChoice, ConsentItem, ConsentRequest
 from engine.curation_result import CurationDelta
 from engine.items import Item, ItemState
 from engine.ledger import EntryKind, LedgerEntry
@@ -160,6 +160,61 @@ class UserActions:
             policy=self.policy,
             policy_changed=remember is not None,
         )
+
+    def compact(self, *, keep_turns: int = 2) -> tuple[CurationDelta, ConsentRequest | None]:
+        """Summarize the session's older turns now, at the user's request (/compact).
+
+        The model's replies and tool items older than the last ``keep_turns`` turns are summarized
+        at once (pinned items are left alone). The user's own older messages are summarized only
+        with their consent: the session's "apply to all" answer if it is summarize, otherwise they
+        come back as a consent request for the user to answer (they stay as they are meanwhile).
+
+        Returns:
+            The delta to save, and the consent request for the user's messages, if any.
+        """
+        floor = self.turn - keep_turns
+        older = [
+            item
+            for item in self.by_id.values()
+            if item.turn <= floor
+            and item.state is ItemState.ACTIVE
+            and not item.pinned
+            and item.role != "system"
+            and not item.kept_by_user
+        ]
+        changed: list[Item] = []
+        ledger: list[LedgerEntry] = []
+        asked: list[ConsentItem] = []
+        for item in sorted(older, key=lambda i: i.position):
+            if item.user_owned and self.policy is not ConsentChoice.SUMMARIZE:
+                asked.append(ConsentItem(item.id, item.preview, item.tokens, ConsentChoice.SUMMARIZE))
+                continue
+            if item.user_owned:
+                ledger.append(
+                    LedgerEntry(
+                        EntryKind.CONSENT,
+                        self.turn,
+                        str(item.id),
+                        ConsentChoice.SUMMARIZE.value,
+                        "answered by your choice for this session (apply to all)",
+                        requires_consent=True,
+                    )
+                )
+            item.summary = item.summary or self.summarizer.summarize(item)
+            operation = Operation(
+                OpKind.TRANSFORM,
+                item.id,
+                "compacted by you",
+                self.turn,
+                requires_consent=item.user_owned,
+                before=item.state,
+                after=ItemState.SUMMARIZED,
+            )
+            item.state = ItemState.SUMMARIZED
+            changed.append(item)
+            ledger.append(LedgerEntry.of(operation))
+        request = ConsentRequest(self.turn, tuple(asked)) if asked else None
+        return CurationDelta(items=tuple(changed), ledger=tuple(ledger)), request
 
     def _item(self, item_id: int) -> Item:
         try:

@@ -60,6 +60,7 @@ steps = st.one_of(
     st.integers(0, 60).map(lambda n: Step("unpin", target=n)),
     st.integers(0, 60).map(lambda n: Step("restore", target=n)),
     st.integers(0, 60).map(lambda n: Step("forget", target=n)),
+    st.just(Step("compact")),
     st.tuples(st.integers(0, 60), st.sampled_from(list(ConsentChoice))).map(
         lambda t: Step("answer", target=t[0], choice=t[1])
     ),
@@ -135,6 +136,11 @@ def test_the_engines_promises_hold(script: list[Step], window: int, policy: Cons
                 else:
                     delta = curation.forget(target)
                     assert curation.by_id[target].state is ItemState.PRUNED
+            elif step.kind == "compact":
+                delta, request = curation.compact()
+                # Asked about, not changed: the user's messages wait for the answer.
+                for asked in request.items if request else ():
+                    assert curation.by_id[asked.item_id].state is before[asked.item_id]
             else:
                 delta = curation.answer_consent({target: step.choice})
         if delta is not None:

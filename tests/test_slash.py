@@ -161,3 +161,26 @@ async def test_help_lists_the_slash_commands_and_new_starts_a_session() -> None:
         await pilot.press("escape")
         await type_command(pilot, app, "/new")
         await wait_for(pilot, lambda: chat(app).session is None and not views(app))
+
+
+async def test_compact_summarizes_older_replies_and_asks_about_the_users_messages() -> None:
+    from tui.screens.consent import ConsentScreen
+
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        for text in ("The build fails on step nine.", "We decided to pin numpy to 1.26.", "ok", "and now?"):
+            await send(pilot, text)
+        screen = chat(app)
+        old_reply, old_question = views(app)[1].message.id, views(app)[0].message.id
+        recent_reply = views(app)[-1].message.id
+        await type_command(pilot, app, "/compact")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen))
+        asked = {item.item_id for item in app.screen.request.items}  # type: ignore[attr-defined]
+        assert old_question in asked and old_reply not in asked
+        # The model's older reply is summarized at once; the recent turns are not touched.
+        assert screen.context is not None
+        assert screen.context.item(old_reply).state is ItemState.SUMMARIZED  # type: ignore[union-attr]
+        assert screen.context.item(recent_reply).state is ItemState.ACTIVE  # type: ignore[union-attr]
+        assert screen.context.item(old_question).state is ItemState.ACTIVE  # type: ignore[union-attr]
+        await pilot.press("S", "a")  # summarize all, apply
+        await wait_for(pilot, lambda: screen.context.item(old_question).state is ItemState.SUMMARIZED)  # type: ignore[union-attr]

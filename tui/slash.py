@@ -24,6 +24,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("unpin", "[#N]", "unpin a message"),
     SlashCommand("forget", "[#N]", "forget a message now (it stays in the store; /restore brings it back)"),
     SlashCommand("restore", "[#N]", "send a summarized, pruned or forgotten message verbatim again"),
+    SlashCommand("compact", "", "summarize older turns now (your own messages only if you agree)"),
     SlashCommand("tokens", "", "what each part of the next request costs, in tokens"),
     SlashCommand(
         "attach", "FILE", "add a text file to the conversation (it expires once nobody refers to it)"

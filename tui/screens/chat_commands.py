@@ -6,6 +6,7 @@ import asyncio
 
 from tui import slash
 from tui.screens.chat_parts import ChatPart
+from tui.screens.consent import ConsentAnswer
 
 
 class SlashCommands(ChatPart):
@@ -22,6 +23,11 @@ class SlashCommands(ChatPart):
                 self.screen.notify(f"#{target} is {'already' if pinned else 'not'} pinned.")
             else:
                 self.screen.run_context_action("pin" if name in ("pin", "unpin") else name, target)
+        elif name == "compact":
+            if self.screen.session is None:
+                self.screen.notify("There is nothing to compact yet.")
+                return
+            self.background(self._compact(self.screen.session.id))
         elif name == "tokens":
             from tui.screens.tokens import TokensScreen
 
@@ -78,6 +84,26 @@ class SlashCommands(ChatPart):
         await self.screen.message_list.add(stored[-1])
         self.screen.show_context(view)
         self.screen.notify(f"Attached {path.name}: it is sent while the conversation refers to it.")
+
+    async def _compact(self, session_id: int) -> None:
+        from tui.screens.consent import ConsentScreen
+
+        screen = self.screen
+        before = screen.context.tokens if screen.context is not None else 0
+        view, request = await screen.services.context.compact(session_id)
+        screen.show_context(view)
+        saved = max(0, before - view.tokens)
+        asked = f" Heedful asks before summarizing {len(request.items)} of your messages." if request else ""
+        screen.notify(f"Compacted the older turns: the next request is {saved:,} tokens smaller.{asked}")
+        if request is not None:
+
+            def answered(answer: ConsentAnswer | None) -> None:
+                if answer is None:
+                    screen.notify("Your messages stay as they are.")
+                else:
+                    screen.context_actions.record_consent(session_id, answer)
+
+            screen.app.push_screen(ConsentScreen(request), answered)
 
     def _command_target(self, argument: str) -> int | None:
         """The message a command names (#N), or the session's last message when it names none."""
