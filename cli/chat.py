@@ -11,7 +11,8 @@ from pathlib import Path
 from engine.budget import profile_named
 from engine.context_service import ContextService
 from engine.errors import StoreError
-from engine.protocols import ChatModel, TokenCounter
+from engine.memory import MemoryService, OfflineAssessor
+from engine.protocols import ChatModel, MemoryAssessor, TokenCounter
 from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
 from engine.turn import TurnService
@@ -39,6 +40,18 @@ def build_model(choice: ModelChoice, config: Config, counter: TokenCounter) -> C
         read_timeout=config.timeouts.read,
         key_hint=choice.key_hint,
     )
+
+
+def build_assessor(choice: ModelChoice, config: Config) -> MemoryAssessor:
+    """The connected model assesses memories (falling back to the heuristic); offline, the heuristic."""
+    if choice.offline:
+        return OfflineAssessor()
+    from providers.memory_assessor import OpenAIMemoryAssessor, client_factory
+
+    clients = client_factory(
+        base_url=choice.base_url, api_key=choice.api_key, connect_timeout=config.timeouts.connect
+    )
+    return OpenAIMemoryAssessor(clients, choice.model)
 
 
 def _open_store(database: Path, notices: list[Notice]) -> tuple[SqliteChatStore, str | None]:
@@ -97,6 +110,17 @@ def build_services(
     profile = profile_named(loaded.config.profile)
     if profile.warning:
         notices.append(Notice(profile.warning, "warning"))
+    memory = MemoryService(
+        store,
+        build_assessor(choice, loaded.config),
+        counter,
+        inactivity_minutes=loaded.config.memory.inactivity_minutes,
+        enabled=loaded.config.memory.enabled,
+    )
+    try:
+        memory.expire_now()  # memories past their expiry go before anything can read them
+    except StoreError as err:
+        notices.append(Notice(f"Old memories could not be expired: {err.user_message}", "warning"))
     turns = TurnService(
         store,
         chat_model,
@@ -104,11 +128,14 @@ def build_services(
         system_prompt=loaded.config.system_prompt,
         profile=profile,
         retry_policy=RetryPolicy(retries=loaded.config.max_retries),
+        memory=memory,
     )
+    memory.on_change = turns.curations.refresh_memory
     services = AppServices(
         store=store,
         turns=turns,
         context=ContextService(turns.curations),
+        memory=memory,
         counter=counter,
         config_path=config_path,
         database_path=database,

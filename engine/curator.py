@@ -6,9 +6,10 @@ budget and proposes operations; :meth:`SessionCuration.apply` carries them out a
 :class:`CurationDelta` that the store writes in one transaction (state changes and ledger together).
 Planning never mutates anything, so ``heedful replay`` can curate probe questions side by side.
 
-The prompt, in order: the system prompt, system items, a summary section for summarized items that
-still matter, then verbatim items in conversation order (pinned, retained, recalled, the recent
-turns) and the new message last.
+The prompt, in order: the system prompt, the memory section (memories of earlier sessions, when the
+session has one and it fits), system items, a summary section for summarized items that still
+matter, then verbatim items in conversation order (pinned, retained, recalled, the recent turns) and
+the new message last.
 """
 
 from __future__ import annotations
@@ -91,6 +92,9 @@ class SessionCuration(UserActions):
         self._consent_items: dict[tuple[int, ConsentChoice], ConsentItem] = {}
         """Consent requests by item and proposal, reused while unanswered: a long session that never answers
         asks about thousands of items every turn, and rebuilding them all costs time and garbage."""
+        self.memory = ""
+        """The memory section this session's prompts carry (see :mod:`engine.memory`); "" for none."""
+        self._memory_cost = 0
 
     # --- items -----------------------------------------------------------------------------------
 
@@ -168,6 +172,11 @@ class SessionCuration(UserActions):
             self._pending.append(LedgerEntry.of(tag))
         return item
 
+    def set_memory(self, text: str) -> None:
+        """Carry ``text`` as the prompt's memory section from the next plan on ("" for none)."""
+        self.memory = text
+        self._memory_cost = cost(self.counter.count(text)) if text else 0
+
     def fit_window(self, window: int) -> None:
         """Budget for a different context window from the next plan on (same ratio)."""
         if window != self.budget.window:
@@ -214,6 +223,12 @@ class SessionCuration(UserActions):
         fixed_ids = {i.id for i in fixed}
         fixed_cost = system_cost + cost(new.tokens) + sum(cost(i.tokens) for i in fixed)
         notes: list[str] = []
+        # The memory section goes only where it fits beside what is always sent; it never crowds
+        # out the conversation's own pinned items or the new message.
+        memory_cost = self._memory_cost if fixed_cost + self._memory_cost <= budget else 0
+        if self._memory_cost and not memory_cost:
+            notes.append("The memory section (earlier sessions) did not fit this request and was left out.")
+        fixed_cost += memory_cost
         over_budget = fixed_cost > budget
         if over_budget:
             notes.append(
@@ -388,6 +403,8 @@ class SessionCuration(UserActions):
         messages: list[ContextMessage] = []
         if system_prompt:
             messages.append(ContextMessage("system", system_prompt, (), "system", system_cost))
+        if memory_cost:
+            messages.append(ContextMessage("system", self.memory, (), "memory", memory_cost))
         messages.extend(
             ContextMessage(i.role, i.text, (i.id,), "system", cost(i.tokens))
             for i in fixed
@@ -425,6 +442,7 @@ class SessionCuration(UserActions):
             notes=tuple(notes),
             new_summaries=new_summaries,
             verbatim_tokens=system_cost
+            + memory_cost
             + self._all_cost
             - (cost(new.tokens) if new.id in self.by_id else 0)
             + cost(new.tokens)

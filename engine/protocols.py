@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
 
 from engine.chat import MessageStatus, PromptMessage, Role, Session, StoredMessage
 from engine.consent import ConsentChoice
 from engine.items import ItemState
 from engine.ledger import LedgerEntry
 from engine.registry import EntityRecord
+
+if TYPE_CHECKING:
+    from engine.memory import Assessed, Memory
 
 # --- the model -------------------------------------------------------------------------------
 
@@ -218,3 +222,86 @@ class ChatStore(Protocol):
     def set_state(self, key: str, value: str) -> None: ...
 
     def close(self) -> None: ...
+
+
+# --- cross-session memory (engine.memory) -------------------------------------------------------
+
+
+class MemoryStore(Protocol):
+    """The memories table and the session bookkeeping an assessment needs. Every method commits.
+
+    ``sessions.store.SqliteChatStore`` implements it; times come from the caller's clock.
+    """
+
+    def get_session(self, session_id: int) -> Session | None: ...
+
+    def messages(self, session_id: int) -> list[StoredMessage]: ...
+
+    def memory_through(self, session_id: int) -> int:
+        """The id of the last message of the session an assessment covered (0: none yet)."""
+        ...
+
+    def add_memory(
+        self,
+        session_id: int | None,
+        *,
+        summary: str,
+        importance: float,
+        tags: Sequence[str] = (),
+        topics: Sequence[str] = (),
+        reasoning: str = "",
+        now: datetime,
+        expires_at: datetime | None,
+        through: int | None = None,
+    ) -> Memory:
+        """Store a memory and, with ``through``, advance the session's ``memory_through``: one transaction."""
+        ...
+
+    def list_memories(self) -> list[Memory]: ...
+
+    def get_memory(self, memory_id: int) -> Memory | None: ...
+
+    def update_memory(
+        self,
+        memory_id: int,
+        *,
+        now: datetime,
+        summary: str | None = None,
+        importance: float | None = None,
+        tags: Sequence[str] | None = None,
+        pinned: bool | None = None,
+        set_expiry: bool = False,
+        expires_at: datetime | None = None,
+    ) -> Memory: ...
+
+    def delete_memory(self, memory_id: int) -> None: ...
+
+    def expire_memories(self, now: datetime) -> int:
+        """Delete the memories past their expiry at ``now`` (never pinned ones); how many went."""
+        ...
+
+    def memories_for_prompt(
+        self,
+        now: datetime,
+        *,
+        min_importance: float,
+        exclude_session: int | None = None,
+        limit: int = 50,
+    ) -> list[Memory]: ...
+
+
+class MemoryAssessor(Protocol):
+    """Rates a stretch of conversation for cross-session memory (a model, or the offline heuristic)."""
+
+    async def assess(self, messages: Sequence[PromptMessage]) -> Assessed:
+        """The assessment of ``messages``; never raises for a failing model (it falls back)."""
+        ...
+
+
+class MemorySource(Protocol):
+    """Gives each session's prompt its memory section (``engine.session_curations`` asks it)."""
+
+    def section_for(self, session_id: int | None, budget_tokens: int) -> str:
+        """The memory section for ``session_id`` (None: a session not created yet), within
+        ``budget_tokens``; empty when there is nothing to carry. Never raises."""
+        ...

@@ -3,6 +3,9 @@
 Shared by the turn pipeline (:mod:`engine.turn`) and the user's own context actions
 (:mod:`engine.context_service`). Curations are used from worker threads: callers hold :attr:`lock`
 around every use, so a pin never interleaves with a turn's planning.
+
+With a :class:`engine.protocols.MemorySource`, each curation is given its memory section (memories
+of earlier sessions) when it is built, and again when the memories change (:meth:`refresh_memory`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
-from engine.protocols import ChatStore, TokenCounter
+from engine.protocols import ChatStore, MemorySource, TokenCounter
 
 if TYPE_CHECKING:
     # The curation engine is imported on first use, in a worker thread: its entity patterns take
@@ -32,6 +35,7 @@ class SessionCurations:
         window: Callable[[], int],
         system_prompt: str,
         profile: Profile = DEFAULT_PROFILE,
+        memory: MemorySource | None = None,
     ) -> None:
         self.store = store
         self.counter = counter
@@ -39,6 +43,8 @@ class SessionCurations:
         """The model's context window (asked each time: the model can change)."""
         self.system_prompt = system_prompt
         self.profile = profile
+        self.memory = memory
+        """Gives each session's prompt its memory section; None: prompts carry none."""
         self.lock = threading.Lock()
         self._cached: dict[int, SessionCuration] = {}
 
@@ -55,6 +61,7 @@ class SessionCurations:
                 counter=self.counter,
                 profile=self.profile,
             )
+            self._give_memory(curation, session_id)
             self._cached[session_id] = curation
         else:
             curation.fit_window(self.window())  # the server may have said the window is smaller
@@ -68,6 +75,22 @@ class SessionCurations:
         """Drop the cached curation: the next use rebuilds it from the store. Hold :attr:`lock`."""
         self._cached.pop(session_id, None)
 
+    def refresh_memory(self) -> None:
+        """The memories changed (assessed, edited, deleted, expired): cached curations take them up.
+
+        Takes :attr:`lock` itself.
+        """
+        with self.lock:
+            for session_id, curation in self._cached.items():
+                self._give_memory(curation, session_id)
+
+    def _give_memory(self, curation: SessionCuration, session_id: int | None) -> None:
+        if self.memory is not None:
+            from engine.memory import memory_budget
+
+            budget = memory_budget(curation.budget.tokens)
+            curation.set_memory(self.memory.section_for(session_id, budget))
+
     def preview(self, session_id: int | None) -> ContextView:
         """What the context would look like if the last user message were sent now (changes nothing).
 
@@ -76,17 +99,18 @@ class SessionCurations:
         from engine.context_building import build_view, empty_view
         from engine.curator import SessionCuration
 
-        curation = (
-            self.get(session_id)
-            if session_id is not None
-            else SessionCuration(window=self.window(), counter=self.counter, profile=self.profile)
-        )
+        if session_id is not None:
+            curation = self.get(session_id)
+        else:
+            curation = SessionCuration(window=self.window(), counter=self.counter, profile=self.profile)
+            self._give_memory(curation, None)
         new = last_user_item(curation)
         if new is None:
             system = (
                 self.counter.count(self.system_prompt) + MESSAGE_OVERHEAD_TOKENS if self.system_prompt else 0
             )
-            return empty_view(curation, system + REPLY_PRIMING_TOKENS)
+            memory = self.counter.count(curation.memory) + MESSAGE_OVERHEAD_TOKENS if curation.memory else 0
+            return empty_view(curation, system + memory + REPLY_PRIMING_TOKENS)
         result = curation.plan(new, system_prompt=self.system_prompt)
         return build_view(curation, result, new_id=new.id)
 

@@ -24,7 +24,15 @@ from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
 from engine.errors import ModelError, ModelErrorKind
 from engine.prompt import continuation, in_conversation, title_from
-from engine.protocols import ChatModel, ChatStore, ReplyFinished, TextDelta, TokenCounter, UsageReport
+from engine.protocols import (
+    ChatModel,
+    ChatStore,
+    MemorySource,
+    ReplyFinished,
+    TextDelta,
+    TokenCounter,
+    UsageReport,
+)
 from engine.retrying import RetryPolicy
 from engine.session_curations import SessionCurations, last_user_item
 from engine.text import encodable
@@ -151,6 +159,7 @@ class TurnService:
         retry_policy: RetryPolicy | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        memory: MemorySource | None = None,
     ) -> None:
         self.store = store
         self.model = model
@@ -168,6 +177,7 @@ class TurnService:
             window=lambda: self.window,
             system_prompt=system_prompt,
             profile=profile,
+            memory=memory,
         )
 
     @property

@@ -68,6 +68,15 @@ class Timeouts(_Section):
     """Seconds to wait between two streamed chunks of a reply (not for the whole reply)."""
 
 
+class MemorySettings(_Section):
+    """Cross-session memory: what Heedful keeps from one session for the next."""
+
+    enabled: bool = True
+    """Assess sessions into memories and give new sessions the important ones; false turns it off."""
+    inactivity_minutes: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    """Minutes without a message after which a session is assessed (as at its end, or on /remember)."""
+
+
 class Config(_Section):
     """Everything the user can set in ``config.toml``."""
 
@@ -84,6 +93,9 @@ class Config(_Section):
     """How many times the client retries a request that failed in a way worth retrying."""
     profile: Literal["quality", "balanced", "cost"] = "balanced"
     """How hard Heedful works to keep the prompt small: quality keeps most, cost forgets soonest."""
+
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    """Cross-session memory."""
 
     keys: dict[str, str] = Field(default_factory=dict)
     """Key bindings to change: action id → key(s), e.g. ``retry = "ctrl+t"`` or ``pin = "P,ctrl+p"``.
@@ -222,6 +234,7 @@ def _show(value: object) -> str:
 def _unknown_keys(config: Config) -> Iterator[str]:
     yield from _unknown_in(config, "")
     yield from _unknown_in(config.timeouts, "timeouts")
+    yield from _unknown_in(config.memory, "memory")
     for name, provider in config.providers.items():
         yield from _unknown_in(provider, f"providers.{_toml_key(name)}")
 
@@ -260,6 +273,10 @@ _HEADER = """\
 #     [timeouts]
 #     connect = 10.0   # seconds to wait for a connection
 #     read = 60.0      # seconds to wait between two streamed chunks of a reply
+#
+#     [memory]
+#     enabled = true            # keep what matters from a session for the next ones
+#     inactivity_minutes = 30   # a session idle this long is assessed, as at its end
 
 """
 

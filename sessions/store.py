@@ -23,6 +23,7 @@ from engine.chat import MessageStatus, Role, Session, StoredMessage
 from engine.consent import ConsentChoice
 from engine.errors import StoreError
 from engine.ledger import LedgerEntry
+from engine.memory import Memory
 from engine.protocols import CurationSnapshot, ItemRecord
 from engine.registry import EntityRecord
 from sessions import curation_records
@@ -396,6 +397,234 @@ class SqliteChatStore:
             if self._holder is not None:
                 os.close(self._holder)  # releases the lock
                 self._holder = None
+
+    # --- memories (cross-session memory, see engine.memory) -----------------------------------
+    # Kept together: the memories table and sessions.memory_through (schema v5). Times are passed
+    # in by the caller (engine.memory's rules run on an injected clock) and stored as UTC ISO text,
+    # which sorts and compares as time does.
+
+    _MEMORY_COLUMNS = (
+        "id, session_id, summary, importance, tags, topics, reasoning, pinned, created_at, updated_at,"
+        " expires_at"
+    )
+
+    def add_memory(
+        self,
+        session_id: int | None,
+        *,
+        summary: str,
+        importance: float,
+        tags: Sequence[str] = (),
+        topics: Sequence[str] = (),
+        reasoning: str = "",
+        now: datetime,
+        expires_at: datetime | None,
+        through: int | None = None,
+    ) -> Memory:
+        """Store a memory; with ``through``, also note that the session is assessed up to that message.
+
+        Both in one transaction, so a memory is never written twice for the same messages.
+
+        Raises:
+            StoreError: The write failed (the session may have been deleted), nothing changed.
+        """
+        import json
+
+        def work(conn: sqlite3.Connection) -> Memory:
+            if through is not None and session_id is not None:
+                found = conn.execute(
+                    "UPDATE sessions SET memory_through = MAX(memory_through, ?) WHERE id = ?",
+                    (through, session_id),
+                )
+                if found.rowcount == 0:
+                    raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+            cursor = conn.execute(
+                "INSERT INTO memories (session_id, summary, importance, tags, topics, reasoning, pinned,"
+                " created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+                (
+                    session_id,
+                    summary,
+                    importance,
+                    json.dumps(list(tags), ensure_ascii=False),
+                    json.dumps(list(topics), ensure_ascii=False),
+                    reasoning,
+                    self._utc(now),
+                    self._utc(now),
+                    None if expires_at is None else self._utc(expires_at),
+                ),
+            )
+            return self._get_memory(conn, cast(int, cursor.lastrowid))
+
+        return self._run(work)
+
+    def list_memories(self) -> list[Memory]:
+        """Every memory, expired ones included until :meth:`expire_memories` removes them; newest first."""
+
+        def work(conn: sqlite3.Connection) -> list[Memory]:
+            rows = conn.execute(
+                f"SELECT {self._MEMORY_COLUMNS} FROM memories ORDER BY created_at DESC, id DESC"
+            ).fetchall()
+            return [self._decode_memory(row) for row in rows]
+
+        return self._run(work)
+
+    def get_memory(self, memory_id: int) -> Memory | None:
+        def work(conn: sqlite3.Connection) -> Memory | None:
+            row = conn.execute(
+                f"SELECT {self._MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+            ).fetchone()
+            return None if row is None else self._decode_memory(row)
+
+        return self._run(work)
+
+    def update_memory(
+        self,
+        memory_id: int,
+        *,
+        now: datetime,
+        summary: str | None = None,
+        importance: float | None = None,
+        tags: Sequence[str] | None = None,
+        pinned: bool | None = None,
+        set_expiry: bool = False,
+        expires_at: datetime | None = None,
+    ) -> Memory:
+        """Change the given fields of a memory (None keeps a field); ``set_expiry`` writes ``expires_at``.
+
+        Raises:
+            StoreError: There is no such memory, or the write failed.
+        """
+        import json
+
+        def work(conn: sqlite3.Connection) -> Memory:
+            cursor = conn.execute(
+                "UPDATE memories SET summary = COALESCE(?, summary), importance = COALESCE(?, importance),"
+                " tags = COALESCE(?, tags), pinned = COALESCE(?, pinned),"
+                " expires_at = CASE WHEN ? THEN ? ELSE expires_at END, updated_at = ? WHERE id = ?",
+                (
+                    summary,
+                    importance,
+                    None if tags is None else json.dumps(list(tags), ensure_ascii=False),
+                    None if pinned is None else int(pinned),
+                    int(set_expiry),
+                    None if expires_at is None else self._utc(expires_at),
+                    self._utc(now),
+                    memory_id,
+                ),
+            )
+            if cursor.rowcount == 0:
+                raise StoreError(f"There is no memory {memory_id}; it may have been deleted or expired.")
+            return self._get_memory(conn, memory_id)
+
+        return self._run(work)
+
+    def delete_memory(self, memory_id: int) -> None:
+        """Delete a memory (the user asked for it).
+
+        Raises:
+            StoreError: There is no such memory, or the write failed.
+        """
+
+        def work(conn: sqlite3.Connection) -> None:
+            if conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount == 0:
+                raise StoreError(f"There is no memory {memory_id}; it may have been deleted or expired.")
+
+        self._run(work)
+
+    def expire_memories(self, now: datetime) -> int:
+        """Delete every memory past its expiry at ``now`` (pinned ones never); how many went."""
+        return self._run(
+            lambda conn: (
+                conn.execute(
+                    "DELETE FROM memories WHERE pinned = 0 AND expires_at IS NOT NULL AND expires_at <= ?",
+                    (self._utc(now),),
+                ).rowcount
+            )
+        )
+
+    def memories_for_prompt(
+        self,
+        now: datetime,
+        *,
+        min_importance: float,
+        exclude_session: int | None = None,
+        limit: int = 50,
+    ) -> list[Memory]:
+        """Candidates for a prompt's memory section: pinned or at least ``min_importance``, not
+        expired at ``now``, not from ``exclude_session``; pinned first, then newest first.
+        :func:`engine.memory.select_for_prompt` makes the final choice."""
+
+        def work(conn: sqlite3.Connection) -> list[Memory]:
+            rows = conn.execute(
+                f"SELECT {self._MEMORY_COLUMNS} FROM memories"
+                " WHERE (pinned = 1 OR importance >= ?)"
+                " AND (pinned = 1 OR expires_at IS NULL OR expires_at > ?)"
+                " AND (? IS NULL OR session_id IS NULL OR session_id != ?)"
+                " ORDER BY pinned DESC, created_at DESC, id DESC LIMIT ?",
+                (
+                    min_importance,
+                    self._utc(now),
+                    exclude_session,
+                    exclude_session,
+                    limit,
+                ),
+            ).fetchall()
+            return [self._decode_memory(row) for row in rows]
+
+        return self._run(work)
+
+    def memory_through(self, session_id: int) -> int:
+        """The id of the last message of the session an assessment covered (0: none yet).
+
+        Raises:
+            StoreError: There is no such session.
+        """
+
+        def work(conn: sqlite3.Connection) -> int:
+            row = conn.execute("SELECT memory_through FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+            return int(row[0])
+
+        return self._run(work)
+
+    def _get_memory(self, conn: sqlite3.Connection, memory_id: int) -> Memory:
+        row = conn.execute(
+            f"SELECT {self._MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"There is no memory {memory_id}.")
+        return self._decode_memory(row)
+
+    @staticmethod
+    def _utc(moment: datetime) -> str:
+        return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+    @staticmethod
+    def _decode_memory(row: sqlite3.Row | tuple[object, ...]) -> Memory:
+        import json
+
+        def labels(raw: object) -> tuple[str, ...]:
+            value = json.loads(str(raw))
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"a memory's labels are not a list of strings: {str(raw)[:60]!r}")
+            return tuple(value)
+
+        return Memory(
+            id=int(cast(int, row[0])),
+            session_id=None if row[1] is None else int(cast(int, row[1])),
+            summary=str(row[2]),
+            importance=float(cast(float, row[3])),
+            tags=labels(row[4]),
+            topics=labels(row[5]),
+            reasoning=str(row[6]),
+            pinned=bool(row[7]),
+            created_at=datetime.fromisoformat(str(row[8])),
+            updated_at=datetime.fromisoformat(str(row[9])),
+            expires_at=None if row[10] is None else datetime.fromisoformat(str(row[10])),
+        )
+
+    # --- end of memories ----------------------------------------------------------------------
 
 
 def _hold(path: Path) -> tuple[int | None, bool]:

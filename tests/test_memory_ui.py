@@ -1,0 +1,166 @@
+"""The memory screen with Pilot: list, edit, pin, delete; and a new session in the app carrying the
+memory section."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from textual.widgets import Input, Markdown, OptionList
+
+from engine.memory import Memory, MemoryService, expiry_for
+from tests.apphelpers import make_app, send, views, wait_for
+from tui.app import HeedfulApp
+from tui.screens.dialogs import ConfirmScreen
+from tui.screens.memory import MemoryEditScreen, MemoryScreen
+
+HOSTILE = "[bold red]not markup[/] [@click=app.quit]click[/] \x1b]52;c;aGVsbG8=\x07 done"
+
+
+def add(service: MemoryService, summary: str, importance: float, age: timedelta, **kw: object) -> Memory:
+    when = datetime.now(UTC) - age
+    return service.store.add_memory(
+        None,
+        summary=summary,
+        importance=importance,
+        now=when,
+        expires_at=expiry_for(importance, when),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def reply_text(app: HeedfulApp) -> str:
+    return views(app)[1].query_one(".body", Markdown).source
+
+
+def rows(screen: MemoryScreen) -> list[str]:
+    options = screen.query_one(OptionList)
+    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+
+
+def stored(app: HeedfulApp, memory_id: int) -> Memory | None:
+    return app.services.memory.store.get_memory(memory_id)
+
+
+async def open_memories(app: HeedfulApp) -> MemoryScreen:
+    screen = MemoryScreen(app.services.memory)
+    await app.push_screen(screen)
+    return screen
+
+
+async def test_the_screen_lists_memories_newest_first_as_plain_text() -> None:
+    app = make_app()
+    old = add(app.services.memory, HOSTILE, 0.9, timedelta(days=2), tags=["postgresql"], topics=["billing"])
+    new = add(app.services.memory, "Small talk about the weather.", 0.2, timedelta(hours=1))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_memories(app)
+        await wait_for(pilot, lambda: len(screen.memories) == 2)
+        first, second = rows(screen)
+        assert [m.id for m in screen.memories] == [new.id, old.id]
+        assert "0.20" in first and "expires in" in first and "Small talk" in first
+        assert "0.90" in second and "permanent" in second
+        # Markup is shown as written, and the escape sequence is made visible, never sent.
+        assert "[bold red]not markup[/] [@click=app.quit]click[/]" in second
+        assert "\x1b" not in second and "␛]52;c;aGVsbG8=" in second
+        assert "tags: postgresql · topics: billing" in second
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, MemoryScreen))
+
+
+async def test_an_empty_list_says_how_memories_are_made() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_memories(app)
+        await wait_for(pilot, lambda: rows(screen) and "No memories yet" in rows(screen)[0])
+        await pilot.press("e", "p", "d")  # nothing to act on: nothing happens
+        assert app.screen is screen
+
+
+async def test_editing_a_memory_changes_its_summary() -> None:
+    app = make_app()
+    kept = add(app.services.memory, "The user likes tea.", 0.8, timedelta(days=1))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_memories(app)
+        await wait_for(pilot, lambda: len(screen.memories) == 1)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryEditScreen))
+        field = app.screen.query_one(Input)
+        assert field.value == "The user likes tea."
+        field.value = ""
+        await pilot.press(*"Coffee, black")
+        await pilot.press("enter")
+        await wait_for(
+            pilot, lambda: (m := stored(app, kept.id)) is not None and m.summary == "Coffee, black"
+        )
+        await wait_for(pilot, lambda: "Coffee, black" in rows(screen)[0])
+
+
+async def test_an_edit_can_be_cancelled_and_cannot_blank_a_memory() -> None:
+    app = make_app()
+    kept = add(app.services.memory, "The user likes tea.", 0.8, timedelta(days=1))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_memories(app)
+        await wait_for(pilot, lambda: len(screen.memories) == 1)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryEditScreen))
+        app.screen.query_one(Input).value = "   "
+        await pilot.press("enter")
+        assert isinstance(app.screen, MemoryEditScreen)  # still asking
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await pilot.pause(0.1)
+        memory = stored(app, kept.id)
+        assert memory is not None and memory.summary == "The user likes tea."
+
+
+async def test_pinning_and_unpinning_a_memory() -> None:
+    app = make_app()
+    kept = add(app.services.memory, "Deploys happen on Fridays.", 0.4, timedelta(days=6))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_memories(app)
+        await wait_for(pilot, lambda: len(screen.memories) == 1)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: (m := stored(app, kept.id)) is not None and m.pinned)
+        await wait_for(pilot, lambda: "📌" in rows(screen)[0] and "never expires" in rows(screen)[0])
+        await pilot.press("p")
+        await wait_for(pilot, lambda: (m := stored(app, kept.id)) is not None and not m.pinned)
+        memory = stored(app, kept.id)
+        assert memory is not None and memory.expires_at is not None
+        # Unpinned, the week of a 0.4 memory starts again.
+        assert memory.expires_at > datetime.now(UTC) + timedelta(days=6)
+
+
+async def test_deleting_asks_first() -> None:
+    app = make_app()
+    keep = add(app.services.memory, "Keep me.", 0.8, timedelta(days=2))
+    drop = add(app.services.memory, "Drop me.", 0.8, timedelta(days=1))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_memories(app)
+        await wait_for(pilot, lambda: len(screen.memories) == 2)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await pilot.pause(0.1)
+        assert stored(app, drop.id) is not None
+
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: stored(app, drop.id) is None)
+        await wait_for(pilot, lambda: [m.id for m in screen.memories] == [keep.id])
+        assert stored(app, keep.id) is not None
+
+
+async def test_a_new_session_in_the_app_carries_the_memory_section() -> None:
+    app = make_app()
+    add(app.services.memory, "The user's project is called Heron.", 0.9, timedelta(days=3))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "hello")
+        reply = reply_text(app)
+        # The offline model reports what it received: the system prompt and the memory section.
+        assert "(2 system, 1 from you, 0 replies)" in reply
+        session = app.services.store.latest_session()
+        assert session is not None
+        view = await app.services.turns.preview(session.id)
+        (section,) = [m for m in view.messages if m.form == "memory"]
+        assert "Heron" in section.content

@@ -1,0 +1,212 @@
+"""The memory screen: what Heedful remembers across sessions; edit, pin and delete memories."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from engine.errors import StoreError
+from engine.memory import MAX_SUMMARY_CHARS, Memory, MemoryService, describe_expiry
+from tui.sanitize import inert
+from tui.screens.dialogs import ConfirmScreen
+
+EMPTY = (
+    "No memories yet. A session is assessed when it ends, after a while without messages, or on "
+    "/remember; what matters is kept here, and the important memories go into new sessions."
+)
+
+
+def describe(memory: Memory, now: datetime) -> Content:
+    """A memory as the list shows it: importance, expiry and origin; the summary; tags and topics.
+
+    Every part that came from a model or the user is plain text (never markup) and inert.
+    """
+    mark = "📌 " if memory.pinned else "   "
+    origin = f" · from session {memory.session_id}" if memory.session_id is not None else ""
+    head = Content.assemble(
+        mark,
+        (f"{memory.importance:.2f}", "bold"),
+        f"  {describe_expiry(memory, now)} · {memory.created_at.astimezone():%Y-%m-%d %H:%M}{origin}",
+    )
+    lines = [head, Content.assemble("\n   ", inert(memory.summary))]
+    labels = []
+    if memory.tags:
+        labels.append("tags: " + ", ".join(memory.tags))
+    if memory.topics:
+        labels.append("topics: " + ", ".join(memory.topics))
+    if labels:
+        lines.append(Content.assemble("\n   ", (inert(" · ".join(labels)), "dim")))
+    return Content.assemble(*lines)
+
+
+class MemoryEditScreen(ModalScreen[str | None]):
+    """Edit a memory's summary; Enter saves, Escape cancels."""
+
+    CSS_PATH = "memory.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="memory_edit_cancel")
+    ]
+
+    def __init__(self, summary: str) -> None:
+        super().__init__()
+        self.summary = summary
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Content("What should Heedful remember?"), classes="question")
+            yield Input(inert(self.summary), max_length=MAX_SUMMARY_CHARS, id="memory-summary")
+            yield Static(Content("Enter saves · Esc cancels"), classes="hint")
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if not value:
+            self.notify("A memory cannot be empty: delete it instead (d).", severity="warning")
+            return
+        self.dismiss(value)
+
+
+class MemoryScreen(ModalScreen[None]):
+    """Lists every memory, newest first; e edits, p pins or unpins, d deletes (after asking)."""
+
+    CSS_PATH = "memory.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss(None)", "Close", id="memory_close", tooltip="Close the memory screen"),
+        Binding("e", "edit", "Edit", id="memory_edit", tooltip="Edit the highlighted memory's summary"),
+        Binding("p", "pin", "Pin", id="memory_pin", tooltip="Pin (never expires) or unpin the memory"),
+        Binding("d,delete", "delete", "Delete", id="memory_delete", tooltip="Delete the memory"),
+    ]
+
+    def __init__(self, memory: MemoryService) -> None:
+        super().__init__()
+        self.service = memory
+        self.memories: list[Memory] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Content("Memories"), classes="title")
+            yield Static(
+                Content(
+                    "Kept across sessions. Importance 0.7 or more (or pinned) goes into new sessions; "
+                    "the rest expires after 3 to 30 days."
+                ),
+                classes="intro",
+            )
+            yield OptionList(id="memory-list")
+            yield Static(Content("e edits · p pins or unpins · d deletes · Esc closes"), classes="hint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    @work(exclusive=True, group="memories")
+    async def reload(self, highlight: int | None = None) -> None:
+        try:
+            self.memories = await self.service.memories()
+        except StoreError as err:
+            self.notify(err.user_message, severity="error")
+            return
+        self._show(highlight)
+
+    def _show(self, highlight: int | None) -> None:
+        options = self.query_one(OptionList)
+        keep = options.highlighted
+        options.clear_options()
+        if not self.memories:
+            options.add_option(Option(Content(EMPTY), disabled=True))
+            return
+        now = self.service.clock()
+        options.add_options(Option(describe(m, now), id=str(m.id)) for m in self.memories)
+        index = next((i for i, m in enumerate(self.memories) if m.id == highlight), None)
+        if index is None:
+            index = min(keep or 0, len(self.memories) - 1)
+        options.highlighted = index
+        options.focus()
+
+    def selected(self) -> Memory | None:
+        """The highlighted memory, if any."""
+        index = self.query_one(OptionList).highlighted
+        if index is None or not self.memories or index >= len(self.memories):
+            return None
+        return self.memories[index]
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def action_edit(self) -> None:
+        memory = self.selected()
+        if memory is None:
+            return
+
+        def edited(summary: str | None) -> None:
+            if summary and summary != memory.summary:
+                self._edit(memory.id, summary)
+
+        self.app.push_screen(MemoryEditScreen(memory.summary), edited)
+
+    def action_pin(self) -> None:
+        memory = self.selected()
+        if memory is not None:
+            self._pin(memory.id, not memory.pinned)
+
+    def action_delete(self) -> None:
+        memory = self.selected()
+        if memory is None:
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._delete(memory.id)
+
+        summary = memory.summary if len(memory.summary) <= 120 else memory.summary[:119] + "…"
+        question = f"Delete this memory?\n“{summary}”\nThis cannot be undone."
+        self.app.push_screen(ConfirmScreen(question, confirm="Delete", danger=True), confirmed)
+
+    # --- workers -------------------------------------------------------------------------------
+
+    @work(exclusive=True, group="memory-change")
+    async def _edit(self, memory_id: int, summary: str) -> None:
+        try:
+            await self.service.edit(memory_id, summary)
+        except (StoreError, ValueError) as err:
+            self._failed(err)
+            return
+        self.notify("Memory updated.")
+        self.reload(highlight=memory_id)
+
+    @work(exclusive=True, group="memory-change")
+    async def _pin(self, memory_id: int, pinned: bool) -> None:
+        try:
+            memory = await self.service.pin(memory_id, pinned)
+        except StoreError as err:
+            self._failed(err)
+            return
+        self.notify(
+            "Pinned: this memory never expires and goes into new sessions."
+            if memory.pinned
+            else f"Unpinned: {describe_expiry(memory, self.service.clock())}."
+        )
+        self.reload(highlight=memory_id)
+
+    @work(exclusive=True, group="memory-change")
+    async def _delete(self, memory_id: int) -> None:
+        try:
+            await self.service.delete(memory_id)
+        except StoreError as err:
+            self._failed(err)
+            return
+        self.notify("Memory deleted.")
+        self.reload()
+
+    def _failed(self, err: StoreError | ValueError) -> None:
+        message = err.user_message if isinstance(err, StoreError) else str(err)
+        self.notify(message, severity="error")
+        self.reload()
