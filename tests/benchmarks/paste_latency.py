@@ -67,6 +67,7 @@ async def main() -> None:
     from textual import events
 
     from tests.apphelpers import chat, make_app, views, wait_for
+    from tui.screens.dialogs import ConfirmScreen
 
     app = make_app()
     async with app.run_test(size=(120, 36)) as pilot:
@@ -81,9 +82,11 @@ async def main() -> None:
             await wait_for(pilot, lambda: screen.composer.text.startswith("[Pasted"))
             report("paste 10 MB into the composer", probe.waits, time.perf_counter() - started)
 
+        await pilot.press("enter")  # far over the budget: the app asks first
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         with InputProbe(loop) as probe:
             started = time.perf_counter()
-            await pilot.press("enter")
+            await pilot.press("y")
             await wait_for(pilot, lambda: len(views(app)) == 2 and not screen.busy, 300)
             report("send: store, count, curate, reply", probe.waits, time.perf_counter() - started)
 
