@@ -29,6 +29,8 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "attach", "FILE", "add a text file to the conversation (it expires once nobody refers to it)"
     ),
+    SlashCommand("remember", "", "write what matters in this session to memory, for later sessions"),
+    SlashCommand("memory", "", "list, edit, pin or delete what Heedful remembers across sessions"),
     SlashCommand("new", "", "start a new session"),
     SlashCommand("help", "", "list the slash commands and keys"),
 )

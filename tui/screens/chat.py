@@ -39,6 +39,7 @@ from tui.messages import ContextAction, MessageAction
 from tui.screens.chat_commands import SlashCommands
 from tui.screens.chat_context import ContextActions
 from tui.screens.chat_draft import DraftHints
+from tui.screens.chat_memory import MemoryActions
 from tui.screens.chat_messages import MessageActions
 from tui.screens.dialogs import ConfirmScreen
 from tui.services import AppServices
@@ -145,6 +146,7 @@ class ChatScreen(Screen[None]):
         self.message_actions = MessageActions(self)
         self.commands = SlashCommands(self)
         self.context_actions = ContextActions(self)
+        self.memory_actions = MemoryActions(self)
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -316,6 +318,7 @@ class ChatScreen(Screen[None]):
             self.notify("The last reply was not cut off: there is nothing to continue. Ctrl+R asks again.")
         finally:
             self._reply_view = None
+            self.memory_actions.restart_idle_timer()
             await self.refresh_usage()
         self._offer_consent()
 
@@ -440,6 +443,7 @@ class ChatScreen(Screen[None]):
         if self.session is None:
             self.notify("This is already a new session.")
             return
+        self.memory_actions.remember(self.session.id, asked=False)  # leaving it: the session ends here
         self.run_worker(self._show(None, []), group=LOAD_GROUP, exclusive=True)
         self.composer.focus()
 
@@ -448,6 +452,8 @@ class ChatScreen(Screen[None]):
 
         def chosen(session_id: int | None) -> None:
             if session_id is not None:
+                if self.session is not None and self.session.id != session_id:
+                    self.memory_actions.remember(self.session.id, asked=False)
                 self.open_session(session_id)
             elif self.session is not None:
                 # The open session may have been renamed or deleted in the picker.

@@ -42,6 +42,13 @@ class SlashCommands(ChatPart):
                 self.screen.notify("Say which file: /attach path/to/file.txt", severity="warning")
                 return
             self.attach_file(argument)
+        elif name == "remember":
+            if self.screen.session is None:
+                self.screen.notify("There is nothing to remember yet.")
+                return
+            self.screen.memory_actions.remember(self.screen.session.id, asked=True)
+        elif name == "memory":
+            self.screen.memory_actions.open_screen()
         elif name == "new":
             self.screen.action_new_session()
         elif name == "help":

@@ -1,0 +1,58 @@
+"""Cross-session memory from the chat screen: /remember, /memory, and the two automatic moments
+a session is assessed (when the user leaves it, and after it has been idle for a while)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.errors import StoreError
+from tui.screens.chat_parts import ChatPart
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from tui.screens.chat import ChatScreen
+
+
+class MemoryActions(ChatPart):
+    def __init__(self, screen: ChatScreen) -> None:
+        super().__init__(screen)
+        self._idle: Timer | None = None
+
+    def remember(self, session_id: int, *, asked: bool) -> None:
+        """Assess the session into a memory; ``asked`` (by /remember) says so even when nothing new."""
+        self.background(self._remember(session_id, asked=asked))
+
+    async def _remember(self, session_id: int, *, asked: bool) -> None:
+        try:
+            result = await self.screen.services.memory.remember(session_id)
+        except StoreError as err:
+            self.screen.notify(err.user_message, title="Memory not saved", severity="warning")
+            return
+        if asked or result.memory is not None:
+            self.screen.notify(result.note, title="Memory")
+
+    def open_screen(self) -> None:
+        from tui.screens.memory import MemoryScreen
+
+        self.screen.app.push_screen(MemoryScreen(self.screen.services.memory))
+
+    def restart_idle_timer(self) -> None:
+        """After each turn: a session left alone for the configured time is assessed by itself."""
+        if self._idle is not None:
+            self._idle.stop()
+        memory = self.screen.services.memory
+        session = self.screen.session
+        if session is None or not memory.enabled:
+            return
+        seconds = memory.inactivity_seconds
+        session_id = session.id
+        self._idle = self.screen.set_timer(seconds, lambda: self._idle_for(session_id, seconds))
+
+    def _idle_for(self, session_id: int, seconds: float) -> None:
+        async def assess() -> None:
+            result = await self.screen.services.memory.on_idle(session_id, seconds)
+            if result is not None and result.memory is not None:
+                self.screen.notify(result.note, title="Memory")
+
+        self.background(assess())
