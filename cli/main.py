@@ -38,7 +38,46 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--consent", choices=("keep", "summarize", "remove"), default="keep")
     replay.add_argument("--probes", type=Path, metavar="PROBES.jsonl")
     replay.add_argument("--output", type=Path, metavar="FILE", help="default: standard output")
+    _add_session_commands(commands)
     return parser
+
+
+def _add_session_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sessions = commands.add_parser(
+        "sessions",
+        help="list, export, import or delete sessions",
+        description="Sessions in the database (HEEDFUL_DATA_DIR to use another one).",
+    )
+    actions = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions.add_parser("list", help="every session: id, messages, last update, title")
+    export = actions.add_parser(
+        "export",
+        help="write a session as a transcript (JSON Lines, what replay and import read) or Markdown",
+        description="Write a session out. JSON Lines keeps everything (ids, states, pins), so importing "
+        "it gives the session back exactly; Markdown is for reading. The API key is never in either.",
+    )
+    export.add_argument("session", type=_positive_int, metavar="ID")
+    export.add_argument(
+        "--format", choices=("md", "jsonl"), default=None, help="default: from --output's suffix, else jsonl"
+    )
+    export.add_argument("--output", type=Path, metavar="FILE", help="default: standard output")
+    imported = actions.add_parser(
+        "import",
+        help="add a transcript (an export, or any file replay reads) as a new session",
+    )
+    imported.add_argument("file", type=Path, metavar="FILE.jsonl")
+    delete = actions.add_parser(
+        "delete", help="delete a session and its messages for good (asks first on a terminal)"
+    )
+    delete.add_argument("session", type=_positive_int, metavar="ID")
+    delete.add_argument("--yes", action="store_true", help="do not ask")
+    ledger = commands.add_parser(
+        "ledger",
+        help="print a session's ledger: every curation decision with its reason",
+        description="Print a session's ledger, oldest first: operations, consent answers, entity changes.",
+    )
+    ledger.add_argument("session", type=_positive_int, metavar="SESSION")
+    ledger.add_argument("--json", action="store_true", help="as a JSON array, with scores")
 
 
 def _positive_int(text: str) -> int:
@@ -75,6 +114,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             probes=args.probes,
             output=args.output,
         )
+    if args.command == "sessions":
+        from cli import sessions_cmd
+
+        if args.action == "list":
+            return sessions_cmd.run_list()
+        if args.action == "export":
+            return sessions_cmd.run_export(args.session, fmt=args.format, output=args.output)
+        if args.action == "import":
+            return sessions_cmd.run_import(args.file)
+        return sessions_cmd.run_delete(args.session, yes=args.yes)
+    if args.command == "ledger":
+        from cli import sessions_cmd
+
+        return sessions_cmd.run_ledger(args.session, as_json=args.json)
     from cli.chat import run_chat
 
     return run_chat(base_url=args.base_url, model=args.model, session_id=args.session)

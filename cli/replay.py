@@ -100,7 +100,8 @@ def replay(
         TranscriptError: A file could not be read or has a bad line.
         StoreError: The database could not be used.
     """
-    messages = read_transcript(transcript)
+    # An exported session keeps its superseded and failed replies; the app never sends them, nor does this.
+    messages = [message for message in read_transcript(transcript) if message.in_conversation]
     probe_list = read_probes(probes) if probes is not None else []
     counter = load_counter("", model_is_offline=True)
     curation = SessionCuration(

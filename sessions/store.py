@@ -9,6 +9,7 @@ event loop's worker threads, so every call holds a lock.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import sys
 import threading
@@ -17,7 +18,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from engine.chat import MessageStatus, Role, Session, StoredMessage
 from engine.consent import ConsentChoice
@@ -29,6 +30,9 @@ from engine.registry import EntityRecord
 from sessions import curation_records
 from sessions.migrations import check_version, migrate
 from sessions.paths import ensure_private_dir
+
+if TYPE_CHECKING:
+    from sessions.exchange import SessionDump, Stored
 
 if sys.platform != "win32":
     import fcntl
@@ -117,6 +121,8 @@ class SqliteChatStore:
         self._where = str(path)
         self._lock = threading.Lock()
         self._holder: int | None = None
+        self._trashed: list[int] = []
+        """Sessions this store hid with :meth:`trash_session`, the latest last; deleted when it closes."""
         """The open lock file that tells other Heedful processes this database is in use."""
         in_memory = str(path) == ":memory:"
         alone = True
@@ -202,6 +208,8 @@ class SqliteChatStore:
 
         with self._transaction():
             work(self._conn)
+            # Sessions deleted in an app that was killed before it could delete them for real.
+            self._conn.execute("DELETE FROM sessions WHERE deleted_at IS NOT NULL")
 
     # --- sessions ----------------------------------------------------------------------------
 
@@ -221,7 +229,8 @@ class SqliteChatStore:
     def latest_session(self) -> Session | None:
         def work(conn: sqlite3.Connection) -> Session | None:
             row = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions s ORDER BY s.updated_at DESC, s.id DESC LIMIT 1"
+                f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.deleted_at IS NULL"
+                " ORDER BY s.updated_at DESC, s.id DESC LIMIT 1"
             ).fetchone()
             return None if row is None else _session(row)
 
@@ -230,7 +239,8 @@ class SqliteChatStore:
     def list_sessions(self) -> list[Session]:
         def work(conn: sqlite3.Connection) -> list[Session]:
             rows = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions s ORDER BY s.updated_at DESC, s.id DESC"
+                f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.deleted_at IS NULL"
+                " ORDER BY s.updated_at DESC, s.id DESC"
             ).fetchall()
             return [_session(row) for row in rows]
 
@@ -258,7 +268,8 @@ class SqliteChatStore:
 
     def _find_session(self, conn: sqlite3.Connection, session_id: int) -> Session | None:
         row = conn.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (session_id,)
+            f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ? AND s.deleted_at IS NULL",
+            (session_id,),
         ).fetchone()
         return None if row is None else _session(row)
 
@@ -282,7 +293,9 @@ class SqliteChatStore:
     ) -> StoredMessage:
         def work(conn: sqlite3.Connection) -> StoredMessage:
             now = _now()
-            touched = conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, session_id))
+            touched = conn.execute(
+                "UPDATE sessions SET updated_at = ? WHERE id = ? AND deleted_at IS NULL", (now, session_id)
+            )
             if touched.rowcount == 0:
                 raise StoreError(f"There is no session {session_id}; it may have been deleted.")
             cursor = conn.execute(
@@ -367,6 +380,115 @@ class SqliteChatStore:
     def ledger(self, session_id: int, *, target: str | None = None) -> list[LedgerEntry]:
         return self._run(lambda conn: curation_records.read_ledger(conn, session_id, target))
 
+    # --- search, trash, export and import (issue 6; see sessions.exchange) --------------------
+
+    def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Messages of every session matching ``query``, the best first (FTS5's bm25).
+
+        Each whitespace-separated piece of ``query`` must match, its words as a phrase and the last
+        one as a word start (see :func:`fts_query`), so any text is a valid query: FTS5's own syntax
+        (quotes, AND, NEAR, ``*``) is never interpreted. Superseded replies and deleted sessions are
+        left out.
+        """
+        match = fts_query(query)
+        if match is None or limit <= 0:
+            return []
+
+        def work(conn: sqlite3.Connection) -> list[SearchHit]:
+            rows = conn.execute(
+                "SELECT m.session_id, s.title, m.id, m.role, m.created_at,"
+                " snippet(messages_fts, 0, ?, ?, '…', 16), bm25(messages_fts) AS rank"
+                " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+                " JOIN sessions s ON s.id = m.session_id"
+                " WHERE messages_fts MATCH ? AND m.status != 'superseded' AND s.deleted_at IS NULL"
+                " ORDER BY rank, m.id DESC LIMIT ?",
+                (_MATCH_START, _MATCH_END, match, limit),
+            ).fetchall()
+            return [_hit(row) for row in rows]
+
+        return self._run(work)
+
+    def trash_session(self, session_id: int) -> Session:
+        """Hide a session as if deleted, until :meth:`restore_session` or until this store closes.
+
+        Raises:
+            StoreError: There is no such session.
+        """
+
+        def work(conn: sqlite3.Connection) -> Session:
+            session = self._get_session(conn, session_id)
+            conn.execute("UPDATE sessions SET deleted_at = ? WHERE id = ?", (_now(), session_id))
+            self._trashed.append(session_id)  # under the lock, as every use of the list
+            return session
+
+        return self._run(work)
+
+    def restore_session(self, session_id: int) -> Session:
+        """Undo :meth:`trash_session`.
+
+        Raises:
+            StoreError: The session is gone (its store closed, or it was never trashed here).
+        """
+
+        def work(conn: sqlite3.Connection) -> Session:
+            if session_id not in self._trashed:
+                raise StoreError(f"The session {session_id} cannot be restored: it was deleted for good.")
+            conn.execute("UPDATE sessions SET deleted_at = NULL WHERE id = ?", (session_id,))
+            session = self._get_session(conn, session_id)
+            self._trashed.remove(session_id)
+            return session
+
+        return self._run(work)
+
+    def trashed_sessions(self) -> list[Session]:
+        """The sessions this store trashed that can still be restored, the latest first."""
+
+        def work(conn: sqlite3.Connection) -> list[Session]:
+            found = []
+            for session_id in reversed(self._trashed):
+                row = conn.execute(
+                    f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ? AND s.deleted_at IS NOT NULL",
+                    (session_id,),
+                ).fetchone()
+                if row is not None:
+                    found.append(_session(row))
+            return found
+
+        return self._run(work)
+
+    def purge_trash(self) -> None:
+        """Delete for real the sessions this store trashed."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "DELETE FROM sessions WHERE id = ? AND deleted_at IS NOT NULL", [(i,) for i in self._trashed]
+            )
+            self._trashed.clear()
+
+        self._run(work)
+
+    def dump_session(self, session_id: int) -> SessionDump:
+        """Everything about a session, for export (:mod:`sessions.exchange`).
+
+        Raises:
+            StoreError: There is no such session.
+        """
+        from sessions import exchange
+
+        def work(conn: sqlite3.Connection) -> SessionDump:
+            found = exchange.dump(conn, session_id)
+            if found is None:
+                raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+            return found
+
+        return self._run(work)
+
+    def import_session(self, session: SessionDump, *, source: str) -> Stored:
+        """Store ``session`` as a new session, in one transaction (:func:`sessions.exchange.store`)."""
+        from sessions import exchange
+
+        return self._run(lambda conn: exchange.store(conn, session, source=source, now=datetime.now(UTC)))
+
     # --- app state ---------------------------------------------------------------------------
 
     def get_state(self, key: str) -> str | None:
@@ -392,6 +514,10 @@ class SqliteChatStore:
         return [str(row[0]) for row in rows if row[0] != "ok"]
 
     def close(self) -> None:
+        """Delete for real the sessions this store trashed, then close the database."""
+        if self._trashed:
+            with suppress(StoreError):  # a read-only or full disk: the next open deletes them
+                self.purge_trash()
         with self._lock:
             self._conn.close()
             if self._holder is not None:
@@ -625,6 +751,92 @@ class SqliteChatStore:
         )
 
     # --- end of memories ----------------------------------------------------------------------
+
+
+# --- full-text search ---------------------------------------------------------------------------
+
+# Noncharacters: never meant to appear in text, so they cannot be confused with a message's own.
+_MATCH_START = "\ufdd0"
+_MATCH_END = "\ufdd1"
+_WORD = re.compile(r"[^\W_]+")
+_SPACE = re.compile(r"\s+")
+_MAX_QUERY_PIECES = 16
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 query for what a user typed: each piece a quoted phrase of its words, its last word
+    a prefix (when it has two letters or more: one letter starts thousands of words, and ranking them
+    all would be slow for nothing).
+
+    Only letters and digits reach FTS5 (as the unicode61 tokenizer splits words), always inside
+    double quotes, so nothing the user types is read as query syntax. None when there is no word.
+    """
+    phrases = []
+    for piece in text.split()[:_MAX_QUERY_PIECES]:
+        words = _WORD.findall(piece)
+        if words:
+            phrases.append('"' + " ".join(words) + ('"*' if len(words[-1]) > 1 else '"'))
+    return " ".join(phrases) or None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A message that matched a search."""
+
+    session_id: int
+    session_title: str
+    message_id: int
+    role: Role
+    created_at: datetime
+    text: str
+    """The part of the message around the match, on one line, ``…`` where it was cut."""
+    matches: tuple[tuple[int, int], ...]
+    """Where in :attr:`text` the query matched: (start, end) offsets."""
+    rank: float
+    """bm25: lower is better."""
+
+    @property
+    def snippet(self) -> str:
+        """:attr:`text` with each match between « and »."""
+        out, last = [], 0
+        for start, end in self.matches:
+            out += [self.text[last:start], "«", self.text[start:end], "»"]
+            last = end
+        out.append(self.text[last:])
+        return "".join(out)
+
+
+def _hit(row: sqlite3.Row | tuple[object, ...]) -> SearchHit:
+    text, matches = _unmark(str(row[5]))
+    return SearchHit(
+        session_id=int(cast(int, row[0])),
+        session_title=str(row[1]),
+        message_id=int(cast(int, row[2])),
+        role=cast(Role, row[3]),
+        created_at=datetime.fromisoformat(str(row[4])),
+        text=text,
+        matches=matches,
+        rank=float(cast(float, row[6])),
+    )
+
+
+def _unmark(marked: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """FTS5's snippet (matches between the two noncharacters) as one line of text and match offsets."""
+    text, matches = "", []
+    inside = False
+    for piece in re.split(f"([{_MATCH_START}{_MATCH_END}])", marked):
+        if piece == _MATCH_START:
+            inside = True
+        elif piece == _MATCH_END:
+            inside = False
+        else:
+            piece = _SPACE.sub(" ", piece)
+            if text.endswith(" ") and piece.startswith(" "):
+                piece = piece[1:]
+            if inside and piece:
+                matches.append((len(text), len(text) + len(piece)))
+            text += piece
+    return text, tuple(matches)
 
 
 def _hold(path: Path) -> tuple[int | None, bool]:

@@ -1,8 +1,16 @@
 """Transcripts: conversations as JSON Lines, the format ``heedful replay`` reads (and export writes).
 
-One message per line: ``{"id", "role", "content", "name"?, "created_at"?, "pinned"?}``. Probe files
-hold ``{"id", "content"}`` per line; any other field (answers kept for scoring, say) is ignored so
-that the engine never sees it.
+One message per line: ``{"id", "role", "content", "name"?, "created_at"?, "pinned"?, "status"?}``.
+Replay leaves out a message whose ``status`` says it is not part of the conversation (superseded by a
+retry, failed, still streaming), as the app does. Any other field is ignored by replay.
+
+A session exported from Heedful (:mod:`sessions.exchange`) adds optional fields that make an import
+give back the session exactly; :class:`SessionLine` reads them: the curation record (``state``,
+``kept_by_user``, ``forgotten``, ``summary``), ``tokens``, ``model``, ``error``, and on the first
+line ``session`` (title, consent policy, saved tokens, per-session settings).
+
+Probe files hold ``{"id", "content"}`` per line; any other field (answers kept for scoring, say) is
+ignored so that the engine never sees it.
 """
 
 from __future__ import annotations
@@ -11,9 +19,15 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+Status = Literal["complete", "streaming", "interrupted", "failed", "superseded"]
+"""The values of ``status``: :class:`engine.chat.MessageStatus`."""
+
+OUT_OF_CONVERSATION: frozenset[str] = frozenset({"superseded", "failed", "streaming"})
+"""Statuses of messages that are not part of the conversation (see :func:`engine.prompt.in_conversation`)."""
 
 
 class TranscriptError(Exception):
@@ -29,6 +43,47 @@ class TranscriptMessage(BaseModel):
     name: str | None = None
     created_at: str | None = None
     pinned: bool = False
+    status: Status | None = None
+    """As the store had it; None (a transcript written by hand) means complete."""
+
+    @property
+    def in_conversation(self) -> bool:
+        """False for a superseded, failed or unfinished reply: replay leaves it out, as the app does."""
+        return self.status not in OUT_OF_CONVERSATION
+
+
+class TranscriptSession(BaseModel):
+    """The session a transcript was exported from: on the first line of an export, as ``session``."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+
+    title: str
+    consent_policy: Literal["keep", "summarize", "remove"] | None = None
+    saved_tokens: int = Field(default=0, ge=0)
+    system_prompt: str | None = None
+    model: str | None = None
+    profile: str | None = None
+    temperature: float | None = None
+
+
+class SessionLine(TranscriptMessage):
+    """A line of a transcript exported from Heedful: a message with everything the store keeps about it.
+
+    Every added field is optional, so a plain transcript imports too. A message has a curation record
+    when ``state`` is given, or any of ``pinned``, ``kept_by_user``, ``forgotten``, ``summary``.
+    """
+
+    state: Literal["active", "summarized", "pruned"] | None = None
+    kept_by_user: bool | None = None
+    forgotten: bool | None = None
+    summary: str | None = None
+    tokens: int | None = Field(default=None, ge=0)
+    model: str | None = None
+    error: str | None = None
+    session: TranscriptSession | None = None
+
+
+_Message = TypeVar("_Message", bound=TranscriptMessage)
 
 
 class Probe(BaseModel):
@@ -82,7 +137,10 @@ def _not_text(record: BaseModel) -> str | None:
     """
     for name in type(record).model_fields:
         value = getattr(record, name)
-        if isinstance(value, str):
+        if isinstance(value, BaseModel):
+            if (problem := _not_text(value)) is not None:
+                return f"{name}.{problem}"
+        elif isinstance(value, str):
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError as err:
@@ -96,7 +154,8 @@ def _problem(err: ValidationError) -> str:
     if first["type"] == "missing":
         return f"the field {where!r} is missing"
     if first["type"] == "literal_error":
-        return f"{where} must be one of system, user, assistant, tool (got {first['input']!r})"
+        expected = str(first.get("ctx", {}).get("expected", "")).replace("'", "")
+        return f"{where} must be one of {expected.replace(' or ', ', ')} (got {first['input']!r})"
     return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
@@ -107,11 +166,24 @@ def read_transcript(path: Path) -> list[TranscriptMessage]:
         TranscriptError: The file cannot be read, a line is not JSON, a field is missing or wrong, or
             an id repeats; the message names the line.
     """
-    messages: list[TranscriptMessage] = []
+    return [message for _, message in _read_messages(path, TranscriptMessage)]
+
+
+def read_session_lines(path: Path) -> list[tuple[int, SessionLine]]:
+    """The messages of a transcript with the fields an export adds, each with its line number.
+
+    Raises:
+        TranscriptError: As :func:`read_transcript`, and for a bad value in an added field.
+    """
+    return _read_messages(path, SessionLine)
+
+
+def _read_messages(path: Path, kind: type[_Message]) -> list[tuple[int, _Message]]:
+    messages: list[tuple[int, _Message]] = []
     seen: set[str] = set()
     for line in _lines(path):
         try:
-            message = TranscriptMessage.model_validate(line.data)
+            message = kind.model_validate(line.data)
         except ValidationError as err:
             raise TranscriptError(f"{path}, line {line.number}: {_problem(err)}.") from err
         if (problem := _not_text(message)) is not None:
@@ -119,7 +191,7 @@ def read_transcript(path: Path) -> list[TranscriptMessage]:
         if message.id in seen:
             raise TranscriptError(f"{path}, line {line.number}: the id {message.id!r} was used before.")
         seen.add(message.id)
-        messages.append(message)
+        messages.append((line.number, message))
     return messages
 
 

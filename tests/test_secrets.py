@@ -121,11 +121,24 @@ async def test_the_key_reaches_the_server_and_is_written_nowhere(
     assert any("500" in e for e in errors) and any("401" in e for e in errors)
     store = open_store(paths.database_path()).store
     try:
-        ledger = [e.as_json() for s in store.list_sessions() for e in store.ledger(s.id)]
+        session_ids = [s.id for s in store.list_sessions()]
+        ledger = [e.as_json() for s in session_ids for e in store.ledger(s)]
     finally:
         store.close()
     assert ledger, "the curation engine should have logged its decisions"
     assert not any(needle.decode() in json.dumps(ledger) for needle in NEEDLES)
+
+    # Every session exported both ways (`heedful sessions export`): the errors go along, the key does not.
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    for session_id in session_ids:
+        for fmt in ("jsonl", "md"):
+            written = str(exports / f"{session_id}.{fmt}")
+            assert main(["sessions", "export", str(session_id), "--format", fmt, "--output", written]) == 0
+    exported = [p.read_text(encoding="utf-8") for p in exports.iterdir()]
+    assert len(exported) == 2 * len(session_ids)
+    assert any("401" in text for text in exported) and any("500" in text for text in exported)
+    assert leaks(exports) == []
 
     # The database gets damaged and is moved aside at the next start: still nothing, still private.
     cut_mid_page(paths.database_path())

@@ -127,7 +127,7 @@ class SessionsScreen(ModalScreen[int | None]):
             yield search
             yield OptionList(id="session-list")
             hint = (
-                "Enter opens · / searches · r renames · d deletes · u undoes a delete · Esc closes"
+                "Enter opens · / searches · r renames · d deletes · u undoes · Esc closes"
                 if self.archive is not None
                 else "Enter opens · r renames · d deletes · Esc closes"
             )

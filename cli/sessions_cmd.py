@@ -1,0 +1,244 @@
+"""``heedful sessions list | export | import | delete`` and ``heedful ledger``: sessions from the shell.
+
+Exit codes: 0 done, 2 bad input (no such session, a bad transcript line, a refused confirmation
+missing), 1 anything else (the database or a file could not be used). Messages go to standard
+error, in words; text that came from a conversation is made inert before it reaches a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from engine.errors import StoreError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from sessions.exchange import ExportFormat
+    from sessions.store import SqliteChatStore
+
+    CommandBody = Callable[[SqliteChatStore], None]
+    """A command's work on the open store; raises CommandError or StoreError to stop."""
+
+BAD_INPUT = 2
+FAILED = 1
+
+
+class CommandError(Exception):
+    """A command cannot go on; ``code`` is its exit status and the message says why."""
+
+    def __init__(self, message: str, code: int = FAILED) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _shown(text: str, stream: TextIO) -> str:
+    """``text`` as it may be written to ``stream``: made inert when it is a terminal."""
+    if not stream.isatty():
+        return text
+    from tui.sanitize import inert
+
+    return inert(text)
+
+
+@contextmanager
+def _opened_store() -> Iterator[SqliteChatStore]:
+    from sessions import paths
+    from sessions.store import open_store
+
+    opened = open_store(paths.database_path())
+    if opened.notice:
+        print(opened.notice, file=sys.stderr)
+    try:
+        yield opened.store
+    finally:
+        opened.store.close()
+
+
+def _run(name: str, body: CommandBody) -> int:
+    """Run ``body`` against the user's database; turn every expected failure into a message and a code."""
+    try:
+        with _opened_store() as store:
+            body(store)
+    except CommandError as err:
+        print(f"heedful {name}: {err}", file=sys.stderr)
+        return err.code
+    except StoreError as err:
+        print(f"heedful {name}: {err.user_message}", file=sys.stderr)
+        return FAILED
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return FAILED
+    return 0
+
+
+def _session_title(store: SqliteChatStore, session_id: int) -> tuple[str, int]:
+    session = store.get_session(session_id)
+    if session is None:
+        raise CommandError(
+            f"there is no session {session_id} ('heedful sessions list' shows them).", BAD_INPUT
+        )
+    return session.title, session.message_count
+
+
+# --- sessions list -----------------------------------------------------------------------------
+
+
+def run_list() -> int:
+    def body(store: SqliteChatStore) -> None:
+        sessions = store.list_sessions()
+        if not sessions:
+            print("No sessions yet.", file=sys.stderr)
+            return
+        rows = [
+            (
+                str(s.id),
+                f"{s.message_count:,}",
+                s.updated_at.astimezone().strftime("%Y-%m-%d %H:%M"),
+                " ".join(s.title.split()),
+            )
+            for s in sessions
+        ]
+        header = ("ID", "MESSAGES", "UPDATED", "TITLE")
+        width = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+        for row in [header, *rows]:
+            line = f"{row[0]:>{width[0]}}  {row[1]:>{width[1]}}  {row[2]:<{width[2]}}  {row[3]}"
+            sys.stdout.write(_shown(line, sys.stdout) + "\n")
+
+    return _run("sessions list", body)
+
+
+# --- sessions export ---------------------------------------------------------------------------
+
+
+def export_format(requested: str | None, output: Path | None) -> ExportFormat:
+    """The format asked for, else the output file's suffix decides (.md, .markdown), else jsonl."""
+    if requested == "md" or (
+        requested is None and output is not None and output.suffix.lower() in (".md", ".markdown")
+    ):
+        return "md"
+    return "jsonl"
+
+
+def run_export(session_id: int, *, fmt: str | None, output: Path | None) -> int:
+    from sessions import exchange
+
+    chosen = export_format(fmt, output)
+
+    def body(store: SqliteChatStore) -> None:
+        _session_title(store, session_id)
+        dump = store.dump_session(session_id)
+        text = exchange.to_markdown(dump) if chosen == "md" else exchange.to_jsonl(dump)
+        if output is None:
+            sys.stdout.write(_shown(text, sys.stdout))
+            return
+        write_private(output, text)
+        print(
+            f"Exported session {session_id} ({len(dump.messages):,} messages) to {output}.", file=sys.stderr
+        )
+
+    return _run("sessions export", body)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary file, then a rename), readable by
+    the user only: it holds their conversation."""
+    try:
+        fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as err:
+        raise CommandError(f"could not write {path}: {err.strerror or err}.") from err
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(scratch, path)
+    except OSError as err:
+        Path(scratch).unlink(missing_ok=True)
+        raise CommandError(f"could not write {path}: {err.strerror or err}.") from err
+
+
+# --- sessions import ---------------------------------------------------------------------------
+
+
+def run_import(path: Path) -> int:
+    from sessions.exchange import read_session_file
+    from sessions.transcript import TranscriptError
+
+    try:
+        dump = read_session_file(path)
+    except TranscriptError as err:
+        print(f"heedful sessions import: {err}", file=sys.stderr)
+        return BAD_INPUT
+
+    def body(store: SqliteChatStore) -> None:
+        stored = store.import_session(dump, source=path.name)
+        title = _shown(dump.header.title, sys.stdout)
+        print(f"Imported {len(dump.messages):,} messages from {path} as session {stored.session_id}: {title}")
+
+    return _run("sessions import", body)
+
+
+# --- sessions delete ---------------------------------------------------------------------------
+
+
+def run_delete(session_id: int, *, yes: bool) -> int:
+    def body(store: SqliteChatStore) -> None:
+        title, count = _session_title(store, session_id)
+        if not yes:
+            if not sys.stdin.isatty():
+                raise CommandError(
+                    "not deleting without confirmation: add --yes (standard input is not a terminal).",
+                    BAD_INPUT,
+                )
+            question = (
+                f"Delete session {session_id} “{_shown(title, sys.stdout)}” and its {count:,} messages? "
+                "This cannot be undone. [y/N] "
+            )
+            try:
+                answer = input(question)
+            except EOFError:
+                answer = ""
+            if answer.strip().lower() not in ("y", "yes"):
+                raise CommandError("nothing was deleted.")
+        store.delete_session(session_id)
+        print(f"Deleted session {session_id}.", file=sys.stderr)
+
+    return _run("sessions delete", body)
+
+
+# --- ledger ------------------------------------------------------------------------------------
+
+
+def run_ledger(session_id: int, *, as_json: bool) -> int:
+    def body(store: SqliteChatStore) -> None:
+        _session_title(store, session_id)
+        entries = store.ledger(session_id)
+        if as_json:
+            document = [{"id": entry.id, **entry.as_json()} for entry in entries]
+            sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=1) + "\n")
+            return
+        if not entries:
+            print(
+                f"The ledger of session {session_id} is empty: nothing has been decided yet.", file=sys.stderr
+            )
+            return
+        for entry in entries:
+            about = f"#{entry.target}" if entry.target.isdigit() else entry.target
+            change = (
+                f" ({entry.before} → {entry.after})"
+                if entry.before and entry.after and entry.before != entry.after
+                else ""
+            )
+            line = (
+                f"turn {entry.turn:>3}  {entry.kind.value:<9} {about:<12} "
+                f"{entry.action}{change}: {entry.reason}"
+            )
+            sys.stdout.write(_shown(" ".join(line.split("\n")), sys.stdout) + "\n")
+
+    return _run("ledger", body)

@@ -1,0 +1,449 @@
+"""Sessions in and out of Heedful: transcripts (JSON Lines) and Markdown.
+
+A transcript export is the format ``heedful replay`` reads (:mod:`sessions.transcript`), one message per
+line, with optional fields that let an import give the session back exactly::
+
+    {"id": "12", "role": "assistant", "content": "...", "created_at": "2026-01-02T03:04:05.000006+00:00",
+     "pinned": false, "status": "complete",
+     "state": "summarized", "kept_by_user": false, "forgotten": false, "summary": "...",
+     "tokens": 41, "model": "gpt-4o-mini", "error": null,
+     "session": {"title": "...", "saved_tokens": 0, "consent_policy": "keep", ...}}
+
+- ``id`` is the id the message had in the transcript it was imported from, else its id in the store.
+- ``state`` and its companions are written when the engine has a curation record for the message,
+  ``summary`` when there is one; ``tokens``, ``model`` and ``error`` when known. ``session`` is on the
+  first line only: title, consent policy, tokens saved, and the per-session settings.
+- Times are UTC with microseconds; a transcript from elsewhere may give a naive time, read as UTC.
+
+An import creates a new session with new row ids and keeps each message's transcript id
+(``messages.transcript_id``), so export → import → export writes the same file. A reply that was
+still streaming when it was exported is imported as interrupted: nothing is writing it any more.
+The entity registry is not exported (the next turn derives it again from the messages), nor is the
+ledger: the import writes one ledger entry per message whose curation record it set.
+
+Markdown is for reading: a heading per message with who wrote it and when, pinned, summarized,
+pruned and forgotten messages marked, superseded replies left out (the chat does not show them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal, cast
+
+from engine.chat import MessageStatus, Role
+from engine.consent import ConsentChoice
+from engine.items import ItemState
+from engine.ledger import EntryKind
+from sessions.transcript import SessionLine, TranscriptError, read_session_lines
+
+ExportFormat = Literal["md", "jsonl"]
+FORMATS: tuple[ExportFormat, ...] = ("jsonl", "md")
+
+INTERRUPTED_ON_EXPORT = "This reply was still being written when the session was exported."
+
+_ROLE_NAMES: dict[str, str] = {"user": "You", "assistant": "Assistant", "system": "System", "tool": "Tool"}
+# C1 controls and DEL are legal raw in JSON strings; written escaped, an export shown in a terminal
+# (cat, less -r) cannot drive it. C0 controls are always escaped by json.dumps.
+_RAW_CONTROLS = re.compile(r"[\x7f-\x9f]")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+@dataclass(frozen=True, slots=True)
+class Curation:
+    """The engine's record about one message (see :class:`engine.protocols.ItemRecord`)."""
+
+    state: ItemState = ItemState.ACTIVE
+    pinned: bool = False
+    kept_by_user: bool = False
+    summary: str | None = None
+    forgotten: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangedMessage:
+    """One message as it leaves or enters the store."""
+
+    id: str
+    """Its transcript id."""
+    role: Role
+    content: str
+    status: MessageStatus
+    created_at: datetime
+    tokens: int | None = None
+    model: str | None = None
+    error: str | None = None
+    curation: Curation | None = None
+    """None: the engine has decided nothing about it (active, unpinned)."""
+
+    @property
+    def pinned(self) -> bool:
+        return self.curation is not None and self.curation.pinned
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHeader:
+    """What a session holds besides its messages."""
+
+    title: str
+    consent_policy: ConsentChoice | None = None
+    saved_tokens: int = 0
+    system_prompt: str | None = None
+    model: str | None = None
+    profile: str | None = None
+    temperature: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDump:
+    """A whole session, ready to be written out or stored."""
+
+    header: SessionHeader
+    messages: tuple[ExchangedMessage, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """Where an imported session went: its id, and each transcript id's message id in the store."""
+
+    session_id: int
+    ids: dict[str, int]
+
+
+# --- the store side: functions over an open connection, run by SqliteChatStore in a transaction --
+
+
+def _utc_text(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def dump(conn: sqlite3.Connection, session_id: int) -> SessionDump | None:
+    """Everything about a (not deleted) session, or None when there is no such session."""
+    row = conn.execute(
+        "SELECT s.title, c.consent_policy, COALESCE(c.saved_tokens, 0), s.system_prompt, s.model,"
+        " s.profile, s.temperature FROM sessions s LEFT JOIN session_curation c ON c.session_id = s.id"
+        " WHERE s.id = ? AND s.deleted_at IS NULL",
+        (session_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    header = SessionHeader(
+        title=str(row[0]),
+        consent_policy=ConsentChoice(row[1]) if row[1] else None,
+        saved_tokens=int(row[2]),
+        system_prompt=row[3],
+        model=row[4],
+        profile=row[5],
+        temperature=None if row[6] is None else float(row[6]),
+    )
+    rows = conn.execute(
+        "SELECT m.id, m.transcript_id, m.role, m.content, m.status, m.created_at, m.tokens, m.model,"
+        " m.error, i.state, i.pinned, i.kept_by_user, i.summary, i.forgotten"
+        " FROM messages m LEFT JOIN item_state i ON i.message_id = m.id"
+        " WHERE m.session_id = ? ORDER BY m.id",
+        (session_id,),
+    ).fetchall()
+    messages: list[ExchangedMessage] = []
+    used: set[str] = set()
+    for r in rows:
+        curation = (
+            None if r[9] is None else Curation(ItemState(r[9]), bool(r[10]), bool(r[11]), r[12], bool(r[13]))
+        )
+        messages.append(
+            ExchangedMessage(
+                id=_unused(str(r[1]) if r[1] is not None else str(r[0]), used),
+                role=cast(Role, r[2]),
+                content=str(r[3]),
+                status=MessageStatus(r[4]),
+                created_at=datetime.fromisoformat(str(r[5])),
+                tokens=None if r[6] is None else int(r[6]),
+                model=r[7],
+                error=r[8],
+                curation=curation,
+            )
+        )
+    return SessionDump(header, tuple(messages))
+
+
+def _unused(wanted: str, used: set[str]) -> str:
+    """``wanted``, or ``wanted-2``, ``wanted-3``...: a message typed after an import may have a row id
+    equal to an imported message's transcript id, and a transcript's ids must differ."""
+    candidate, n = wanted, 1
+    while candidate in used:
+        n += 1
+        candidate = f"{wanted}-{n}"
+    used.add(candidate)
+    return candidate
+
+
+def store(conn: sqlite3.Connection, session: SessionDump, *, source: str, now: datetime) -> Stored:
+    """Create a new session holding ``session``: messages, curation records, settings, policy.
+
+    Args:
+        source: Where it came from (a file name), for the ledger entries.
+        now: The new session's created and updated time.
+    """
+    header = session.header
+    stamp = _utc_text(now)
+    cursor = conn.execute(
+        "INSERT INTO sessions (title, created_at, updated_at, system_prompt, model, profile, temperature)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            header.title,
+            stamp,
+            stamp,
+            header.system_prompt,
+            header.model,
+            header.profile,
+            header.temperature,
+        ),
+    )
+    session_id = cast(int, cursor.lastrowid)
+    if header.consent_policy is not None or header.saved_tokens:
+        conn.execute(
+            "INSERT INTO session_curation (session_id, consent_policy, saved_tokens) VALUES (?, ?, ?)",
+            (session_id, header.consent_policy, header.saved_tokens),
+        )
+    ids: dict[str, int] = {}
+    for message in session.messages:
+        status, error = message.status, message.error
+        if status == MessageStatus.STREAMING:
+            status, error = MessageStatus.INTERRUPTED, error or INTERRUPTED_ON_EXPORT
+        created = _utc_text(message.created_at)
+        cursor = conn.execute(
+            "INSERT INTO messages (session_id, role, content, status, tokens, model, error, created_at,"
+            " updated_at, transcript_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                session_id,
+                message.role,
+                message.content,
+                status,
+                message.tokens,
+                message.model,
+                error,
+                created,
+                created,
+                message.id,
+            ),
+        )
+        message_id = cast(int, cursor.lastrowid)
+        ids[message.id] = message_id
+        record = message.curation
+        if record is None:
+            continue
+        conn.execute(
+            "INSERT INTO item_state (message_id, state, pinned, kept_by_user, summary, forgotten)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                message_id,
+                record.state,
+                int(record.pinned),
+                int(record.kept_by_user),
+                record.summary,
+                int(record.forgotten),
+            ),
+        )
+        conn.execute(
+            "INSERT INTO ledger (session_id, turn, kind, target, action, reason, scores, before, after,"
+            " requires_consent, reversible, created_at)"
+            " VALUES (?, 0, ?, ?, 'import', ?, '{}', NULL, ?, 0, 1, ?)",
+            (
+                session_id,
+                EntryKind.OPERATION,
+                str(message_id),
+                _import_reason(record, source),
+                record.state,
+                stamp,
+            ),
+        )
+    return Stored(session_id, ids)
+
+
+def _import_reason(record: Curation, source: str) -> str:
+    marks = [record.state.value]
+    marks += [
+        name
+        for name, on in (
+            ("pinned", record.pinned),
+            ("kept by the user", record.kept_by_user),
+            ("forgotten", record.forgotten),
+        )
+        if on
+    ]
+    return f"imported from {source} as {', '.join(marks)}"
+
+
+# --- transcripts -------------------------------------------------------------------------------
+
+
+def to_jsonl(session: SessionDump) -> str:
+    """The session as a transcript (see the module docstring); empty for a session with no messages."""
+    lines = []
+    for number, message in enumerate(session.messages):
+        line: dict[str, object] = {
+            "id": message.id,
+            "role": message.role,
+            "content": message.content,
+            "created_at": _utc_text(message.created_at),
+            "pinned": message.pinned,
+            "status": message.status.value,
+        }
+        record = message.curation
+        if record is not None:
+            line["state"] = record.state.value
+            line["kept_by_user"] = record.kept_by_user
+            line["forgotten"] = record.forgotten
+            if record.summary is not None:
+                line["summary"] = record.summary
+        for name in ("tokens", "model", "error"):
+            value = getattr(message, name)
+            if value is not None:
+                line[name] = value
+        if number == 0:
+            line["session"] = _header_json(session.header)
+        text = json.dumps(line, ensure_ascii=False)
+        lines.append(_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+    return "".join(lines)
+
+
+def _header_json(header: SessionHeader) -> dict[str, object]:
+    data: dict[str, object] = {"title": header.title, "saved_tokens": header.saved_tokens}
+    for name in ("consent_policy", "system_prompt", "model", "profile", "temperature"):
+        value = getattr(header, name)
+        if value is not None:
+            data[name] = value.value if isinstance(value, ConsentChoice) else value
+    return data
+
+
+def read_session_file(path: Path) -> SessionDump:
+    """A transcript file as a session to import: an export from Heedful, or any transcript replay reads.
+
+    The title is the one the export recorded (unless blank), else the file's name.
+
+    Raises:
+        TranscriptError: The file cannot be read or a line is bad; the message names the line.
+    """
+    lines = read_session_lines(path)
+    first = lines[0][1].session if lines else None
+    title = first.title if first is not None and first.title.strip() else path.stem or "imported"
+    header = (
+        SessionHeader(title=title)
+        if first is None
+        else SessionHeader(
+            title=title,
+            consent_policy=ConsentChoice(first.consent_policy) if first.consent_policy else None,
+            saved_tokens=first.saved_tokens,
+            system_prompt=first.system_prompt,
+            model=first.model,
+            profile=first.profile,
+            temperature=first.temperature,
+        )
+    )
+    now = datetime.now(UTC)
+    return SessionDump(header, tuple(_message(path, number, line, now) for number, line in lines))
+
+
+def _message(path: Path, number: int, line: SessionLine, now: datetime) -> ExchangedMessage:
+    created = now
+    if line.created_at is not None:
+        try:
+            created = datetime.fromisoformat(line.created_at)
+        except ValueError as err:
+            raise TranscriptError(
+                f"{path}, line {number}: created_at is not an ISO-8601 date and time ({line.created_at!r})."
+            ) from err
+        if created.tzinfo is None:
+            created = created.replace(tzinfo=UTC)
+    has_record = line.state is not None or any(
+        (line.pinned, line.kept_by_user, line.forgotten, line.summary is not None)
+    )
+    return ExchangedMessage(
+        id=line.id,
+        role=line.role,
+        content=line.content,
+        status=MessageStatus(line.status or MessageStatus.COMPLETE),
+        created_at=created,
+        tokens=line.tokens,
+        model=line.model,
+        error=line.error,
+        curation=Curation(
+            state=ItemState(line.state or ItemState.ACTIVE),
+            pinned=line.pinned,
+            kept_by_user=bool(line.kept_by_user),
+            summary=line.summary,
+            forgotten=bool(line.forgotten),
+        )
+        if has_record
+        else None,
+    )
+
+
+# --- Markdown ----------------------------------------------------------------------------------
+
+
+def to_markdown(session: SessionDump) -> str:
+    """The session for reading: a heading per message (who, when, its marks), then its text."""
+    shown = [m for m in session.messages if m.status != MessageStatus.SUPERSEDED]
+    count = f"{len(shown):,} message" + ("" if len(shown) == 1 else "s")
+    parts = [f"# {_one_line(session.header.title)}\n\n{count} · exported from Heedful\n"]
+    for message in shown:
+        parts.append(f"\n## {_heading(message)}\n\n{_body(message.content)}\n")
+        record = message.curation
+        if record is not None and record.state == ItemState.SUMMARIZED and record.summary:
+            quoted = "\n".join(f"> {line}" if line else ">" for line in record.summary.splitlines())
+            parts.append(f"\n> **Sent to the model as this summary:**\n>\n{quoted}\n")
+        if message.error and message.status in (MessageStatus.FAILED, MessageStatus.INTERRUPTED):
+            parts.append(f"\n*{_one_line(message.error)}*\n")
+    return "".join(parts)
+
+
+def _heading(message: ExchangedMessage) -> str:
+    who = _ROLE_NAMES.get(message.role, message.role)
+    if message.role == "assistant" and message.model:
+        who += f" ({_one_line(message.model)})"
+    when = message.created_at.astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
+    marks = [who, when, f"#{message.id}"]
+    record = message.curation
+    if record is not None:
+        if record.pinned:
+            marks.append("📌 pinned")
+        if record.state == ItemState.SUMMARIZED:
+            marks.append("≈ summarized")
+        elif record.state == ItemState.PRUNED:
+            marks.append("✂ pruned")
+        if record.forgotten:
+            marks.append("forgotten")
+        if record.kept_by_user:
+            marks.append("kept by you")
+    if message.status == MessageStatus.INTERRUPTED:
+        marks.append("⚠ interrupted")
+    elif message.status == MessageStatus.FAILED:
+        marks.append("✗ failed")
+    elif message.status == MessageStatus.STREAMING:
+        marks.append("still being written")
+    return " · ".join(marks)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _body(content: str) -> str:
+    if not content.strip():
+        return "*(no text)*"
+    text = content.rstrip("\n")
+    # An unclosed code fence would swallow every message after it when the file is rendered.
+    fence: str | None = None
+    for line in text.splitlines():
+        found = _FENCE.match(line)
+        if found is None:
+            continue
+        if fence is None:
+            fence = found.group(1)
+        elif found.group(1).startswith(fence):
+            fence = None
+    return text if fence is None else f"{text}\n{fence}"

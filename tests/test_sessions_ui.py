@@ -1,0 +1,223 @@
+"""The session picker in the real app (Pilot): full-text search across sessions, and delete with undo."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+
+from textual.content import Content
+from textual.message import Message
+from textual.pilot import Pilot
+from textual.widgets import Input, OptionList
+
+from engine.chat import Session
+from sessions import paths
+from sessions.store import SearchHit, SqliteChatStore, open_store
+from tests.apphelpers import chat, make_app, toasts, views, wait_for
+from tui.app import HeedfulApp
+from tui.screens.sessions import SEARCH_DELAY, SessionChoice, SessionsScreen
+
+
+def make_sessions(*sessions: tuple[str, list[str]]) -> dict[str, int]:
+    """Sessions in the test's database before the app starts: title → id (the last is the latest)."""
+    store = open_store(paths.database_path()).store
+    try:
+        ids = {}
+        for title, texts in sessions:
+            session = store.create_session(title)
+            for n, text in enumerate(texts):
+                store.add_message(session.id, ("user", "assistant")[n % 2], text)
+            ids[title] = session.id
+        return ids
+    finally:
+        store.close()
+
+
+SESSIONS = (
+    ("Cats", ["Biscuit needs her vaccine before Tuesday.", "Book the vet for the vaccine."]),
+    ("Deploy", ["The flux capacitor failed in [bold]auth.py[/bold]:42", "Check the flux settings."]),
+    ("Hiking", ["Mount Rainier on 14 August, about 18 km.", "Bring water."]),
+)
+
+
+def picker(app: HeedfulApp) -> SessionsScreen:
+    screen = app.screen
+    assert isinstance(screen, SessionsScreen), screen
+    return screen
+
+
+def rows(screen: SessionsScreen) -> list[Content]:
+    options = screen.query_one(OptionList)
+    prompts = [options.get_option_at_index(i).prompt for i in range(options.option_count)]
+    assert all(isinstance(p, Content) for p in prompts)
+    return [p for p in prompts if isinstance(p, Content)]
+
+
+async def open_picker(pilot: Pilot[None], app: HeedfulApp, count: int) -> SessionsScreen:
+    await pilot.press("ctrl+o")
+    await wait_for(
+        pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == count
+    )
+    return picker(app)
+
+
+async def test_search_lists_matching_messages_and_enter_opens_that_session() -> None:
+    ids = make_sessions(*SESSIONS)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: chat(app).session is not None and len(views(app)) == 2)
+        assert chat(app).session.id == ids["Hiking"]  # type: ignore[union-attr]
+        screen = await open_picker(pilot, app, 3)
+        await pilot.press("slash")
+        assert screen.query_one("#session-search", Input).has_focus
+        await pilot.press(*"vaccine")
+        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 2)
+        shown = rows(screen)
+        assert all(row.plain.startswith("  Cats · ") for row in shown)
+        assert "Biscuit needs her vaccine before Tuesday." in shown[0].plain + shown[1].plain
+        marked = [
+            row.plain[span.start : span.end]
+            for row in shown
+            for span in row.spans
+            if "reverse" in str(span.style)
+        ]
+        assert marked == ["vaccine", "vaccine"]
+        await pilot.press("enter")  # from the search box: opens the best hit
+        await wait_for(pilot, lambda: not isinstance(app.screen, SessionsScreen))
+        await wait_for(pilot, lambda: chat(app).session is not None and chat(app).session.id == ids["Cats"])  # type: ignore[union-attr]
+
+
+async def test_the_picker_answers_with_the_session_and_the_message_that_matched() -> None:
+    ids = make_sessions(*SESSIONS)
+    app = make_app()
+    answers: list[int | None] = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        store = app.services.store
+        await app.push_screen(SessionsScreen(store, current=None), answers.append)
+        screen = picker(app)
+        await wait_for(pilot, lambda: len(screen.sessions) == 3)
+        await pilot.press("slash", *"flux settings")
+        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 1)
+        await pilot.press("down", "enter")  # into the list, then open the highlighted hit
+        await wait_for(pilot, lambda: answers != [])
+    (answer,) = answers
+    wanted = store.messages(ids["Deploy"])[1]
+    assert isinstance(answer, SessionChoice)
+    assert (answer, answer.session_id, answer.message_id) == (ids["Deploy"], ids["Deploy"], wanted.id)
+
+
+async def test_search_waits_for_typing_to_pause_and_runs_off_the_event_loop() -> None:
+    make_sessions(*SESSIONS)
+    app = make_app()
+    calls: list[tuple[str, float, bool]] = []
+    typed: dict[int, float] = {}  # each change once (the hook sees it at every node it bubbles through)
+
+    def hook(message: Message) -> None:
+        if isinstance(message, Input.Changed) and message.input.id == "session-search":
+            typed.setdefault(id(message), time.monotonic())
+
+    async with app.run_test(size=(100, 30), message_hook=hook) as pilot:
+        store = app.services.store
+        assert isinstance(store, SqliteChatStore)
+        real_search = store.search
+
+        def recording(query: str, limit: int = 50) -> list[SearchHit]:
+            calls.append((query, time.monotonic(), threading.current_thread() is threading.main_thread()))
+            return real_search(query, limit)
+
+        store.search = recording  # type: ignore[method-assign]
+        screen = await open_picker(pilot, app, 3)
+        await pilot.press("slash", *"flux")
+        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 2)
+        await pilot.pause(SEARCH_DELAY * 2)
+    assert len(typed) == 4
+    assert [query for query, _, _ in calls] == ["flux"]  # one search, for the whole word
+    ((_, when, on_loop),) = calls
+    assert when - max(typed.values()) >= SEARCH_DELAY * 0.9  # after the pause, not at each key
+    assert not on_loop
+
+
+async def test_a_query_in_fts_syntax_or_markup_is_only_text() -> None:
+    make_sessions(*SESSIONS)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_picker(pilot, app, 3)
+        await pilot.press("slash", *'"foo AND (')
+        await wait_for(pilot, lambda: screen.hits == [])
+        assert [row.plain for row in rows(screen)] == ['No message matches “"foo AND (”.']
+        search = screen.query_one("#session-search", Input)
+        search.value = "[bold]auth"
+        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 1)
+        assert "[bold]auth.py[/bold]:42" in rows(screen)[0].plain  # the message's brackets, shown as typed
+
+
+async def test_escape_clears_the_search_then_closes() -> None:
+    make_sessions(*SESSIONS)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_picker(pilot, app, 3)
+        await pilot.press("slash", *"bring")
+        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 1)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: screen.hits is None and len(rows(screen)) == 3)
+        assert screen.query_one("#session-search", Input).value == ""
+        assert app.screen is screen
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is not screen)
+
+
+async def test_a_deleted_session_comes_back_with_u_until_the_app_closes() -> None:
+    ids = make_sessions(("keep", ["stay"]), ("gone", ["secret words"]))
+    app = make_app()
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        screen = await open_picker(pilot, app, 2)
+        assert screen.sessions[0].id == ids["gone"]  # the latest first, and highlighted: it is open
+        await pilot.press("d", "y")
+        await wait_for(pilot, lambda: [s.title for s in screen.sessions] == ["keep"])
+        await wait_for(pilot, lambda: any("Press u to bring it back" in t for t in toasts(app)))
+        assert [s.title for s in app.services.store.list_sessions()] == ["keep"]
+        assert isinstance(app.services.store, SqliteChatStore)
+        assert app.services.store.search("secret") == []
+
+        await pilot.press("u")
+        await wait_for(pilot, lambda: [s.title for s in screen.sessions] == ["gone", "keep"])
+        assert any("Brought back “gone”" in t for t in toasts(app))
+
+        # Delete it again and close the picker: the undo still works from the next one.
+        await pilot.press("d", "y")
+        await wait_for(pilot, lambda: len(screen.sessions) == 1)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, SessionsScreen))
+        # The open session was the deleted one: the chat shows a new one.
+        await wait_for(pilot, lambda: chat(app).session is None and views(app) == [])
+        screen = await open_picker(pilot, app, 1)
+        await pilot.press("u")
+        await wait_for(pilot, lambda: len(screen.sessions) == 2)
+        await pilot.press("u")
+        await wait_for(pilot, lambda: any("no deleted session" in t for t in toasts(app)))
+
+        # Deleted once more, then the app quits: now it is gone for good.
+        await pilot.press("d", "y")
+        await wait_for(pilot, lambda: len(screen.sessions) == 1)
+    app.services.store.close()  # as `heedful` does when the app exits
+    conn = sqlite3.connect(paths.database_path())
+    try:
+        assert conn.execute("SELECT title FROM sessions").fetchall() == [("keep",)]
+        assert conn.execute("SELECT content FROM messages").fetchall() == [("stay",)]
+    finally:
+        conn.close()
+
+
+async def test_rename_still_works_on_a_search_hit() -> None:
+    ids = make_sessions(*SESSIONS)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_picker(pilot, app, 3)
+        await pilot.press("slash", *"vet")
+        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 1)
+        await pilot.press("down", "r", *"Vet visits", "enter")
+        await wait_for(pilot, lambda: any(s.title == "Vet visits" for s in screen.sessions))
+        renamed: Session | None = app.services.store.get_session(ids["Cats"])
+        assert renamed is not None and renamed.title == "Vet visits"
+        assert screen.hits is not None and screen.hits[0].session_title == "Vet visits"
