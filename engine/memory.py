@@ -592,6 +592,8 @@ class MemoryService:
 
     def _unassessed(self, session_id: int) -> tuple[list[PromptMessage], int]:
         """The session's conversation after its last assessment, and the id it reaches."""
+        if self.store.get_session(session_id) is None:
+            return [], 0  # deleted (or being deleted, undoable): what the user threw away is not kept
         through = self.store.memory_through(session_id)
         messages: list[PromptMessage] = []
         last = through

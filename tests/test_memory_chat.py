@@ -52,3 +52,15 @@ async def test_a_session_left_idle_is_remembered_by_itself() -> None:
         await send(pilot, DECISION)
         await wait_for(pilot, lambda: len(memories()) == 1, 10)
         await wait_for(pilot, lambda: any("Remembered" in t for t in toasts(app)))
+
+
+async def test_a_deleted_session_is_not_remembered() -> None:
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, DECISION)
+        session_id = chat(app).session.id  # type: ignore[union-attr]
+        store = app.services.store
+        store.trash_session(session_id)  # type: ignore[attr-defined]  # as the picker's delete does (undoable)
+        await type_command(pilot, app, "/remember")
+        await wait_for(pilot, lambda: any("Nothing new" in t for t in toasts(app)))
+    assert memories() == []

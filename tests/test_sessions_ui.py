@@ -221,3 +221,26 @@ async def test_rename_still_works_on_a_search_hit() -> None:
         renamed: Session | None = app.services.store.get_session(ids["Cats"])
         assert renamed is not None and renamed.title == "Vet visits"
         assert screen.hits is not None and screen.hits[0].session_title == "Vet visits"
+
+
+async def test_a_search_hit_in_a_long_session_opens_scrolled_to_that_message() -> None:
+    texts = [f"routine note number {n} about nothing much" for n in range(150)]
+    texts[10] = "the zeppelin hangar key is under the blue mat"
+    ids = make_sessions(("Long", texts), ("Other", ["hello", "hi"]))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: chat(app).session is not None and chat(app).session.id == ids["Other"])  # type: ignore[union-attr]
+        screen = await open_picker(pilot, app, 2)
+        await pilot.press("slash", *"zeppelin")
+        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 1)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: chat(app).session is not None and chat(app).session.id == ids["Long"])  # type: ignore[union-attr]
+        # Message 11 of 150 is far older than the latest 60 shown on opening: it is mounted anyway,
+        # focused, and on screen.
+        await wait_for(pilot, lambda: any("zeppelin" in v.message.content for v in views(app)))
+        target = next(v for v in views(app) if "zeppelin" in v.message.content)
+        await wait_for(pilot, lambda: app.focused is target)
+        await pilot.pause(0.2)
+        listing = chat(app).message_list
+        assert listing.region.contains_region(target.region) or target.region.y < listing.region.bottom
+        assert target.region.y >= listing.region.y

@@ -35,7 +35,8 @@ def test_a_line_is_a_command_an_unknown_command_or_a_message(line: str, expected
 def test_completion_offers_the_commands_a_line_could_start() -> None:
     assert [c.name for c in completions("/")] == [c.name for c in completions("/")]  # stable order
     assert [c.name for c in completions("/p")] == ["pin"]
-    assert [c.name for c in completions("/re")] == ["restore"]
+    assert [c.name for c in completions("/re")] == ["restore", "remember"]
+    assert [c.name for c in completions("/res")] == ["restore"]
     assert completions("/pin ") == [] and completions("//p") == [] and completions("hello") == []
     assert common_start(["/pin", "/profile"]) == "/p" and common_start(["/new"]) == "/new"
     assert message_number("#12") == 12 and message_number("12") == 12 and message_number("x") is None
@@ -92,7 +93,10 @@ async def test_tab_completes_a_command_and_the_hint_lists_matches() -> None:
         screen.composer.focus()
         await pilot.press("/", "r")
         await wait_for(pilot, lambda: "/restore" in str(screen.draft_hint.render()))
+        assert "/remember" in str(screen.draft_hint.render())
         await pilot.press("tab")
+        assert screen.composer.text == "/re"  # as far as the matches agree
+        await pilot.press("s", "tab")
         assert screen.composer.text == "/restore "
         assert app.focused is screen.composer  # Tab completed instead of moving focus
 

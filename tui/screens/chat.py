@@ -186,8 +186,9 @@ class ChatScreen(Screen[None]):
     # --- sessions ------------------------------------------------------------------------------
 
     @work(exclusive=True, group=LOAD_GROUP, exit_on_error=False)
-    async def open_session(self, session_id: int | None) -> None:
-        """Show a session (the latest one when ``session_id`` is None and no session is open)."""
+    async def open_session(self, session_id: int | None, *, at_message: int | None = None) -> None:
+        """Show a session (the latest one when ``session_id`` is None and no session is open),
+        scrolled to ``at_message`` when given (a search hit)."""
         store = self.services.store
 
         def load() -> tuple[Session | None, list[StoredMessage]]:
@@ -195,11 +196,13 @@ class ChatScreen(Screen[None]):
             return session, store.messages(session.id) if session else []
 
         session, messages = await asyncio.to_thread(load)
-        await self._show(session, messages)
+        await self._show(session, messages, at_message=at_message)
 
-    async def _show(self, session: Session | None, messages: list[StoredMessage]) -> None:
+    async def _show(
+        self, session: Session | None, messages: list[StoredMessage], *, at_message: int | None = None
+    ) -> None:
         self.session = session
-        await self.message_list.show(messages)
+        await self.message_list.show(messages, around=at_message)
         self.header.show_title(session.title if session else "New chat")
         if session is not None:
             await asyncio.to_thread(self.services.store.set_state, "last_session", str(session.id))
@@ -448,13 +451,14 @@ class ChatScreen(Screen[None]):
         self.composer.focus()
 
     def action_sessions(self) -> None:
-        from tui.screens.sessions import SessionsScreen
+        from tui.screens.sessions import SessionChoice, SessionsScreen
 
-        def chosen(session_id: int | None) -> None:
-            if session_id is not None:
-                if self.session is not None and self.session.id != session_id:
+        def chosen(choice: int | None) -> None:
+            if choice is not None:
+                if self.session is not None and self.session.id != choice:
                     self.memory_actions.remember(self.session.id, asked=False)
-                self.open_session(session_id)
+                hit = choice.message_id if isinstance(choice, SessionChoice) else None
+                self.open_session(int(choice), at_message=hit)
             elif self.session is not None:
                 # The open session may have been renamed or deleted in the picker.
                 self.open_session(self.session.id)

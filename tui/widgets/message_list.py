@@ -37,23 +37,37 @@ class MessageList(VerticalScroll):
     def on_mount(self) -> None:
         self.mount(Static(self._welcome, classes="welcome"))
 
-    async def show(self, messages: Sequence[StoredMessage]) -> None:
-        """Replace what is shown with ``messages`` (the latest of them, if there are many)."""
+    async def show(self, messages: Sequence[StoredMessage], *, around: int | None = None) -> None:
+        """Replace what is shown with ``messages``: the latest of them if there are many, or those
+        around message ``around`` (a search hit), which is then scrolled to the top and focused."""
         visible = [m for m in messages if _visible(m)]
         await self.remove_children()
         if not visible:
             await self.mount(Static(self._welcome, classes="welcome"))
             return
-        shown = visible[-SHOWN_ON_OPEN:]
+        index = next((i for i, m in enumerate(visible) if m.id == around), None)
+        start = len(visible) - SHOWN_ON_OPEN if index is None else index - SHOWN_ON_OPEN // 2
+        start = max(0, min(start, len(visible) - SHOWN_ON_OPEN))
+        shown = visible[start : start + SHOWN_ON_OPEN]
         widgets: list[Static | MessageView] = []
-        if len(visible) > len(shown):
-            earlier = len(visible) - len(shown)
+        if start:
             widgets.append(
-                Static(Content(f"… {earlier:,} earlier messages are in the store"), classes="earlier")
+                Static(Content(f"… {start:,} earlier messages are in the store"), classes="earlier")
             )
         widgets.extend(MessageView(m) for m in shown)
+        later = len(visible) - start - len(shown)
+        if later:
+            widgets.append(
+                Static(Content(f"… {later:,} later messages (Ctrl+O reopens at the end)"), classes="earlier")
+            )
         await self.mount_all(widgets)
-        self.anchor()
+        target = self.view_for(around) if around is not None else None
+        if target is None:
+            self.anchor()
+            return
+        self.release_anchor()
+        self.call_after_refresh(self.scroll_to_widget, target, top=True, animate=False)
+        target.focus()
 
     async def add(self, message: StoredMessage) -> MessageView:
         """Append a message and keep the bottom in view."""
