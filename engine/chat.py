@@ -46,6 +46,16 @@ class Session:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionSettings:
+    """A session's own settings; None means "as the config says"."""
+
+    system_prompt: str | None = None
+    model: str | None = None
+    profile: str | None = None
+    temperature: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class StoredMessage:
     """A message as it is kept in the store."""
 

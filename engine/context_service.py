@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
-from engine.chat import Session
+from engine.chat import Session, SessionSettings
 from engine.consent import ConsentChoice, ConsentRequest
 from engine.ledger import LedgerEntry
 from engine.session_curations import SessionCurations, last_user_item
@@ -79,6 +79,25 @@ class ContextService:
         """Record the user's answers to a consent request (and "apply to all", if chosen)."""
         return await self._change(session_id, lambda c: c.answer_consent(answers, remember=remember))
 
+    async def settings(self, session_id: int) -> tuple[SessionSettings, str]:
+        """The session's own settings, and the system prompt it actually uses."""
+
+        def work() -> tuple[SessionSettings, str]:
+            with self.curations.lock:
+                return self.curations.settings(session_id), self.curations.system_prompt_for(session_id)
+
+        return await asyncio.to_thread(work)
+
+    async def update_settings(self, session_id: int, settings: SessionSettings) -> ContextView:
+        """Give the session its own settings (None fields: the config's); the context under them."""
+
+        def work() -> ContextView:
+            with self.curations.lock:
+                self.curations.update_settings(session_id, settings)
+                return self.curations.preview(session_id)
+
+        return await asyncio.to_thread(work)
+
     async def compact(self, session_id: int) -> tuple[ContextView, ConsentRequest | None]:
         """Summarize older turns now; the user's own messages come back as a consent request."""
 
@@ -131,7 +150,7 @@ class ContextService:
                 raise KeyError(f"no message {item_id} in this session")
             new = last_user_item(curation)
             assert new is not None  # the session has an item, and its first item is the user's
-            result = curation.plan(new, system_prompt=self.curations.system_prompt)
+            result = curation.plan(new, system_prompt=self.curations.system_prompt_for(session_id))
             placed = build_view(curation, result, new_id=new.id).item(item_id)
             scores = result.scores.get(item_id)
         assert placed is not None  # every item of the session is in its view
@@ -157,5 +176,5 @@ class ContextService:
             )
             head = text[:DRAFT_CHARS]
             draft = curation.analyse(DRAFT_ID, "user", head, curations.counter.count(head))
-            result = curation.plan(draft, system_prompt=curations.system_prompt)
+            result = curation.plan(draft, system_prompt=curations.system_prompt_for(session_id))
             return build_view(curation, result, new_id=DRAFT_ID)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from engine.chat import MessageStatus, PromptMessage, Role, Session, StoredMessage
+from engine.chat import MessageStatus, PromptMessage, Role, Session, SessionSettings, StoredMessage
 from engine.consent import ConsentChoice
 from engine.items import ItemState
 from engine.ledger import LedgerEntry
@@ -213,6 +213,14 @@ class ChatStore(Protocol):
 
     def ledger(self, session_id: int, *, target: str | None = None) -> list[LedgerEntry]:
         """A session's ledger, oldest first; only the entries about ``target`` when given."""
+        ...
+
+    def session_settings(self, session_id: int) -> SessionSettings:
+        """The session's own settings (all None for a session that has none, or no such session)."""
+        ...
+
+    def update_session_settings(self, session_id: int, settings: SessionSettings) -> None:
+        """Replace the session's own settings."""
         ...
 
     def get_state(self, key: str) -> str | None:

@@ -14,7 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from engine.budget import DEFAULT_PROFILE, Profile
+from engine.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
+from engine.chat import SessionSettings
 from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
 from engine.protocols import ChatStore, MemorySource, TokenCounter
 
@@ -47,6 +48,33 @@ class SessionCurations:
         """Gives each session's prompt its memory section; None: prompts carry none."""
         self.lock = threading.Lock()
         self._cached: dict[int, SessionCuration] = {}
+        self._settings: dict[int, SessionSettings] = {}
+
+    # --- per-session settings (each falls back to the config's) -----------------------------------
+
+    def settings(self, session_id: int) -> SessionSettings:
+        """The session's own settings, read once from the store. Hold :attr:`lock`."""
+        found = self._settings.get(session_id)
+        if found is None:
+            found = self._settings[session_id] = self.store.session_settings(session_id)
+        return found
+
+    def system_prompt_for(self, session_id: int | None) -> str:
+        """The session's system prompt, or the config's. Hold :attr:`lock`."""
+        own = self.settings(session_id).system_prompt if session_id is not None else None
+        return own if own is not None else self.system_prompt
+
+    def profile_for(self, session_id: int | None) -> Profile:
+        """The session's curation profile, or the config's. Hold :attr:`lock`."""
+        own = self.settings(session_id).profile if session_id is not None else None
+        # An imported file may name a profile this version does not know: the config's then.
+        return profile_named(own) if own in set(ProfileName) else self.profile
+
+    def update_settings(self, session_id: int, settings: SessionSettings) -> None:
+        """Store the session's own settings; its curation is rebuilt under them. Hold :attr:`lock`."""
+        self.store.update_session_settings(session_id, settings)
+        self._settings[session_id] = settings
+        self.forget(session_id)
 
     def get(self, session_id: int) -> SessionCuration:
         """The session's curation, rebuilt from the store if it is not cached. Hold :attr:`lock`."""
@@ -59,7 +87,7 @@ class SessionCurations:
                 self.store.load_curation(session_id),
                 window=self.window(),
                 counter=self.counter,
-                profile=self.profile,
+                profile=self.profile_for(session_id),
             )
             self._give_memory(curation, session_id)
             self._cached[session_id] = curation
@@ -105,13 +133,12 @@ class SessionCurations:
             curation = SessionCuration(window=self.window(), counter=self.counter, profile=self.profile)
             self._give_memory(curation, None)
         new = last_user_item(curation)
+        system_prompt = self.system_prompt_for(session_id)
         if new is None:
-            system = (
-                self.counter.count(self.system_prompt) + MESSAGE_OVERHEAD_TOKENS if self.system_prompt else 0
-            )
+            system = self.counter.count(system_prompt) + MESSAGE_OVERHEAD_TOKENS if system_prompt else 0
             memory = self.counter.count(curation.memory) + MESSAGE_OVERHEAD_TOKENS if curation.memory else 0
             return empty_view(curation, system + memory + REPLY_PRIMING_TOKENS)
-        result = curation.plan(new, system_prompt=self.system_prompt)
+        result = curation.plan(new, system_prompt=system_prompt)
         return build_view(curation, result, new_id=new.id)
 
 

@@ -266,7 +266,7 @@ class TurnService:
             new = last_user_item(curation)
             if new is None:
                 raise NothingToRetry(session_id)
-            result = curation.plan(new, system_prompt=self.system_prompt)
+            result = curation.plan(new, system_prompt=self.curations.system_prompt_for(session_id))
             save(self.store, session_id, curation, curation.apply(result))
             prompt = [PromptMessage(m.role, m.content) for m in result.messages]
             return build_view(curation, result, new_id=new.id), prompt

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from engine.chat import MessageStatus, Role, Session, StoredMessage
+from engine.chat import MessageStatus, Role, Session, SessionSettings, StoredMessage
 from engine.consent import ConsentChoice
 from engine.errors import StoreError
 from engine.ledger import LedgerEntry
@@ -490,6 +490,31 @@ class SqliteChatStore:
         return self._run(lambda conn: exchange.store(conn, session, source=source, now=datetime.now(UTC)))
 
     # --- app state ---------------------------------------------------------------------------
+
+    def session_settings(self, session_id: int) -> SessionSettings:
+        def work(conn: sqlite3.Connection) -> SessionSettings:
+            row = conn.execute(
+                "SELECT system_prompt, model, profile, temperature FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                return SessionSettings()
+            temperature = None if row[3] is None else float(row[3])
+            return SessionSettings(
+                system_prompt=row[0], model=row[1], profile=row[2], temperature=temperature
+            )
+
+        return self._run(work)
+
+    def update_session_settings(self, session_id: int, settings: SessionSettings) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            touched = conn.execute(
+                "UPDATE sessions SET system_prompt = ?, model = ?, profile = ?, temperature = ? WHERE id = ?",
+                (settings.system_prompt, settings.model, settings.profile, settings.temperature, session_id),
+            )
+            if touched.rowcount == 0:
+                raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+
+        self._run(work)
 
     def get_state(self, key: str) -> str | None:
         def work(conn: sqlite3.Connection) -> str | None:

@@ -188,3 +188,36 @@ async def test_compact_summarizes_older_replies_and_asks_about_the_users_message
         assert screen.context.item(old_question).state is ItemState.ACTIVE  # type: ignore[union-attr]
         await pilot.press("S", "a")  # summarize all, apply
         await wait_for(pilot, lambda: screen.context.item(old_question).state is ItemState.SUMMARIZED)  # type: ignore[union-attr]
+
+
+async def test_system_sets_this_sessions_prompt_which_is_sent_and_kept(fake_server: FakeOpenAIServer) -> None:
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "hello")
+        await type_command(pilot, app, "/system You answer in French.")
+        await wait_for(pilot, lambda: any("its own system prompt" in t for t in toasts(app)))
+        await send(pilot, "and now?")
+        assert fake_server.requests[-1]["body"]["messages"][0] == {
+            "role": "system",
+            "content": "You answer in French.",
+        }
+    again = make_app(base_url=fake_server.base_url, model="fake-model")  # a restart: it is stored
+    async with again.run_test(notifications=True) as pilot:
+        await wait_for(pilot, lambda: chat(again).session is not None)
+        await type_command(pilot, again, "/system")
+        await wait_for(pilot, lambda: any("French" in t and "own" in t for t in toasts(again)))
+        await type_command(pilot, again, "/system default")
+        await send(pilot, "back to normal?")
+        assert fake_server.requests[-1]["body"]["messages"][0]["content"] != "You answer in French."
+
+
+async def test_profile_changes_this_sessions_budget() -> None:
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "hello")
+        screen = chat(app)
+        balanced = screen.context.budget  # type: ignore[union-attr]
+        await type_command(pilot, app, "/profile cost")
+        await wait_for(pilot, lambda: screen.context is not None and screen.context.budget < balanced)
+        await type_command(pilot, app, "/profile lavish")
+        await wait_for(pilot, lambda: any("no profile 'lavish'" in t for t in toasts(app)))

@@ -31,6 +31,14 @@ COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand("remember", "", "write what matters in this session to memory, for later sessions"),
     SlashCommand("memory", "", "list, edit, pin or delete what Heedful remembers across sessions"),
+    SlashCommand(
+        "system",
+        "[TEXT | default]",
+        "this session's system prompt: show it, set it, or go back to the config's",
+    ),
+    SlashCommand(
+        "profile", "[quality | balanced | cost]", "this session's curation profile: show it or set it"
+    ),
     SlashCommand("new", "", "start a new session"),
     SlashCommand("help", "", "list the slash commands and keys"),
 )

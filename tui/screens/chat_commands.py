@@ -49,6 +49,11 @@ class SlashCommands(ChatPart):
             self.screen.memory_actions.remember(self.screen.session.id, asked=True)
         elif name == "memory":
             self.screen.memory_actions.open_screen()
+        elif name in ("system", "profile"):
+            if self.screen.session is None:
+                self.screen.notify("Send a first message: settings belong to a session.", severity="warning")
+                return
+            self.background(self._setting(self.screen.session.id, name, argument))
         elif name == "new":
             self.screen.action_new_session()
         elif name == "help":
@@ -111,6 +116,37 @@ class SlashCommands(ChatPart):
                     screen.context_actions.record_consent(session_id, answer)
 
             screen.app.push_screen(ConsentScreen(request), answered)
+
+    async def _setting(self, session_id: int, name: str, argument: str) -> None:
+        """Show or change one of the session's own settings (/system, /profile)."""
+        from dataclasses import replace
+
+        from engine.budget import ProfileName
+
+        screen = self.screen
+        context = screen.services.context
+        settings, system_prompt = await context.settings(session_id)
+        if name == "system":
+            if not argument:
+                own = "this session's own" if settings.system_prompt is not None else "the config's"
+                screen.notify(f"System prompt ({own}): {system_prompt or '(none)'}", timeout=15)
+                return
+            value = None if argument.lower() == "default" else argument
+            changed = replace(settings, system_prompt=value)
+            said = "the config's system prompt again" if value is None else "its own system prompt"
+        else:
+            if not argument:
+                screen.notify(f"Curation profile: {settings.profile or 'as the config says'}.")
+                return
+            if argument.lower() not in set(ProfileName):
+                names = ", ".join(p.value for p in ProfileName)
+                screen.notify(f"There is no profile {argument!r}: choose one of {names}.", severity="warning")
+                return
+            changed = replace(settings, profile=argument.lower())
+            said = f"the {argument.lower()} profile"
+        view = await context.update_settings(session_id, changed)
+        screen.show_context(view)
+        screen.notify(f"This session now uses {said}, from the next request on.")
 
     def _command_target(self, argument: str) -> int | None:
         """The message a command names (#N), or the session's last message when it names none."""
