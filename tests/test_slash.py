@@ -34,7 +34,7 @@ def test_a_line_is_a_command_an_unknown_command_or_a_message(line: str, expected
 
 def test_completion_offers_the_commands_a_line_could_start() -> None:
     assert [c.name for c in completions("/")] == [c.name for c in completions("/")]  # stable order
-    assert [c.name for c in completions("/p")] == ["pin"]
+    assert [c.name for c in completions("/p")] == ["pin", "profile"]
     assert [c.name for c in completions("/re")] == ["restore", "remember"]
     assert [c.name for c in completions("/res")] == ["restore"]
     assert completions("/pin ") == [] and completions("//p") == [] and completions("hello") == []
