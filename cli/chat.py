@@ -131,9 +131,19 @@ def build_services(
         memory=memory,
     )
     memory.on_change = turns.curations.refresh_memory
+    from providers.catalog import ModelCatalog
+
+    models = ModelCatalog(
+        loaded.config,
+        environment,
+        base_url=base_url,
+        default=chat_model,
+        build=lambda chosen: build_model(chosen, loaded.config, counter),
+    )
     services = AppServices(
         store=store,
         turns=turns,
+        models=models,
         context=ContextService(turns.curations),
         memory=memory,
         counter=counter,

@@ -75,8 +75,10 @@ class ChatModel(Protocol):
         """
         ...
 
-    def stream(self, messages: Sequence[PromptMessage]) -> AsyncGenerator[ModelEvent, None]:
-        """Stream the reply to ``messages``.
+    def stream(
+        self, messages: Sequence[PromptMessage], *, temperature: float | None = None
+    ) -> AsyncGenerator[ModelEvent, None]:
+        """Stream the reply to ``messages`` (at ``temperature``, or the server's default when None).
 
         Yields :class:`TextDelta` events, at most one :class:`UsageReport`, and ends with exactly one
         :class:`ReplyFinished`. Raises :class:`engine.errors.ModelError` on any failure, including

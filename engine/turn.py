@@ -294,6 +294,7 @@ class TurnService:
             yield notice
         view, prompt = await self._io(self._curate, session_id)
         yield ContextCurated(view)
+        temperature = await self._io(self._temperature, session_id)
         prefix = resume.content if resume is not None else ""
         if resume is None:
             reply = await self._io(self._start_reply, session_id)
@@ -310,7 +311,8 @@ class TurnService:
             while True:
                 request = continuation(prompt, prefix) if resume is not None else prompt
                 try:
-                    async with contextlib.aclosing(self.model.stream(request)) as events:
+                    stream = self.model.stream(request, temperature=temperature)
+                    async with contextlib.aclosing(stream) as events:
                         async for event in events:
                             if isinstance(event, TextDelta):
                                 arrived.append(event.text)
@@ -373,6 +375,10 @@ class TurnService:
         )
         await self._io(self._remember_reply, session_id, done, resumed=resume is not None)
         yield ReplyCompleted(done, usage)
+
+    def _temperature(self, session_id: int) -> float | None:
+        with self.curations.lock:
+            return self.curations.settings(session_id).temperature
 
     async def _learn_window(self) -> TurnNotice | None:
         """Before the model's first turn: ask the server its window, and budget for it if smaller."""

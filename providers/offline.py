@@ -76,7 +76,10 @@ class OfflineModel:
     async def aclose(self) -> None:
         """Nothing to release: the offline model holds no connections."""
 
-    async def stream(self, messages: Sequence[PromptMessage]) -> AsyncGenerator[ModelEvent, None]:
+    async def stream(
+        self, messages: Sequence[PromptMessage], *, temperature: float | None = None
+    ) -> AsyncGenerator[ModelEvent, None]:
+        del temperature  # the digest is deterministic whatever it is asked
         # Counting a large paste takes a while; keep it off the caller's event loop.
         text = await asyncio.to_thread(digest, messages, self._counter)
         pieces = text.split(" ")

@@ -129,7 +129,9 @@ class OpenAIChatModel:
         if client is not None:
             await client.close()
 
-    async def stream(self, messages: Sequence[PromptMessage]) -> AsyncGenerator[ModelEvent, None]:
+    async def stream(
+        self, messages: Sequence[PromptMessage], *, temperature: float | None = None
+    ) -> AsyncGenerator[ModelEvent, None]:
         """Stream the reply to ``messages``; see :meth:`engine.protocols.ChatModel.stream`.
 
         Raises:
@@ -149,6 +151,7 @@ class OpenAIChatModel:
                 messages=cast("list[ChatCompletionMessageParam]", [m.as_openai() for m in messages]),
                 stream=True,
                 stream_options={"include_usage": True},
+                temperature=openai.omit if temperature is None else temperature,
             )
             phase = "stream"
             # Leaving the block by any route (an error, the consumer stopping, cancellation)

@@ -35,6 +35,7 @@ def test_a_line_is_a_command_an_unknown_command_or_a_message(line: str, expected
 def test_completion_offers_the_commands_a_line_could_start() -> None:
     assert [c.name for c in completions("/")] == [c.name for c in completions("/")]  # stable order
     assert [c.name for c in completions("/p")] == ["pin", "profile"]
+    assert [c.name for c in completions("/t")] == ["tokens", "temperature"]
     assert [c.name for c in completions("/re")] == ["restore", "remember"]
     assert [c.name for c in completions("/res")] == ["restore"]
     assert completions("/pin ") == [] and completions("//p") == [] and completions("hello") == []
@@ -221,3 +222,41 @@ async def test_profile_changes_this_sessions_budget() -> None:
         await wait_for(pilot, lambda: screen.context is not None and screen.context.budget < balanced)
         await type_command(pilot, app, "/profile lavish")
         await wait_for(pilot, lambda: any("no profile 'lavish'" in t for t in toasts(app)))
+
+
+async def test_model_switches_this_sessions_model_and_it_is_kept(fake_server: FakeOpenAIServer) -> None:
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "hello")
+        await type_command(pilot, app, "/model fake-model-large")
+        await wait_for(pilot, lambda: any("the model fake-model-large" in t for t in toasts(app)))
+        await send(pilot, "bigger brain please")
+        assert fake_server.requests[-1]["body"]["model"] == "fake-model-large"
+        assert app.services.model_name == "fake-model-large"
+    again = make_app(base_url=fake_server.base_url, model="fake-model")  # a restart
+    async with again.run_test(notifications=True) as pilot:
+        await wait_for(
+            pilot, lambda: chat(again).session is not None and again.services.model_name == "fake-model-large"
+        )
+        await type_command(pilot, again, "/model default")
+        await send(pilot, "back to the default")
+        assert fake_server.requests[-1]["body"]["model"] == "fake-model"
+        await pilot.press("ctrl+n")  # a new session starts on the default too
+        await wait_for(pilot, lambda: chat(again).session is None)
+        assert again.services.model_name == "fake-model"
+
+
+async def test_temperature_is_sent_for_this_session_only_when_set(fake_server: FakeOpenAIServer) -> None:
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "hello")
+        assert "temperature" not in fake_server.requests[-1]["body"]  # the server's default
+        await type_command(pilot, app, "/temperature 0.2")
+        await wait_for(pilot, lambda: any("temperature 0.2" in t for t in toasts(app)))
+        await send(pilot, "precise now")
+        assert fake_server.requests[-1]["body"]["temperature"] == 0.2
+        await type_command(pilot, app, "/temperature hot")
+        await wait_for(pilot, lambda: any("from 0 to 2" in t for t in toasts(app)))
+        await type_command(pilot, app, "/temperature default")
+        await send(pilot, "as usual")
+        assert "temperature" not in fake_server.requests[-1]["body"]

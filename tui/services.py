@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from engine.context_service import ContextService
 from engine.memory import MemoryService
-from engine.protocols import ChatStore
+from engine.protocols import ChatModel, ChatStore
 from engine.tokens import LazyTokenCounter
 from engine.turn import TurnService
 
@@ -30,10 +30,23 @@ class Notice:
     severity: Severity = "information"
 
 
+class ModelSource(Protocol):
+    """Models by name (a session's /model), built by the wiring so the app never constructs clients."""
+
+    @property
+    def default(self) -> ChatModel: ...
+
+    def get(self, name: str) -> tuple[ChatModel, tuple[str, ...]]:
+        """The model called ``name``, and notices for the user about it."""
+        ...
+
+
 @dataclass(slots=True)
 class AppServices:
     store: ChatStore
     turns: TurnService
+    models: ModelSource
+    """The session's /model choice, or the app's default."""
     context: ContextService
     """The user's actions on the context (pin, restore, forget, consent, inspect, draft preview)."""
     memory: MemoryService

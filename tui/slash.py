@@ -39,6 +39,10 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "profile", "[quality | balanced | cost]", "this session's curation profile: show it or set it"
     ),
+    SlashCommand(
+        "model", "[NAME | default]", "this session's model: show it, switch, or back to the default"
+    ),
+    SlashCommand("temperature", "[0-2 | default]", "this session's sampling temperature: show it or set it"),
     SlashCommand("new", "", "start a new session"),
     SlashCommand("help", "", "list the slash commands and keys"),
 )

@@ -51,6 +51,7 @@ from tui.widgets.message_view import MessageView
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
+    from engine.protocols import ChatModel
 
 WAIT_REASONS = {
     ModelErrorKind.RATE_LIMIT: "The server is limiting requests (429)",
@@ -202,12 +203,29 @@ class ChatScreen(Screen[None]):
         self, session: Session | None, messages: list[StoredMessage], *, at_message: int | None = None
     ) -> None:
         self.session = session
+        await self.use_session_model(session)
         await self.message_list.show(messages, around=at_message)
         self.header.show_title(session.title if session else "New chat")
         if session is not None:
             await asyncio.to_thread(self.services.store.set_state, "last_session", str(session.id))
         await self.refresh_usage()
         heap.settle()  # the session and its curation are loaded: they live until the next switch
+
+    async def use_session_model(self, session: Session | None) -> None:
+        """Talk to the model the session chose with /model, or the app's default."""
+        models = self.services.models
+        model = models.default
+        if session is not None:
+            settings, _ = await self.services.context.settings(session.id)
+            if settings.model is not None:
+                model, notices = models.get(settings.model)
+                for notice in notices:
+                    self.notify(notice, severity="warning")
+        self.use_model(model)
+
+    def use_model(self, model: ChatModel) -> None:
+        self.services.turns.model = model
+        self.header.show_model(model.name, offline=model.is_offline)
 
     async def refresh_usage(self) -> None:
         """Show what the next request would send, in the header and the panel."""

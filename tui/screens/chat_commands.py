@@ -49,7 +49,7 @@ class SlashCommands(ChatPart):
             self.screen.memory_actions.remember(self.screen.session.id, asked=True)
         elif name == "memory":
             self.screen.memory_actions.open_screen()
-        elif name in ("system", "profile"):
+        elif name in ("system", "profile", "model", "temperature"):
             if self.screen.session is None:
                 self.screen.notify("Send a first message: settings belong to a session.", severity="warning")
                 return
@@ -126,7 +126,33 @@ class SlashCommands(ChatPart):
         screen = self.screen
         context = screen.services.context
         settings, system_prompt = await context.settings(session_id)
-        if name == "system":
+        if name == "model":
+            models = screen.services.models
+            if not argument:
+                own = "this session's choice" if settings.model is not None else "the default"
+                screen.notify(f"Model: {screen.services.model_name} ({own}; default {models.default.name}).")
+                return
+            value = None if argument.lower() == "default" else argument
+            model, notices = models.get(value) if value is not None else (models.default, ())
+            for notice in notices:
+                screen.notify(notice, severity="warning")
+            changed = replace(settings, model=value)
+            said = f"the model {model.name}"
+            screen.use_model(model)
+        elif name == "temperature":
+            if not argument:
+                shown = (
+                    "the server's default" if settings.temperature is None else f"{settings.temperature:g}"
+                )
+                screen.notify(f"Temperature: {shown}.")
+                return
+            understood, degrees = _temperature(argument)
+            if not understood:
+                screen.notify("The temperature is a number from 0 to 2, or default.", severity="warning")
+                return
+            changed = replace(settings, temperature=degrees)
+            said = "the server's default temperature" if degrees is None else f"temperature {degrees:g}"
+        elif name == "system":
             if not argument:
                 own = "this session's own" if settings.system_prompt is not None else "the config's"
                 screen.notify(f"System prompt ({own}): {system_prompt or '(none)'}", timeout=15)
@@ -162,3 +188,14 @@ class SlashCommands(ChatPart):
             )
             return None
         return number
+
+
+def _temperature(argument: str) -> tuple[bool, float | None]:
+    """Whether ``argument`` is a temperature, and which: ``default`` (None) or a number from 0 to 2."""
+    if argument.lower() == "default":
+        return True, None
+    try:
+        value = float(argument)
+    except ValueError:
+        return False, None
+    return (True, value) if 0 <= value <= 2 else (False, None)
