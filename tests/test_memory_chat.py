@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from engine.memory import Memory
 from sessions import paths
 from sessions.store import open_store
@@ -64,3 +66,21 @@ async def test_a_deleted_session_is_not_remembered() -> None:
         await type_command(pilot, app, "/remember")
         await wait_for(pilot, lambda: any("Nothing new" in t for t in toasts(app)))
     assert memories() == []
+
+
+async def test_a_session_idle_since_the_last_run_is_remembered_when_the_app_opens_it() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    store = open_store(paths.database_path()).store
+    try:
+        session = store.create_session("last week")
+        store.add_message(session.id, "user", DECISION)
+        store.add_message(session.id, "assistant", "Noted: Fridays at 17:00, blue-green.")
+    finally:
+        store.close()
+    old = (datetime.now(UTC) - timedelta(days=2)).isoformat()
+    with sqlite3.connect(paths.database_path()) as conn:  # as if written two days ago
+        conn.execute("UPDATE messages SET created_at = ?", (old,))
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await wait_for(pilot, lambda: len(memories()) == 1)

@@ -198,6 +198,9 @@ class ChatScreen(Screen[None]):
 
         session, messages = await asyncio.to_thread(load)
         await self._show(session, messages, at_message=at_message)
+        if session is not None and messages:
+            # A session left alone since before this run (the app was closed) ends like an idle one.
+            self.memory_actions.catch_up(session.id, messages[-1].created_at)
 
     async def _show(
         self, session: Session | None, messages: list[StoredMessage], *, at_message: int | None = None

@@ -3,6 +3,7 @@ a session is assessed (when the user leaves it, and after it has been idle for a
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from engine.errors import StoreError
@@ -48,6 +49,14 @@ class MemoryActions(ChatPart):
         seconds = memory.inactivity_seconds
         session_id = session.id
         self._idle = self.screen.set_timer(seconds, lambda: self._idle_for(session_id, seconds))
+
+    def catch_up(self, session_id: int, last_message_at: datetime) -> None:
+        """On opening a session: assess it if it has been idle long enough already."""
+        idle = (datetime.now(UTC) - last_message_at).total_seconds()
+        if idle >= self.screen.services.memory.inactivity_seconds:
+            self._idle_for(session_id, idle)
+        else:
+            self.restart_idle_timer()
 
     def _idle_for(self, session_id: int, seconds: float) -> None:
         async def assess() -> None:
