@@ -11,7 +11,8 @@ from pathlib import Path
 from engine.budget import profile_named
 from engine.context_service import ContextService
 from engine.errors import StoreError
-from engine.memory import MemoryService, OfflineAssessor
+from engine.memory_assessment import OfflineAssessor
+from engine.memory_service import MemoryService
 from engine.protocols import ChatModel, MemoryAssessor, TokenCounter
 from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter

@@ -3,8 +3,9 @@
 The model is asked for structured output first (``chat.completions.parse`` with a JSON schema
 made from a pydantic model); a server that refuses that, or answers with something unusable, is
 asked again in JSON mode (``response_format={"type": "json_object"}``); and whatever fails, times
-out or cannot be validated ends in the offline heuristic (:func:`engine.memory.assess_offline`), so
-an assessment never fails. All of it within :data:`ASSESS_TIMEOUT` seconds.
+out or cannot be validated ends in the offline heuristic
+(:func:`engine.memory_assessment.assess_offline`), so an assessment never fails. All of it within
+:data:`ASSESS_TIMEOUT` seconds.
 
 The conversation is data, not instructions: each message is one JSON-encoded line (so no text can
 start a line of its own) between fence lines that carry a random tag the messages cannot know. The
@@ -26,7 +27,8 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import BaseModel
 
 from engine.chat import PromptMessage
-from engine.memory import MAX_TAGS, MAX_TOPICS, Assessed, AssessedBy, Assessment, assess_offline
+from engine.memory import MAX_TAGS, MAX_TOPICS, Assessed, AssessedBy, Assessment
+from engine.memory_assessment import assess_offline
 
 if TYPE_CHECKING:
     import openai

@@ -21,14 +21,13 @@ from engine.memory import (
     AssessedBy,
     Assessment,
     Memory,
-    MemoryService,
-    OfflineAssessor,
-    assess_offline,
     expiry_for,
     memory_budget,
     memory_section,
     select_for_prompt,
 )
+from engine.memory_assessment import OfflineAssessor, assess_offline
+from engine.memory_service import MemoryService
 from engine.tokens import LazyTokenCounter, load_counter
 from engine.turn import TurnService
 from providers.offline import OfflineModel

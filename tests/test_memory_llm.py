@@ -13,7 +13,9 @@ import openai
 import pytest
 
 from engine.chat import PromptMessage
-from engine.memory import AssessedBy, MemoryService, assess_offline
+from engine.memory import AssessedBy
+from engine.memory_assessment import assess_offline
+from engine.memory_service import MemoryService
 from engine.tokens import LazyTokenCounter, load_counter
 from providers.memory_assessor import INSTRUCTIONS, OpenAIMemoryAssessor, assessment_request
 from sessions.store import open_store

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from engine.context_service import ContextService
-from engine.memory import MemoryService
+from engine.memory_service import MemoryService
 from engine.protocols import ChatModel, ChatStore
 from engine.tokens import LazyTokenCounter
 from engine.turn import TurnService

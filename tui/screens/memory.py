@@ -15,7 +15,8 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.errors import StoreError
-from engine.memory import MAX_SUMMARY_CHARS, Memory, MemoryService, describe_expiry
+from engine.memory import MAX_SUMMARY_CHARS, Memory, describe_expiry
+from engine.memory_service import MemoryService
 from tui.sanitize import inert
 from tui.screens.dialogs import ConfirmScreen
 
