@@ -9,9 +9,7 @@ event loop's worker threads, so every call holds a lock.
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
-import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -27,41 +25,24 @@ from engine.ledger import LedgerEntry
 from engine.memory import Memory
 from engine.protocols import CurationSnapshot, ItemRecord
 from engine.registry import EntityRecord
-from sessions import curation_records
+from sessions import curation_records, db_file, memory_records, search_records, session_rows
 from sessions.migrations import check_version, migrate
 from sessions.paths import ensure_private_dir
+from sessions.search_records import SearchHit as SearchHit  # re-exported: callers import it from here
+from sessions.search_records import fts_query as fts_query
 
 if TYPE_CHECKING:
     from sessions.exchange import SessionDump, Stored
-
-if sys.platform != "win32":
-    import fcntl
-else:  # pragma: no cover - no flock on Windows: every open finishes abandoned replies
-    fcntl = None
 
 INTERRUPTED_BY_EXIT = "Heedful closed before this reply finished."
 
 _T = TypeVar("_T")
 
-_SESSION_COLUMNS = """
-    s.id, s.title, s.created_at, s.updated_at,
-    (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id AND m.status != 'superseded')
-"""
 _MESSAGE_COLUMNS = "id, session_id, role, content, status, created_at, tokens, model, error"
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def _session(row: sqlite3.Row | tuple[object, ...]) -> Session:
-    return Session(
-        id=int(cast(int, row[0])),
-        title=str(row[1]),
-        created_at=datetime.fromisoformat(str(row[2])),
-        updated_at=datetime.fromisoformat(str(row[3])),
-        message_count=int(cast(int, row[4])),
-    )
 
 
 def _message(row: sqlite3.Row | tuple[object, ...]) -> StoredMessage:
@@ -76,33 +57,6 @@ def _message(row: sqlite3.Row | tuple[object, ...]) -> StoredMessage:
         model=None if row[7] is None else str(row[7]),
         error=None if row[8] is None else str(row[8]),
     )
-
-
-def _describe(err: sqlite3.Error, where: str) -> str:
-    """One sentence for the user about ``err``, decided by SQLite's error code, not its wording."""
-    text = str(err)
-    code = getattr(err, "sqlite_errorname", "")
-    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text:
-        return f"The database at {where} is busy (another program holds a lock); try again in a moment."
-    if code.startswith("SQLITE_READONLY"):
-        return (
-            f"The database at {where} is read-only ({text}): check that you may write the file and "
-            "its directory."
-        )
-    if code == "SQLITE_FULL" or code.startswith("SQLITE_IOERR"):
-        # A full disk (or a file-size limit) shows up as SQLITE_FULL or as a failed write.
-        return (
-            f"Could not save to the database at {where}: the disk is full or cannot be written ({text}). "
-            "This change was not saved; what was saved before is intact. Free some space and try again."
-        )
-    if code.startswith("SQLITE_CANTOPEN"):
-        return f"Could not open the database at {where} ({text}): check that its directory can be written."
-    if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-        return (
-            f"The database at {where} is damaged ({text}). Quit Heedful and move the file aside to start "
-            "a new one; the old file may still be recovered with SQLite's .recover command."
-        )
-    return f"The database at {where} failed: {text}."
 
 
 class SqliteChatStore:
@@ -129,8 +83,8 @@ class SqliteChatStore:
         try:
             if not in_memory:
                 ensure_private_dir(path.parent)
-                _create_private(path)
-                self._holder, alone = _hold(path)
+                db_file.create_private(path)
+                self._holder, alone = db_file.hold(path)
             # check_same_thread=False: calls come from asyncio.to_thread workers; the lock serializes them.
             self._conn = sqlite3.connect(
                 str(path), isolation_level=None, check_same_thread=False, timeout=5.0
@@ -139,13 +93,13 @@ class SqliteChatStore:
             where = f" ({err.filename})" if err.filename and str(err.filename) != str(path) else ""
             raise StoreError(f"Could not open the database at {path}: {err.strerror or err}{where}.") from err
         except sqlite3.Error as err:
-            raise StoreError(_describe(err, self._where)) from err
+            raise StoreError(db_file.describe(err, self._where)) from err
         try:
             self._conn.execute("PRAGMA busy_timeout = 5000")
             # Before anything writes: switching to WAL rewrites the header of a file we must not touch.
             check_version(self._conn, self._where)
             if not in_memory:
-                _check_whole_pages(self._conn, path)
+                db_file.check_whole_pages(self._conn, path)
                 mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
                     raise sqlite3.OperationalError(f"could not switch to WAL journalling (got {mode})")
@@ -161,7 +115,7 @@ class SqliteChatStore:
             raise
         except sqlite3.Error as err:
             self.close()
-            raise StoreError(_describe(err, self._where)) from err
+            raise StoreError(db_file.describe(err, self._where)) from err
 
     # --- plumbing ----------------------------------------------------------------------------
 
@@ -172,7 +126,7 @@ class SqliteChatStore:
                 with self._transaction():
                     return work(self._conn)
             except sqlite3.Error as err:
-                raise StoreError(_describe(err, self._where)) from err
+                raise StoreError(db_file.describe(err, self._where)) from err
             except ValueError as err:
                 # A row that does not decode (a status, a date, a JSON column) was damaged on disk.
                 raise StoreError(
@@ -219,30 +173,30 @@ class SqliteChatStore:
             cursor = conn.execute(
                 "INSERT INTO sessions (title, created_at, updated_at) VALUES (?, ?, ?)", (title, now, now)
             )
-            return self._get_session(conn, cast(int, cursor.lastrowid))
+            return session_rows.get_session(conn, cast(int, cursor.lastrowid))
 
         return self._run(work)
 
     def get_session(self, session_id: int) -> Session | None:
-        return self._run(lambda conn: self._find_session(conn, session_id))
+        return self._run(lambda conn: session_rows.find_session(conn, session_id))
 
     def latest_session(self) -> Session | None:
         def work(conn: sqlite3.Connection) -> Session | None:
             row = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.deleted_at IS NULL"
+                f"SELECT {session_rows.SESSION_COLUMNS} FROM sessions s WHERE s.deleted_at IS NULL"
                 " ORDER BY s.updated_at DESC, s.id DESC LIMIT 1"
             ).fetchone()
-            return None if row is None else _session(row)
+            return None if row is None else session_rows.decode_session(row)
 
         return self._run(work)
 
     def list_sessions(self) -> list[Session]:
         def work(conn: sqlite3.Connection) -> list[Session]:
             rows = conn.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.deleted_at IS NULL"
+                f"SELECT {session_rows.SESSION_COLUMNS} FROM sessions s WHERE s.deleted_at IS NULL"
                 " ORDER BY s.updated_at DESC, s.id DESC"
             ).fetchall()
-            return [_session(row) for row in rows]
+            return [session_rows.decode_session(row) for row in rows]
 
         return self._run(work)
 
@@ -259,25 +213,12 @@ class SqliteChatStore:
 
         def work(conn: sqlite3.Connection) -> Session:
             conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (clean, session_id))
-            return self._get_session(conn, session_id)
+            return session_rows.get_session(conn, session_id)
 
         return self._run(work)
 
     def delete_session(self, session_id: int) -> None:
         self._run(lambda conn: conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)))
-
-    def _find_session(self, conn: sqlite3.Connection, session_id: int) -> Session | None:
-        row = conn.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ? AND s.deleted_at IS NULL",
-            (session_id,),
-        ).fetchone()
-        return None if row is None else _session(row)
-
-    def _get_session(self, conn: sqlite3.Connection, session_id: int) -> Session:
-        found = self._find_session(conn, session_id)
-        if found is None:
-            raise StoreError(f"There is no session {session_id}; it may have been deleted.")
-        return found
 
     # --- messages ----------------------------------------------------------------------------
 
@@ -380,7 +321,7 @@ class SqliteChatStore:
     def ledger(self, session_id: int, *, target: str | None = None) -> list[LedgerEntry]:
         return self._run(lambda conn: curation_records.read_ledger(conn, session_id, target))
 
-    # --- search, trash, export and import (issue 6; see sessions.exchange) --------------------
+    # --- search and trash (see sessions.search_records) -----------------------------------------
 
     def search(self, query: str, limit: int = 50) -> list[SearchHit]:
         """Messages of every session matching ``query``, the best first (FTS5's bm25).
@@ -393,20 +334,7 @@ class SqliteChatStore:
         match = fts_query(query)
         if match is None or limit <= 0:
             return []
-
-        def work(conn: sqlite3.Connection) -> list[SearchHit]:
-            rows = conn.execute(
-                "SELECT m.session_id, s.title, m.id, m.role, m.created_at,"
-                " snippet(messages_fts, 0, ?, ?, '…', 16), bm25(messages_fts) AS rank"
-                " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
-                " JOIN sessions s ON s.id = m.session_id"
-                " WHERE messages_fts MATCH ? AND m.status != 'superseded' AND s.deleted_at IS NULL"
-                " ORDER BY rank, m.id DESC LIMIT ?",
-                (_MATCH_START, _MATCH_END, match, limit),
-            ).fetchall()
-            return [_hit(row) for row in rows]
-
-        return self._run(work)
+        return self._run(lambda conn: search_records.search(conn, match, limit))
 
     def trash_session(self, session_id: int) -> Session:
         """Hide a session as if deleted, until :meth:`restore_session` or until this store closes.
@@ -414,14 +342,8 @@ class SqliteChatStore:
         Raises:
             StoreError: There is no such session.
         """
-
-        def work(conn: sqlite3.Connection) -> Session:
-            session = self._get_session(conn, session_id)
-            conn.execute("UPDATE sessions SET deleted_at = ? WHERE id = ?", (_now(), session_id))
-            self._trashed.append(session_id)  # under the lock, as every use of the list
-            return session
-
-        return self._run(work)
+        # self._trashed is only used under the lock, as here.
+        return self._run(lambda conn: search_records.trash(conn, self._trashed, session_id, now=_now()))
 
     def restore_session(self, session_id: int) -> Session:
         """Undo :meth:`trash_session`.
@@ -429,43 +351,17 @@ class SqliteChatStore:
         Raises:
             StoreError: The session is gone (its store closed, or it was never trashed here).
         """
-
-        def work(conn: sqlite3.Connection) -> Session:
-            if session_id not in self._trashed:
-                raise StoreError(f"The session {session_id} cannot be restored: it was deleted for good.")
-            conn.execute("UPDATE sessions SET deleted_at = NULL WHERE id = ?", (session_id,))
-            session = self._get_session(conn, session_id)
-            self._trashed.remove(session_id)
-            return session
-
-        return self._run(work)
+        return self._run(lambda conn: search_records.restore(conn, self._trashed, session_id))
 
     def trashed_sessions(self) -> list[Session]:
         """The sessions this store trashed that can still be restored, the latest first."""
-
-        def work(conn: sqlite3.Connection) -> list[Session]:
-            found = []
-            for session_id in reversed(self._trashed):
-                row = conn.execute(
-                    f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.id = ? AND s.deleted_at IS NOT NULL",
-                    (session_id,),
-                ).fetchone()
-                if row is not None:
-                    found.append(_session(row))
-            return found
-
-        return self._run(work)
+        return self._run(lambda conn: search_records.trashed_sessions(conn, self._trashed))
 
     def purge_trash(self) -> None:
         """Delete for real the sessions this store trashed."""
+        self._run(lambda conn: search_records.purge(conn, self._trashed))
 
-        def work(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "DELETE FROM sessions WHERE id = ? AND deleted_at IS NOT NULL", [(i,) for i in self._trashed]
-            )
-            self._trashed.clear()
-
-        self._run(work)
+    # --- export and import (issue 6; see sessions.exchange) -------------------------------------
 
     def dump_session(self, session_id: int) -> SessionDump:
         """Everything about a session, for export (:mod:`sessions.exchange`).
@@ -549,15 +445,7 @@ class SqliteChatStore:
                 os.close(self._holder)  # releases the lock
                 self._holder = None
 
-    # --- memories (cross-session memory, see engine.memory) -----------------------------------
-    # Kept together: the memories table and sessions.memory_through (schema v5). Times are passed
-    # in by the caller (engine.memory's rules run on an injected clock) and stored as UTC ISO text,
-    # which sorts and compares as time does.
-
-    _MEMORY_COLUMNS = (
-        "id, session_id, summary, importance, tags, topics, reasoning, pinned, created_at, updated_at,"
-        " expires_at"
-    )
+    # --- memories (cross-session memory, see engine.memory and sessions.memory_records) ---------
 
     def add_memory(
         self,
@@ -579,54 +467,27 @@ class SqliteChatStore:
         Raises:
             StoreError: The write failed (the session may have been deleted), nothing changed.
         """
-        import json
-
-        def work(conn: sqlite3.Connection) -> Memory:
-            if through is not None and session_id is not None:
-                found = conn.execute(
-                    "UPDATE sessions SET memory_through = MAX(memory_through, ?) WHERE id = ?",
-                    (through, session_id),
-                )
-                if found.rowcount == 0:
-                    raise StoreError(f"There is no session {session_id}; it may have been deleted.")
-            cursor = conn.execute(
-                "INSERT INTO memories (session_id, summary, importance, tags, topics, reasoning, pinned,"
-                " created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
-                (
-                    session_id,
-                    summary,
-                    importance,
-                    json.dumps(list(tags), ensure_ascii=False),
-                    json.dumps(list(topics), ensure_ascii=False),
-                    reasoning,
-                    self._utc(now),
-                    self._utc(now),
-                    None if expires_at is None else self._utc(expires_at),
-                ),
+        return self._run(
+            lambda conn: memory_records.add(
+                conn,
+                session_id,
+                summary=summary,
+                importance=importance,
+                tags=tags,
+                topics=topics,
+                reasoning=reasoning,
+                now=now,
+                expires_at=expires_at,
+                through=through,
             )
-            return self._get_memory(conn, cast(int, cursor.lastrowid))
-
-        return self._run(work)
+        )
 
     def list_memories(self) -> list[Memory]:
         """Every memory, expired ones included until :meth:`expire_memories` removes them; newest first."""
-
-        def work(conn: sqlite3.Connection) -> list[Memory]:
-            rows = conn.execute(
-                f"SELECT {self._MEMORY_COLUMNS} FROM memories ORDER BY created_at DESC, id DESC"
-            ).fetchall()
-            return [self._decode_memory(row) for row in rows]
-
-        return self._run(work)
+        return self._run(memory_records.list_all)
 
     def get_memory(self, memory_id: int) -> Memory | None:
-        def work(conn: sqlite3.Connection) -> Memory | None:
-            row = conn.execute(
-                f"SELECT {self._MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
-            ).fetchone()
-            return None if row is None else self._decode_memory(row)
-
-        return self._run(work)
+        return self._run(lambda conn: memory_records.get(conn, memory_id))
 
     def update_memory(
         self,
@@ -645,29 +506,19 @@ class SqliteChatStore:
         Raises:
             StoreError: There is no such memory, or the write failed.
         """
-        import json
-
-        def work(conn: sqlite3.Connection) -> Memory:
-            cursor = conn.execute(
-                "UPDATE memories SET summary = COALESCE(?, summary), importance = COALESCE(?, importance),"
-                " tags = COALESCE(?, tags), pinned = COALESCE(?, pinned),"
-                " expires_at = CASE WHEN ? THEN ? ELSE expires_at END, updated_at = ? WHERE id = ?",
-                (
-                    summary,
-                    importance,
-                    None if tags is None else json.dumps(list(tags), ensure_ascii=False),
-                    None if pinned is None else int(pinned),
-                    int(set_expiry),
-                    None if expires_at is None else self._utc(expires_at),
-                    self._utc(now),
-                    memory_id,
-                ),
+        return self._run(
+            lambda conn: memory_records.update(
+                conn,
+                memory_id,
+                now=now,
+                summary=summary,
+                importance=importance,
+                tags=tags,
+                pinned=pinned,
+                set_expiry=set_expiry,
+                expires_at=expires_at,
             )
-            if cursor.rowcount == 0:
-                raise StoreError(f"There is no memory {memory_id}; it may have been deleted or expired.")
-            return self._get_memory(conn, memory_id)
-
-        return self._run(work)
+        )
 
     def delete_memory(self, memory_id: int) -> None:
         """Delete a memory (the user asked for it).
@@ -675,23 +526,11 @@ class SqliteChatStore:
         Raises:
             StoreError: There is no such memory, or the write failed.
         """
-
-        def work(conn: sqlite3.Connection) -> None:
-            if conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount == 0:
-                raise StoreError(f"There is no memory {memory_id}; it may have been deleted or expired.")
-
-        self._run(work)
+        self._run(lambda conn: memory_records.delete(conn, memory_id))
 
     def expire_memories(self, now: datetime) -> int:
         """Delete every memory past its expiry at ``now`` (pinned ones never); how many went."""
-        return self._run(
-            lambda conn: (
-                conn.execute(
-                    "DELETE FROM memories WHERE pinned = 0 AND expires_at IS NOT NULL AND expires_at <= ?",
-                    (self._utc(now),),
-                ).rowcount
-            )
-        )
+        return self._run(lambda conn: memory_records.expire(conn, now))
 
     def memories_for_prompt(
         self,
@@ -704,25 +543,11 @@ class SqliteChatStore:
         """Candidates for a prompt's memory section: pinned or at least ``min_importance``, not
         expired at ``now``, not from ``exclude_session``; pinned first, then newest first.
         :func:`engine.memory.select_for_prompt` makes the final choice."""
-
-        def work(conn: sqlite3.Connection) -> list[Memory]:
-            rows = conn.execute(
-                f"SELECT {self._MEMORY_COLUMNS} FROM memories"
-                " WHERE (pinned = 1 OR importance >= ?)"
-                " AND (pinned = 1 OR expires_at IS NULL OR expires_at > ?)"
-                " AND (? IS NULL OR session_id IS NULL OR session_id != ?)"
-                " ORDER BY pinned DESC, created_at DESC, id DESC LIMIT ?",
-                (
-                    min_importance,
-                    self._utc(now),
-                    exclude_session,
-                    exclude_session,
-                    limit,
-                ),
-            ).fetchall()
-            return [self._decode_memory(row) for row in rows]
-
-        return self._run(work)
+        return self._run(
+            lambda conn: memory_records.for_prompt(
+                conn, now, min_importance=min_importance, exclude_session=exclude_session, limit=limit
+            )
+        )
 
     def memory_through(self, session_id: int) -> int:
         """The id of the last message of the session an assessment covered (0: none yet).
@@ -730,191 +555,7 @@ class SqliteChatStore:
         Raises:
             StoreError: There is no such session.
         """
-
-        def work(conn: sqlite3.Connection) -> int:
-            row = conn.execute("SELECT memory_through FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is None:
-                raise StoreError(f"There is no session {session_id}; it may have been deleted.")
-            return int(row[0])
-
-        return self._run(work)
-
-    def _get_memory(self, conn: sqlite3.Connection, memory_id: int) -> Memory:
-        row = conn.execute(
-            f"SELECT {self._MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,)
-        ).fetchone()
-        if row is None:
-            raise StoreError(f"There is no memory {memory_id}.")
-        return self._decode_memory(row)
-
-    @staticmethod
-    def _utc(moment: datetime) -> str:
-        return moment.astimezone(UTC).isoformat(timespec="microseconds")
-
-    @staticmethod
-    def _decode_memory(row: sqlite3.Row | tuple[object, ...]) -> Memory:
-        import json
-
-        def labels(raw: object) -> tuple[str, ...]:
-            value = json.loads(str(raw))
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ValueError(f"a memory's labels are not a list of strings: {str(raw)[:60]!r}")
-            return tuple(value)
-
-        return Memory(
-            id=int(cast(int, row[0])),
-            session_id=None if row[1] is None else int(cast(int, row[1])),
-            summary=str(row[2]),
-            importance=float(cast(float, row[3])),
-            tags=labels(row[4]),
-            topics=labels(row[5]),
-            reasoning=str(row[6]),
-            pinned=bool(row[7]),
-            created_at=datetime.fromisoformat(str(row[8])),
-            updated_at=datetime.fromisoformat(str(row[9])),
-            expires_at=None if row[10] is None else datetime.fromisoformat(str(row[10])),
-        )
-
-    # --- end of memories ----------------------------------------------------------------------
-
-
-# --- full-text search ---------------------------------------------------------------------------
-
-# Noncharacters: never meant to appear in text, so they cannot be confused with a message's own.
-_MATCH_START = "\ufdd0"
-_MATCH_END = "\ufdd1"
-_WORD = re.compile(r"[^\W_]+")
-_SPACE = re.compile(r"\s+")
-_MAX_QUERY_PIECES = 16
-
-
-def fts_query(text: str) -> str | None:
-    """An FTS5 query for what a user typed: each piece a quoted phrase of its words, its last word
-    a prefix (when it has two letters or more: one letter starts thousands of words, and ranking them
-    all would be slow for nothing).
-
-    Only letters and digits reach FTS5 (as the unicode61 tokenizer splits words), always inside
-    double quotes, so nothing the user types is read as query syntax. None when there is no word.
-    """
-    phrases = []
-    for piece in text.split()[:_MAX_QUERY_PIECES]:
-        words = _WORD.findall(piece)
-        if words:
-            phrases.append('"' + " ".join(words) + ('"*' if len(words[-1]) > 1 else '"'))
-    return " ".join(phrases) or None
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """A message that matched a search."""
-
-    session_id: int
-    session_title: str
-    message_id: int
-    role: Role
-    created_at: datetime
-    text: str
-    """The part of the message around the match, on one line, ``…`` where it was cut."""
-    matches: tuple[tuple[int, int], ...]
-    """Where in :attr:`text` the query matched: (start, end) offsets."""
-    rank: float
-    """bm25: lower is better."""
-
-    @property
-    def snippet(self) -> str:
-        """:attr:`text` with each match between « and »."""
-        out, last = [], 0
-        for start, end in self.matches:
-            out += [self.text[last:start], "«", self.text[start:end], "»"]
-            last = end
-        out.append(self.text[last:])
-        return "".join(out)
-
-
-def _hit(row: sqlite3.Row | tuple[object, ...]) -> SearchHit:
-    text, matches = _unmark(str(row[5]))
-    return SearchHit(
-        session_id=int(cast(int, row[0])),
-        session_title=str(row[1]),
-        message_id=int(cast(int, row[2])),
-        role=cast(Role, row[3]),
-        created_at=datetime.fromisoformat(str(row[4])),
-        text=text,
-        matches=matches,
-        rank=float(cast(float, row[6])),
-    )
-
-
-def _unmark(marked: str) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """FTS5's snippet (matches between the two noncharacters) as one line of text and match offsets."""
-    text, matches = "", []
-    inside = False
-    for piece in re.split(f"([{_MATCH_START}{_MATCH_END}])", marked):
-        if piece == _MATCH_START:
-            inside = True
-        elif piece == _MATCH_END:
-            inside = False
-        else:
-            piece = _SPACE.sub(" ", piece)
-            if text.endswith(" ") and piece.startswith(" "):
-                piece = piece[1:]
-            if inside and piece:
-                matches.append((len(text), len(text) + len(piece)))
-            text += piece
-    return text, tuple(matches)
-
-
-def _hold(path: Path) -> tuple[int | None, bool]:
-    """Take a shared lock on ``<database>.lock`` for as long as the store is open.
-
-    Returns:
-        The lock file's descriptor (None where there is no flock), and whether this is the only
-        Heedful process with the database open. The kernel drops the lock of a killed process, so
-        after a crash the next app is alone again and finishes the replies it left streaming.
-    """
-    if fcntl is None:
-        return None, True
-    try:
-        fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return None, True  # a read-only directory: opening the database will say so in words
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        alone = True
-    except BlockingIOError:
-        alone = False
-    except OSError:
-        os.close(fd)
-        return None, True  # a filesystem without locks: behave as before
-    fcntl.flock(fd, fcntl.LOCK_SH)  # from exclusive to shared: other apps may open it too
-    return fd, alone
-
-
-def _create_private(path: Path) -> None:
-    # Create the file ourselves so it starts 0600 whatever the umask: it holds the user's chats.
-    # SQLite's -wal and -shm files copy the main file's permissions.
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return
-    try:
-        os.fchmod(fd, 0o600)  # open's mode went through the umask, which may take the owner's bits too
-    finally:
-        os.close(fd)
-
-
-def _check_whole_pages(conn: sqlite3.Connection, path: Path) -> None:
-    """A database file is always a whole number of pages: one that is not was cut short.
-
-    SQLite itself notices a file shorter than its header says only at a page boundary; cut mid-page,
-    the last page reads as zeros and garbage rows come back. Checked before anything writes.
-    """
-    page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
-    size = path.stat().st_size
-    if page_size > 0 and size % page_size:
-        raise sqlite3.DatabaseError(
-            f"database disk image is malformed: the file ends part-way through a page ({size:,} bytes)"
-        )
+        return self._run(lambda conn: memory_records.memory_through(conn, session_id))
 
 
 # --- opening, with recovery from a corrupt file -----------------------------------------------
@@ -926,14 +567,6 @@ class OpenedStore:
 
     store: SqliteChatStore
     notice: str | None = None
-
-
-def _is_corrupt(err: StoreError) -> bool:
-    cause = err.__cause__
-    if not isinstance(cause, sqlite3.DatabaseError) or isinstance(cause, sqlite3.OperationalError):
-        return False
-    text = str(cause).lower()
-    return "not a database" in text or "malformed" in text or "corrupt" in text
 
 
 def open_store(path: Path, *, clock: Callable[[], datetime] = datetime.now) -> OpenedStore:
@@ -953,9 +586,9 @@ def open_store(path: Path, *, clock: Callable[[], datetime] = datetime.now) -> O
     try:
         return OpenedStore(SqliteChatStore(path))
     except StoreError as err:
-        if not _is_corrupt(err):
+        if not db_file.is_corrupt(err):
             raise
-    aside = _free_name(path.with_name(f"{path.name}.corrupt-{clock():%Y%m%d-%H%M%S}"))
+    aside = db_file.free_name(path.with_name(f"{path.name}.corrupt-{clock():%Y%m%d-%H%M%S}"))
     try:
         path.rename(aside)
         aside.chmod(0o600)  # it still holds the user's chats, whatever its mode was
@@ -974,12 +607,3 @@ def open_store(path: Path, *, clock: Callable[[], datetime] = datetime.now) -> O
         store,
         f"The database at {path} was damaged; it was moved to {aside} and a new, empty one was started.",
     )
-
-
-def _free_name(wanted: Path) -> Path:
-    """``wanted``, or ``wanted-2``, ``wanted-3``...: a moved-aside file never replaces an earlier one."""
-    candidate, n = wanted, 1
-    while any(candidate.with_name(candidate.name + s).exists() for s in ("", "-wal", "-shm", "-journal")):
-        n += 1
-        candidate = wanted.with_name(f"{wanted.name}-{n}")
-    return candidate
