@@ -46,8 +46,9 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def quiet_first_run() -> None:
-    """An existing (empty) config: no "wrote a starter config" toast in the pictures."""
-    write_config("")
+    """An existing config: no "wrote a starter config" toast in the pictures, and no memory: the
+    seeded sessions are days old, so opening one would assess it (a toast naming today's date)."""
+    write_config("[memory]\nenabled = false\n")
 
 
 def seed_conversation(*, failed_reply: bool = False) -> None:

@@ -12,14 +12,13 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
 from textual.worker import Worker, WorkerError, WorkerState
 
 from engine.chat import MessageStatus, Session, StoredMessage
 from engine.conversation_edits import ConversationEdits, NotEditable
-from engine.errors import ModelErrorKind, StoreError
+from engine.errors import StoreError
 from engine.turn import (
     ContextCurated,
     NothingToContinue,
@@ -41,6 +40,7 @@ from tui.screens.chat_context import ContextActions
 from tui.screens.chat_draft import DraftHints
 from tui.screens.chat_memory import MemoryActions
 from tui.screens.chat_messages import MessageActions
+from tui.screens.chat_wording import failure_notice, wait_reason, welcome_text
 from tui.screens.dialogs import ConfirmScreen
 from tui.services import AppServices
 from tui.widgets.composer import Composer, describe_size
@@ -51,15 +51,6 @@ from tui.widgets.message_view import MessageView
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
-    from engine.protocols import ChatModel
-
-WAIT_REASONS = {
-    ModelErrorKind.RATE_LIMIT: "The server is limiting requests (429)",
-    ModelErrorKind.SERVER: "The server failed",
-    ModelErrorKind.CONNECTION: "Could not connect to the server",
-    ModelErrorKind.TIMEOUT: "Could not connect to the server in time",
-}
-"""What the countdown to an automatic retry says (the full message is shown if it fails for good)."""
 
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
@@ -69,22 +60,6 @@ EXACT_COUNT_CHARS = 100_000
 CHARS_PER_TOKEN = 4
 """For the "is this message larger than the whole budget?" check before sending: messages up to
 EXACT_COUNT_CHARS are counted (a few ms), longer ones estimated at CHARS_PER_TOKEN."""
-
-
-def welcome_text(offline: bool) -> Content:
-    lines = [
-        "Welcome to Heedful.",
-        "",
-        "Type a message below and press Enter. Ctrl+J starts a new line. "
-        "The panel on the right (F2) shows what the model will be sent.",
-    ]
-    if offline:
-        lines += [
-            "",
-            "No model is connected: replies come from the built-in offline model, which answers with a "
-            "digest of what it received. F3 shows how to connect one.",
-        ]
-    return Content("\n".join(lines))
 
 
 class ChatScreen(Screen[None]):
@@ -206,29 +181,13 @@ class ChatScreen(Screen[None]):
         self, session: Session | None, messages: list[StoredMessage], *, at_message: int | None = None
     ) -> None:
         self.session = session
-        await self.use_session_model(session)
+        await self.commands.use_session_model(session)
         await self.message_list.show(messages, around=at_message)
         self.header.show_title(session.title if session else "New chat")
         if session is not None:
             await asyncio.to_thread(self.services.store.set_state, "last_session", str(session.id))
         await self.refresh_usage()
         heap.settle()  # the session and its curation are loaded: they live until the next switch
-
-    async def use_session_model(self, session: Session | None) -> None:
-        """Talk to the model the session chose with /model, or the app's default."""
-        models = self.services.models
-        model = models.default
-        if session is not None:
-            settings, _ = await self.services.context.settings(session.id)
-            if settings.model is not None:
-                model, notices = models.get(settings.model)
-                for notice in notices:
-                    self.notify(notice, severity="warning")
-        self.use_model(model)
-
-    def use_model(self, model: ChatModel) -> None:
-        self.services.turns.model = model
-        self.header.show_model(model.name, offline=model.is_offline)
 
     async def refresh_usage(self) -> None:
         """Show what the next request would send, in the header and the panel."""
@@ -366,7 +325,7 @@ class ChatScreen(Screen[None]):
                 resumed.update_message(event.message)
                 self._reply_view = resumed
             elif isinstance(event, RetryScheduled) and view is not None:
-                what = WAIT_REASONS.get(event.error.kind, "The request failed")
+                what = wait_reason(event.error.kind)
                 view.show_wait(f"{what} (retry {event.retry} of {event.retries})", event.delay)
             elif isinstance(event, TurnNotice):
                 self.notify(event.text, title="Context", severity="warning", timeout=15)
@@ -389,20 +348,8 @@ class ChatScreen(Screen[None]):
             view.update_message(current)
 
     def _tell_failure(self, event: ReplyFailed) -> None:
-        error = event.error
-        title = {
-            ModelErrorKind.AUTH: "API key refused",
-            ModelErrorKind.RATE_LIMIT: "Rate limited",
-            ModelErrorKind.CONTEXT_LENGTH: "Too long for the model",
-            ModelErrorKind.TIMEOUT: "The model did not answer in time",
-            ModelErrorKind.CONNECTION: "Connection problem",
-        }.get(error.kind, "The request failed")
-        follow_up = (
-            " The partial reply is kept: Ctrl+G continues it, Ctrl+R asks again."
-            if event.message.content
-            else " Ctrl+R retries."
-        )
-        self.notify(f"{error.user_message}{follow_up}", title=title, severity="error", timeout=12)
+        title, text = failure_notice(event.error, kept=bool(event.message.content))
+        self.notify(text, title=title, severity="error", timeout=12)
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from tui import slash
 from tui.screens.chat_parts import ChatPart
 from tui.screens.consent import ConsentAnswer
+
+if TYPE_CHECKING:
+    from engine.chat import Session
+    from engine.protocols import ChatModel
 
 
 class SlashCommands(ChatPart):
@@ -138,7 +143,7 @@ class SlashCommands(ChatPart):
                 screen.notify(notice, severity="warning")
             changed = replace(settings, model=value)
             said = f"the model {model.name}"
-            screen.use_model(model)
+            self.use_model(model)
         elif name == "temperature":
             if not argument:
                 shown = (
@@ -173,6 +178,22 @@ class SlashCommands(ChatPart):
         view = await context.update_settings(session_id, changed)
         screen.show_context(view)
         screen.notify(f"This session now uses {said}, from the next request on.")
+
+    async def use_session_model(self, session: Session | None) -> None:
+        """Talk to the model the session chose with /model, or the app's default."""
+        models = self.screen.services.models
+        model = models.default
+        if session is not None:
+            settings, _ = await self.screen.services.context.settings(session.id)
+            if settings.model is not None:
+                model, notices = models.get(settings.model)
+                for notice in notices:
+                    self.screen.notify(notice, severity="warning")
+        self.use_model(model)
+
+    def use_model(self, model: ChatModel) -> None:
+        self.screen.services.turns.model = model
+        self.screen.header.show_model(model.name, offline=model.is_offline)
 
     def _command_target(self, argument: str) -> int | None:
         """The message a command names (#N), or the session's last message when it names none."""
