@@ -500,13 +500,11 @@ class SessionCuration(UserActions):
                 changed[item.id] = item
             if operation.requires_consent:
                 ledger.append(
-                    LedgerEntry(
-                        EntryKind.CONSENT,
+                    LedgerEntry.consent(
                         operation.turn,
-                        str(item.id),
+                        item.id,
                         (self.policy or ConsentChoice.KEEP).value,
                         "answered by your choice for this session (apply to all)",
-                        requires_consent=True,
                     )
                 )
             ledger.append(LedgerEntry.of(operation))

@@ -58,6 +58,11 @@ class LedgerEntry:
             reversible=operation.reversible,
         )
 
+    @classmethod
+    def consent(cls, turn: int, item_id: int, answer: str, reason: str) -> LedgerEntry:
+        """The user's consent for one of their messages (an answer, a request, or "apply to all")."""
+        return cls(EntryKind.CONSENT, turn, str(item_id), answer, reason, requires_consent=True)
+
     def as_json(self) -> dict[str, object]:
         return {
             "kind": self.kind.value,

@@ -79,14 +79,7 @@ class UserActions:
         ledger: list[LedgerEntry] = []
         if item.user_owned:
             ledger.append(
-                LedgerEntry(
-                    EntryKind.CONSENT,
-                    self.turn,
-                    str(item.id),
-                    ConsentChoice.REMOVE.value,
-                    "you asked to forget it",
-                    requires_consent=True,
-                )
+                LedgerEntry.consent(self.turn, item.id, ConsentChoice.REMOVE.value, "you asked to forget it")
             )
         operation = Operation(
             OpKind.PRUNE,
@@ -115,16 +108,7 @@ class UserActions:
         changed: list[Item] = []
         for item_id, choice in answers.items():
             item = self._item(item_id)
-            ledger.append(
-                LedgerEntry(
-                    EntryKind.CONSENT,
-                    self.turn,
-                    str(item.id),
-                    choice.value,
-                    "answered by you",
-                    requires_consent=True,
-                )
-            )
+            ledger.append(LedgerEntry.consent(self.turn, item.id, choice.value, "answered by you"))
             if choice is ConsentChoice.KEEP:
                 item.kept_by_user = True
                 changed.append(item)
@@ -191,13 +175,11 @@ class UserActions:
                 continue
             if item.user_owned:
                 ledger.append(
-                    LedgerEntry(
-                        EntryKind.CONSENT,
+                    LedgerEntry.consent(
                         self.turn,
-                        str(item.id),
+                        item.id,
                         ConsentChoice.SUMMARIZE.value,
                         "answered by your choice for this session (apply to all)",
-                        requires_consent=True,
                     )
                 )
             item.summary = item.summary or self.summarizer.summarize(item)
