@@ -35,7 +35,10 @@ class DraftHints(ChatPart):
             return  # the edit's own hint stays until it is sent or cancelled
         commands = slash.completions(screen.composer.text)
         if commands:
-            listed = " · ".join(f"/{c.name} {c.args}".strip() + f": {c.help}" for c in commands[:3])
+            if len(commands) > 2:  # names only, on one line: the descriptions come as it narrows
+                listed = " ".join(f"/{c.name}" for c in commands)
+            else:
+                listed = " · ".join(f"/{c.name} {c.args}".strip() + f": {c.help}" for c in commands)
             self.show(f"{listed}  (Tab completes)")
             return
         self._timer = screen.set_timer(DRAFT_DEBOUNCE, self._preview)
