@@ -32,7 +32,8 @@ a context_length error stating it, any request whose messages hold more word-pie
 
 The reply is ``Echo: <last user message>`` unless ``reply`` is set, either to a string or to a
 function of the request body. Every chat request is recorded in ``requests`` as
-``{"path", "headers", "body", "outcome"}`` (header names in lower case) and passed to
+``{"path", "headers", "body", "outcome", "finished_at"}`` (header names in lower case; the last
+is ``time.perf_counter()`` when the reply was written) and passed to
 ``on_request`` (in the server's thread) before any reply is sent. ``outcome`` is None while the
 reply is being written, then "complete", "fault" (the fault was delivered) or
 "client_disconnected".
@@ -259,6 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
         name, _, arg = fault.partition(":")
         try:
             request["outcome"] = self._handle(body, name, arg)
+            request["finished_at"] = time.perf_counter()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
             request["outcome"] = "client_disconnected"

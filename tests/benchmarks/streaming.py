@@ -1,0 +1,60 @@
+"""Streaming a fast model's reply: how much of a core the app uses, and how far behind it finishes.
+
+The real app (headless, 100×40) streams a 1,000-piece reply from the loopback fake server at 200
+pieces a second (5 ms apart; the server runs in this process but sleeps between pieces). Two
+figures, after a warm-up turn:
+
+* CPU: this process's CPU time over the wall time of the stream, as a share of one core;
+* lag: from the server writing its last piece to the reply being whole on screen.
+
+Targets (issue 8): lag ≤ 250 ms, CPU ≤ 50% of a core.
+
+    .venv/bin/python tests/benchmarks/streaming.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+PIECES = 1_000
+DELAY = 0.005
+
+
+async def main() -> None:
+    from tests.apphelpers import chat, make_app, send, views, wait_for
+    from tests.fake_openai import FakeOpenAIServer
+    from tests.test_app import body
+
+    reply = " ".join(f"word{n}" for n in range(PIECES))
+    with FakeOpenAIServer(reply=reply) as server:
+        app = make_app(base_url=server.base_url, model="fake-model")
+        async with app.run_test(size=(100, 40)) as pilot:
+            await send(pilot, "warm up")
+            server.chunk_delay = DELAY
+            screen = chat(app)
+            screen.composer.insert("go")
+            cpu, wall = time.process_time(), time.perf_counter()
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: len(views(app)) == 4 and body(views(app)[-1]) == reply, 60)
+            done = time.perf_counter()  # to within the 20 ms that wait_for polls at
+            used = time.process_time() - cpu
+            last_piece = server.requests[-1]["finished_at"]
+            print(
+                f"{PIECES} pieces at {1 / DELAY:.0f}/s: stream {last_piece - wall:.2f} s, "
+                f"CPU {used / (done - wall):.0%} of a core, "
+                f"lag after the last piece {1000 * (done - last_piece):.0f} ms"
+            )
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory() as scratch:
+        os.environ["HEEDFUL_DATA_DIR"] = f"{scratch}/data"
+        os.environ["HEEDFUL_CONFIG"] = f"{scratch}/config/config.toml"
+        asyncio.run(main())
