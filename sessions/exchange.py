@@ -30,12 +30,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, cast
 
-from engine.chat import MessageStatus, Role
+from engine.chat import MessageStatus, Role, SessionSettings
 from engine.consent import ConsentChoice
 from engine.items import ItemState
 from engine.ledger import EntryKind
@@ -92,10 +92,7 @@ class SessionHeader:
     title: str
     consent_policy: ConsentChoice | None = None
     saved_tokens: int = 0
-    system_prompt: str | None = None
-    model: str | None = None
-    profile: str | None = None
-    temperature: float | None = None
+    settings: SessionSettings = field(default_factory=SessionSettings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +132,12 @@ def dump(conn: sqlite3.Connection, session_id: int) -> SessionDump | None:
         title=str(row[0]),
         consent_policy=ConsentChoice(row[1]) if row[1] else None,
         saved_tokens=int(row[2]),
-        system_prompt=row[3],
-        model=row[4],
-        profile=row[5],
-        temperature=None if row[6] is None else float(row[6]),
+        settings=SessionSettings(
+            system_prompt=row[3],
+            model=row[4],
+            profile=row[5],
+            temperature=None if row[6] is None else float(row[6]),
+        ),
     )
     rows = conn.execute(
         "SELECT m.id, m.transcript_id, m.role, m.content, m.status, m.created_at, m.tokens, m.model,"
@@ -196,10 +195,10 @@ def store(conn: sqlite3.Connection, session: SessionDump, *, source: str, now: d
             header.title,
             stamp,
             stamp,
-            header.system_prompt,
-            header.model,
-            header.profile,
-            header.temperature,
+            header.settings.system_prompt,
+            header.settings.model,
+            header.settings.profile,
+            header.settings.temperature,
         ),
     )
     session_id = cast(int, cursor.lastrowid)
@@ -312,10 +311,9 @@ def to_jsonl(session: SessionDump) -> str:
 
 def _header_json(header: SessionHeader) -> dict[str, object]:
     data: dict[str, object] = {"title": header.title, "saved_tokens": header.saved_tokens}
-    for name in ("consent_policy", "system_prompt", "model", "profile", "temperature"):
-        value = getattr(header, name)
-        if value is not None:
-            data[name] = value.value if isinstance(value, ConsentChoice) else value
+    if header.consent_policy is not None:
+        data["consent_policy"] = header.consent_policy.value
+    data.update({name: value for name, value in asdict(header.settings).items() if value is not None})
     return data
 
 
@@ -337,10 +335,12 @@ def read_session_file(path: Path) -> SessionDump:
             title=title,
             consent_policy=ConsentChoice(first.consent_policy) if first.consent_policy else None,
             saved_tokens=first.saved_tokens,
-            system_prompt=first.system_prompt,
-            model=first.model,
-            profile=first.profile,
-            temperature=first.temperature,
+            settings=SessionSettings(
+                system_prompt=first.system_prompt,
+                model=first.model,
+                profile=first.profile,
+                temperature=first.temperature,
+            ),
         )
     )
     now = datetime.now(UTC)
