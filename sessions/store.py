@@ -25,7 +25,7 @@ from engine.ledger import LedgerEntry
 from engine.memory import Memory
 from engine.protocols import CurationSnapshot, ItemRecord
 from engine.registry import EntityRecord
-from sessions import curation_records, db_file, memory_records, search_records, session_rows
+from sessions import curation_records, db_file, memory_records, message_records, search_records, session_rows
 from sessions.migrations import check_version, migrate
 from sessions.paths import ensure_private_dir
 from sessions.search_records import SearchHit as SearchHit  # re-exported: callers import it from here
@@ -38,25 +38,9 @@ INTERRUPTED_BY_EXIT = "Heedful closed before this reply finished."
 
 _T = TypeVar("_T")
 
-_MESSAGE_COLUMNS = "id, session_id, role, content, status, created_at, tokens, model, error"
-
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def _message(row: sqlite3.Row | tuple[object, ...]) -> StoredMessage:
-    return StoredMessage(
-        id=int(cast(int, row[0])),
-        session_id=int(cast(int, row[1])),
-        role=cast(Role, row[2]),
-        content=str(row[3]),
-        status=MessageStatus(str(row[4])),
-        created_at=datetime.fromisoformat(str(row[5])),
-        tokens=None if row[6] is None else int(cast(int, row[6])),
-        model=None if row[7] is None else str(row[7]),
-        error=None if row[8] is None else str(row[8]),
-    )
+    return message_records.now_text()
 
 
 class SqliteChatStore:
@@ -232,22 +216,11 @@ class SqliteChatStore:
         tokens: int | None = None,
         model: str | None = None,
     ) -> StoredMessage:
-        def work(conn: sqlite3.Connection) -> StoredMessage:
-            now = _now()
-            touched = conn.execute(
-                "UPDATE sessions SET updated_at = ? WHERE id = ? AND deleted_at IS NULL", (now, session_id)
+        return self._run(
+            lambda conn: message_records.add(
+                conn, session_id, role, content, status, tokens=tokens, model=model
             )
-            if touched.rowcount == 0:
-                raise StoreError(f"There is no session {session_id}; it may have been deleted.")
-            cursor = conn.execute(
-                "INSERT INTO messages"
-                " (session_id, role, content, status, tokens, model, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, role, content, status, tokens, model, now, now),
-            )
-            return self._get_message(conn, cast(int, cursor.lastrowid))
-
-        return self._run(work)
+        )
 
     def update_message(
         self,
@@ -258,35 +231,14 @@ class SqliteChatStore:
         tokens: int | None = None,
         error: str | None = None,
     ) -> StoredMessage:
-        def work(conn: sqlite3.Connection) -> StoredMessage:
-            now = _now()
-            cursor = conn.execute(
-                "UPDATE messages SET content = COALESCE(?, content), status = COALESCE(?, status),"
-                " tokens = COALESCE(?, tokens), error = COALESCE(?, error), updated_at = ? WHERE id = ?",
-                (content, status, tokens, error, now, message_id),
+        return self._run(
+            lambda conn: message_records.update(
+                conn, message_id, content=content, status=status, tokens=tokens, error=error
             )
-            if cursor.rowcount == 0:
-                raise StoreError(f"There is no message {message_id}; its session may have been deleted.")
-            message = self._get_message(conn, message_id)
-            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, message.session_id))
-            return message
-
-        return self._run(work)
+        )
 
     def messages(self, session_id: int) -> list[StoredMessage]:
-        def work(conn: sqlite3.Connection) -> list[StoredMessage]:
-            rows = conn.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
-            ).fetchall()
-            return [_message(row) for row in rows]
-
-        return self._run(work)
-
-    def _get_message(self, conn: sqlite3.Connection, message_id: int) -> StoredMessage:
-        row = conn.execute(f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"There is no message {message_id}.")
-        return _message(row)
+        return self._run(lambda conn: message_records.of_session(conn, session_id))
 
     # --- curation -------------------------------------------------------------------------------
 
@@ -388,29 +340,10 @@ class SqliteChatStore:
     # --- app state ---------------------------------------------------------------------------
 
     def session_settings(self, session_id: int) -> SessionSettings:
-        def work(conn: sqlite3.Connection) -> SessionSettings:
-            row = conn.execute(
-                "SELECT system_prompt, model, profile, temperature FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-            if row is None:
-                return SessionSettings()
-            temperature = None if row[3] is None else float(row[3])
-            return SessionSettings(
-                system_prompt=row[0], model=row[1], profile=row[2], temperature=temperature
-            )
-
-        return self._run(work)
+        return self._run(lambda conn: message_records.session_settings(conn, session_id))
 
     def update_session_settings(self, session_id: int, settings: SessionSettings) -> None:
-        def work(conn: sqlite3.Connection) -> None:
-            touched = conn.execute(
-                "UPDATE sessions SET system_prompt = ?, model = ?, profile = ?, temperature = ? WHERE id = ?",
-                (settings.system_prompt, settings.model, settings.profile, settings.temperature, session_id),
-            )
-            if touched.rowcount == 0:
-                raise StoreError(f"There is no session {session_id}; it may have been deleted.")
-
-        self._run(work)
+        self._run(lambda conn: message_records.update_session_settings(conn, session_id, settings))
 
     def get_state(self, key: str) -> str | None:
         def work(conn: sqlite3.Connection) -> str | None:

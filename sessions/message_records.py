@@ -1,0 +1,114 @@
+"""Messages and a session's own settings in SQLite: functions over an open connection, which
+:class:`sessions.store.SqliteChatStore` runs inside its transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from typing import cast
+
+from engine.chat import MessageStatus, Role, SessionSettings, StoredMessage
+from engine.errors import StoreError
+
+MESSAGE_COLUMNS = "id, session_id, role, content, status, created_at, tokens, model, error"
+
+
+def now_text() -> str:
+    """The current time as the store writes it (UTC, ISO 8601, microseconds)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def decode(row: sqlite3.Row | tuple[object, ...]) -> StoredMessage:
+    """A :class:`StoredMessage` from a row of :data:`MESSAGE_COLUMNS`."""
+    return StoredMessage(
+        id=int(cast(int, row[0])),
+        session_id=int(cast(int, row[1])),
+        role=cast(Role, row[2]),
+        content=str(row[3]),
+        status=MessageStatus(str(row[4])),
+        created_at=datetime.fromisoformat(str(row[5])),
+        tokens=None if row[6] is None else int(cast(int, row[6])),
+        model=None if row[7] is None else str(row[7]),
+        error=None if row[8] is None else str(row[8]),
+    )
+
+
+def get(conn: sqlite3.Connection, message_id: int) -> StoredMessage:
+    row = conn.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,)).fetchone()
+    if row is None:
+        raise StoreError(f"There is no message {message_id}.")
+    return decode(row)
+
+
+def add(
+    conn: sqlite3.Connection,
+    session_id: int,
+    role: Role,
+    content: str,
+    status: MessageStatus,
+    *,
+    tokens: int | None,
+    model: str | None,
+) -> StoredMessage:
+    now = now_text()
+    touched = conn.execute(
+        "UPDATE sessions SET updated_at = ? WHERE id = ? AND deleted_at IS NULL", (now, session_id)
+    )
+    if touched.rowcount == 0:
+        raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+    cursor = conn.execute(
+        "INSERT INTO messages"
+        " (session_id, role, content, status, tokens, model, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (session_id, role, content, status, tokens, model, now, now),
+    )
+    return get(conn, cast(int, cursor.lastrowid))
+
+
+def update(
+    conn: sqlite3.Connection,
+    message_id: int,
+    *,
+    content: str | None,
+    status: MessageStatus | None,
+    tokens: int | None,
+    error: str | None,
+) -> StoredMessage:
+    """Change the fields given (None: unchanged)."""
+    now = now_text()
+    cursor = conn.execute(
+        "UPDATE messages SET content = COALESCE(?, content), status = COALESCE(?, status),"
+        " tokens = COALESCE(?, tokens), error = COALESCE(?, error), updated_at = ? WHERE id = ?",
+        (content, status, tokens, error, now, message_id),
+    )
+    if cursor.rowcount == 0:
+        raise StoreError(f"There is no message {message_id}; its session may have been deleted.")
+    message = get(conn, message_id)
+    conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, message.session_id))
+    return message
+
+
+def of_session(conn: sqlite3.Connection, session_id: int) -> list[StoredMessage]:
+    rows = conn.execute(
+        f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+    ).fetchall()
+    return [decode(row) for row in rows]
+
+
+def session_settings(conn: sqlite3.Connection, session_id: int) -> SessionSettings:
+    row = conn.execute(
+        "SELECT system_prompt, model, profile, temperature FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        return SessionSettings()
+    temperature = None if row[3] is None else float(row[3])
+    return SessionSettings(system_prompt=row[0], model=row[1], profile=row[2], temperature=temperature)
+
+
+def update_session_settings(conn: sqlite3.Connection, session_id: int, settings: SessionSettings) -> None:
+    touched = conn.execute(
+        "UPDATE sessions SET system_prompt = ?, model = ?, profile = ?, temperature = ? WHERE id = ?",
+        (settings.system_prompt, settings.model, settings.profile, settings.temperature, session_id),
+    )
+    if touched.rowcount == 0:
+        raise StoreError(f"There is no session {session_id}; it may have been deleted.")
