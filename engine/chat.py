@@ -89,3 +89,14 @@ class PromptMessage:
         # and chat-completions servers refuse a "tool" message without a tool_call_id.
         role = "user" if self.role == "tool" else self.role
         return {"role": role, "content": self.content}
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePage:
+    """A run of a session's shown messages (superseded ones are not shown), oldest first."""
+
+    messages: list[StoredMessage]
+    earlier: int
+    """How many shown messages come before the page."""
+    later: int
+    """How many come after it."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from engine.analysis import ANALYSIS_VERSION, Analysis
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import StoredMessage
 from engine.curation_result import CurationDelta
@@ -17,6 +18,7 @@ def rebuild(
     messages: Sequence[StoredMessage],
     snapshot: CurationSnapshot,
     *,
+    analyses: Mapping[int, Analysis] | None = None,
     window: int,
     counter: TokenCounter,
     profile: Profile = DEFAULT_PROFILE,
@@ -26,8 +28,10 @@ def rebuild(
 
     Indexes and turn numbers are derived again from the messages (they are cheap to compute and
     cannot go stale); states, pins, summaries, entity states and the consent policy come from the
-    snapshot.
+    snapshot. What each message says (entities, terms, role) comes from ``analyses`` where they
+    have it, read again from the text otherwise (then handed over by ``take_unstored``).
     """
+    known = analyses or {}
     curation = SessionCuration(
         window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
     )
@@ -36,7 +40,9 @@ def rebuild(
         if not in_conversation(message):
             continue
         tokens = message.tokens if message.tokens is not None else counter.count(message.content)
-        curation.add(curation.analyse(message.id, message.role, message.content, tokens), log=False)
+        analysis = known.get(message.id)
+        item = curation.analyse(message.id, message.role, message.content, tokens, analysis=analysis)
+        curation.add(item, log=False, stored=analysis is not None)
         record = snapshot.items.get(message.id)
         if record is not None:
             curation.load_record(
@@ -54,7 +60,9 @@ def rebuild(
 
 
 def save(store: ChatStore, session_id: int, curation: SessionCuration, delta: CurationDelta) -> None:
-    """Write a delta (state changes, entity records and ledger entries) in one store transaction."""
+    """Write a delta (state changes, entity records and ledger entries) in one store transaction,
+    and the analyses of messages added since the last save."""
+    store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
     store.save_curation(
         session_id,
         items=[

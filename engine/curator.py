@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from engine.analysis import Analysis, analyse_text, term_counts
 from engine.budget import DEFAULT_PROFILE, Budget, Profile
 from engine.chat import Role
 from engine.consent import ConsentChoice, ConsentItem, ConsentRequest
@@ -26,7 +27,6 @@ from engine.curation_result import (
     cost,
     preview,
 )
-from engine.entities import extract_entities
 from engine.forgetting import demote
 from engine.index import EntityIndex, TermIndex
 from engine.items import Item, ItemState, MemoryRole
@@ -35,7 +35,6 @@ from engine.operations import Operation, OpKind, Scores
 from engine.prompt import REPLY_PRIMING_TOKENS
 from engine.protocols import TokenCounter
 from engine.registry import EntityChange, EntityRegistry, EntityState
-from engine.roles import classify
 from engine.scoring import RECURRENCE_TURNS, score_items
 from engine.summaries import ExtractiveSummarizer, Summarizer
 from engine.summary_section import SummarySection
@@ -46,6 +45,9 @@ __all__ = ["RECENT_TURNS", "CurationRefused", "SessionCuration"]
 
 RECENT_TURNS = 2
 """The last this-many turns before the new message are always sent verbatim (when they fit)."""
+RECENT_TERMS_KEPT = 64
+"""How many items' term counts :meth:`SessionCuration.terms_of` keeps at hand (plans compare the
+new message with the last few turns only)."""
 
 
 class SessionCuration(UserActions):
@@ -95,6 +97,9 @@ class SessionCuration(UserActions):
         self.memory = ""
         """The memory section this session's prompts carry (see :mod:`engine.memory`); "" for none."""
         self._memory_cost = 0
+        self._unstored: list[tuple[int, Analysis]] = []
+        self._recent_terms: dict[int, dict[str, int]] = {}
+        """Term counts of recently planned-with items (see :meth:`terms_of`), oldest first."""
 
     # --- items -----------------------------------------------------------------------------------
 
@@ -107,6 +112,7 @@ class SessionCuration(UserActions):
         *,
         name: str | None = None,
         label: str | None = None,
+        analysis: Analysis | None = None,
     ) -> Item:
         """An item for ``text`` with its entities, terms and role, not yet part of the session.
 
@@ -117,13 +123,9 @@ class SessionCuration(UserActions):
             tokens: Its token count.
             name: The speaker's name, when the conversation has named speakers.
             label: How reasons and summaries refer to it (default ``#id``; replay uses transcript ids).
+            analysis: What an earlier reading of ``text`` found (stored): spares reading it again.
         """
-        mentions = tuple(extract_entities(text))
-        counts: dict[str, int] = {}
-        # The speaker's name counts as a word of the message: "what did Maya say about X" should
-        # find Maya's messages about X, not only messages that mention her.
-        for term in terms(f"{text} {name}" if name else text):
-            counts[term] = counts.get(term, 0) + 1
+        read = analysis or analyse_text(text, name)
         turn = self.turn + 1 if role == "user" else max(self.turn, 1)
         return Item(
             id=item_id,
@@ -134,27 +136,32 @@ class SessionCuration(UserActions):
             position=len(self.items),
             name=name,
             label=label or f"#{item_id}",
-            mentions=mentions,
-            terms=counts,
-            memory_role=classify(text, mentions),
+            mentions=read.mentions,
+            terms=read.terms,
+            memory_role=read.memory_role,
             preview=preview(text),
         )
 
-    def add(self, item: Item, *, log: bool = True) -> Item:
+    def add(self, item: Item, *, log: bool = True, stored: bool = False) -> Item:
         """Make ``item`` (from :meth:`analyse`) part of the session: index it and note its entities.
 
         Args:
             item: The item.
             log: Record its memory-role tag in the ledger (not when rebuilding a stored session).
+            stored: Its analysis came from the store; otherwise :meth:`take_unstored` hands it over.
         """
         if item.id in self.by_id:
             raise ValueError(f"item {item.id} is already in the session")
+        terms = self.terms_of(item)
+        if not stored:
+            self._unstored.append((item.id, Analysis(item.mentions, terms, item.memory_role)))
         item.position = len(self.items)
         self.turn = item.turn
         self.items.append(item)
         self.by_id[item.id] = item
         self._all_cost += cost(item.tokens)
-        self._terms.add(item.id, item.terms)
+        self._terms.add(item.id, terms)
+        item.terms = None  # the index has them; recent items' are read again (see terms_of)
         self._entities.add(item.id, item.refs)
         for ref in self.registry.observe(item.mentions, item.turn):
             if len(self.registry.records[ref].turns) > RECURRENCE_TURNS:
@@ -181,6 +188,26 @@ class SessionCuration(UserActions):
         """Budget for a different context window from the next plan on (same ratio)."""
         if window != self.budget.window:
             self.budget = Budget(window, self.budget.ratio)
+
+    def terms_of(self, item: Item) -> dict[str, int]:
+        """The item's term counts: its own until it is indexed, then read again from its text.
+
+        Holding every item's counts doubled the memory of a long session (a million entries at
+        10,000 messages) for the sake of the few recent items a plan compares with.
+        """
+        if item.terms is not None:
+            return item.terms
+        found = self._recent_terms.get(item.id)
+        if found is None:
+            found = self._recent_terms[item.id] = term_counts(item.text, item.name)
+            if len(self._recent_terms) > RECENT_TERMS_KEPT:
+                del self._recent_terms[next(iter(self._recent_terms))]
+        return found
+
+    def take_unstored(self) -> list[tuple[int, Analysis]]:
+        """Analyses of items added since the last call that the store does not have yet."""
+        taken, self._unstored = self._unstored, []
+        return taken
 
     def add_message(
         self,
@@ -261,7 +288,7 @@ class SessionCuration(UserActions):
         recent_terms: dict[str, int] = {}
         recent_refs: set[str] = set()
         for item in recent[-2 * RECENT_TURNS :]:
-            for term, count in item.terms.items():
+            for term, count in self.terms_of(item).items():
                 recent_terms[term] = recent_terms.get(term, 0) + count
             recent_refs |= item.refs
         scores = score_items(
@@ -269,7 +296,7 @@ class SessionCuration(UserActions):
             session=self.items,
             by_id=self.by_id,
             excluded=excluded,
-            new_terms=new.terms,
+            new_terms=self.terms_of(new),
             new_refs=new.refs,
             new_entity_terms=frozenset(t for m in new.mentions for t in terms(m.label)),
             recent_terms=recent_terms,

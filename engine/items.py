@@ -9,7 +9,7 @@ so that a turn costs work proportional to what changed, not to the length of the
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from engine.chat import Role
 from engine.mentions import Mention
@@ -59,8 +59,9 @@ class Item:
     label: str = ""
     """How reasons and summaries refer to it: ``#id`` in the app, the transcript's id in replay."""
     mentions: tuple[Mention, ...] = ()
-    terms: dict[str, int] = field(default_factory=dict)
-    """Stemmed term → count, for lexical relevance."""
+    terms: dict[str, int] | None = None
+    """Stemmed term → count, for lexical relevance, until the item is indexed (then None: see
+    :meth:`engine.curator.SessionCuration.terms_of`)."""
     memory_role: MemoryRole = MemoryRole.CONTEXT
     state: ItemState = ItemState.ACTIVE
     pinned: bool = False

@@ -8,18 +8,27 @@ loopback fake server.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from engine.chat import MessageStatus, PromptMessage, Role, Session, SessionSettings, StoredMessage
+from engine.chat import (
+    MessagePage,
+    MessageStatus,
+    PromptMessage,
+    Role,
+    Session,
+    SessionSettings,
+    StoredMessage,
+)
 from engine.consent import ConsentChoice
 from engine.items import ItemState
 from engine.ledger import LedgerEntry
 from engine.registry import EntityRecord
 
 if TYPE_CHECKING:
+    from engine.analysis import Analysis
     from engine.memory import Assessed, Memory
 
 # --- the model -------------------------------------------------------------------------------
@@ -195,8 +204,24 @@ class ChatStore(Protocol):
         """A session's messages in the order they were added, superseded ones included."""
         ...
 
+    def message_page(
+        self, session_id: int, *, before: int | None = None, after: int | None = None, limit: int
+    ) -> MessagePage:
+        """Up to ``limit`` of the session's shown messages: the latest before message ``before``
+        (the latest of all when both are None), or the earliest after message ``after``."""
+        ...
+
     def load_curation(self, session_id: int) -> CurationSnapshot:
         """A session's item states, entity registry and consent policy."""
+        ...
+
+    def load_analyses(self, session_id: int, version: int) -> Mapping[int, Analysis]:
+        """The stored analyses of a session's messages (by message id) written at ``version``;
+        a message whose text changed since its analysis has none."""
+        ...
+
+    def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
+        """Store analyses (message id, analysis) made at ``version``; messages gone since are skipped."""
         ...
 
     def save_curation(

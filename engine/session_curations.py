@@ -78,6 +78,7 @@ class SessionCurations:
 
     def get(self, session_id: int) -> SessionCuration:
         """The session's curation, rebuilt from the store if it is not cached. Hold :attr:`lock`."""
+        from engine.analysis import ANALYSIS_VERSION
         from engine.curation_state import rebuild
 
         curation = self._cached.get(session_id)
@@ -85,10 +86,14 @@ class SessionCurations:
             curation = rebuild(
                 self.store.messages(session_id),
                 self.store.load_curation(session_id),
+                analyses=self.store.load_analyses(session_id, ANALYSIS_VERSION),
                 window=self.window(),
                 counter=self.counter,
                 profile=self.profile_for(session_id),
             )
+            # Analysed now (a session from before analyses were stored, or edited since): kept
+            # so that the next opening reads them.
+            self.store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
             self._give_memory(curation, session_id)
             self._cached[session_id] = curation
         else:

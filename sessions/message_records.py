@@ -7,7 +7,7 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import cast
 
-from engine.chat import MessageStatus, Role, SessionSettings, StoredMessage
+from engine.chat import MessagePage, MessageStatus, Role, SessionSettings, StoredMessage
 from engine.errors import StoreError
 
 MESSAGE_COLUMNS = "id, session_id, role, content, status, created_at, tokens, model, error"
@@ -93,6 +93,38 @@ def of_session(conn: sqlite3.Connection, session_id: int) -> list[StoredMessage]
         f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
     ).fetchall()
     return [decode(row) for row in rows]
+
+
+_SHOWN = "session_id = ? AND status != 'superseded'"
+
+
+def page(
+    conn: sqlite3.Connection, session_id: int, *, before: int | None, after: int | None, limit: int
+) -> MessagePage:
+    """Up to ``limit`` shown messages: the latest before message ``before`` (the session's latest
+    when both are None), or the earliest after message ``after``."""
+    if after is not None:
+        rows = conn.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE {_SHOWN} AND id > ? ORDER BY id LIMIT ?",
+            (session_id, after, limit),
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE {_SHOWN} AND id < ? ORDER BY id DESC LIMIT ?",
+            (session_id, before if before is not None else 2**63 - 1, limit),
+        ).fetchall()
+        rows.reverse()
+    messages = [decode(row) for row in rows]
+    if not messages:
+        return MessagePage([], 0, 0)
+
+    def count(condition: str, message_id: int) -> int:
+        row = conn.execute(
+            f"SELECT COUNT(*) FROM messages WHERE {_SHOWN} AND {condition}", (session_id, message_id)
+        )
+        return int(row.fetchone()[0])
+
+    return MessagePage(messages, count("id < ?", messages[0].id), count("id > ?", messages[-1].id))
 
 
 def session_settings(conn: sqlite3.Connection, session_id: int) -> SessionSettings:

@@ -190,6 +190,29 @@ def _v6_trash_and_transcript_ids(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _v7_message_analyses(conn: sqlite3.Connection) -> None:
+    # What the curation engine read in each message (entities, terms, role), so that opening a long
+    # session does not analyse its whole history again. A row goes when its message's text changes.
+    conn.execute(
+        """
+        CREATE TABLE message_analyses (
+            message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+            version INTEGER NOT NULL,
+            analysis TEXT NOT NULL
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER message_analyses_stale AFTER UPDATE OF content ON messages
+        WHEN NEW.content IS NOT OLD.content
+        BEGIN
+            DELETE FROM message_analyses WHERE message_id = NEW.id;
+        END
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
     _v2_curation,
@@ -197,6 +220,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v4_search_and_settings,
     _v5_memories,
     _v6_trash_and_transcript_ids,
+    _v7_message_analyses,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 

@@ -11,21 +11,30 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from engine.chat import MessageStatus, Role, Session, SessionSettings, StoredMessage
+from engine.analysis import Analysis
+from engine.chat import MessagePage, MessageStatus, Role, Session, SessionSettings, StoredMessage
 from engine.consent import ConsentChoice
 from engine.errors import StoreError
 from engine.ledger import LedgerEntry
 from engine.memory import Memory
 from engine.protocols import CurationSnapshot, ItemRecord
 from engine.registry import EntityRecord
-from sessions import curation_records, db_file, memory_records, message_records, search_records, session_rows
+from sessions import (
+    analysis_records,
+    curation_records,
+    db_file,
+    memory_records,
+    message_records,
+    search_records,
+    session_rows,
+)
 from sessions.migrations import check_version, migrate
 from sessions.paths import ensure_private_dir
 from sessions.search_records import SearchHit as SearchHit  # re-exported: callers import it from here
@@ -240,10 +249,26 @@ class SqliteChatStore:
     def messages(self, session_id: int) -> list[StoredMessage]:
         return self._run(lambda conn: message_records.of_session(conn, session_id))
 
+    def message_page(
+        self, session_id: int, *, before: int | None = None, after: int | None = None, limit: int
+    ) -> MessagePage:
+        """Up to ``limit`` of the session's shown messages: the latest before message ``before``
+        (the latest of all when both are None), or the earliest after message ``after``."""
+        return self._run(
+            lambda conn: message_records.page(conn, session_id, before=before, after=after, limit=limit)
+        )
+
     # --- curation -------------------------------------------------------------------------------
 
     def load_curation(self, session_id: int) -> CurationSnapshot:
         return self._run(lambda conn: curation_records.load(conn, session_id))
+
+    def load_analyses(self, session_id: int, version: int) -> Mapping[int, Analysis]:
+        return self._run(lambda conn: analysis_records.load(conn, session_id, version))
+
+    def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
+        if analyses:
+            self._run(lambda conn: analysis_records.save(conn, version, analyses))
 
     def save_curation(
         self,

@@ -1,0 +1,47 @@
+"""What the curation engine reads in a message's text: its entities, its index terms, its role.
+
+Reading a message (entity patterns, stemming) costs about a millisecond per kilobyte; a session of
+10,000 messages took over 20 seconds to read again each time it was opened. So each analysis is
+stored beside its message (see :class:`engine.protocols.ChatStore.load_analyses`) and read back
+instead, unless :data:`ANALYSIS_VERSION` has changed since it was written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.items import MemoryRole
+from engine.mentions import Mention
+
+ANALYSIS_VERSION = 1
+"""Raise this whenever extraction, stemming or role classification changes what a text yields:
+stored analyses of another version are ignored and redone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    mentions: tuple[Mention, ...]
+    terms: dict[str, int]
+    """Stemmed term → count (the speaker's name included, as for lexical relevance)."""
+    memory_role: MemoryRole
+
+
+def analyse_text(text: str, name: str | None = None) -> Analysis:
+    """Read ``text`` (written by ``name``, when the conversation names its speakers)."""
+    from engine.entities import extract_entities
+    from engine.roles import classify
+
+    mentions = tuple(extract_entities(text))
+    return Analysis(mentions, term_counts(text, name), classify(text, mentions))
+
+
+def term_counts(text: str, name: str | None = None) -> dict[str, int]:
+    """Stemmed term → count for lexical relevance."""
+    from engine.text import terms
+
+    counts: dict[str, int] = {}
+    # The speaker's name counts as a word of the message: "what did Maya say about X" should find
+    # Maya's messages about X, not only messages that mention her.
+    for term in terms(f"{text} {name}" if name else text):
+        counts[term] = counts.get(term, 0) + 1
+    return counts

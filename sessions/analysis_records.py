@@ -1,0 +1,87 @@
+"""Stored message analyses (see :mod:`engine.analysis`): compact JSON beside each message.
+
+Functions over an open connection, run by :class:`sessions.store.SqliteChatStore` in its
+transactions. A row is a cache: unreadable ones are skipped (the message is analysed again).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+
+from engine.analysis import Analysis
+from engine.items import MemoryRole
+from engine.mentions import EntityKind, Mention
+
+
+def encode(analysis: Analysis) -> str:
+    mentions = [[m.kind.value, m.label, m.ref] for m in analysis.mentions]
+    return json.dumps(
+        {"m": mentions, "t": analysis.terms, "r": analysis.memory_role.value},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def decode(text: str) -> Analysis | None:
+    """The analysis in ``text``, or None if it cannot be read (it is then made again)."""
+    try:
+        data = json.loads(text)
+        mentions = tuple(
+            # Interned: the same entities recur across thousands of messages.
+            Mention(EntityKind(kind), sys.intern(label), sys.intern(ref))
+            for kind, label, ref in data["m"]
+        )
+        terms = data["t"]
+        if not isinstance(terms, dict):
+            return None
+        return Analysis(mentions, terms, MemoryRole(data["r"]))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+class StoredAnalyses(Mapping[int, Analysis]):
+    """A session's stored analyses, each read from its JSON when asked for: the engine takes them
+    one message at a time, so the decoded forms of 10,000 messages never all exist at once.
+
+    Iteration and ``len`` count the rows as stored; a row that cannot be read is not ``in`` it.
+    """
+
+    def __init__(self, rows: dict[int, str]) -> None:
+        self._rows = rows
+
+    def __getitem__(self, message_id: int) -> Analysis:
+        found = decode(self._rows[message_id])
+        if found is None:
+            raise KeyError(message_id)
+        return found
+
+    def get(self, message_id: int, default: Analysis | None = None) -> Analysis | None:  # type: ignore[override]
+        text = self._rows.get(message_id)
+        found = decode(text) if text is not None else None
+        return found if found is not None else default
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+def load(conn: sqlite3.Connection, session_id: int, version: int) -> StoredAnalyses:
+    rows = conn.execute(
+        "SELECT a.message_id, a.analysis FROM message_analyses a JOIN messages m ON m.id = a.message_id"
+        " WHERE m.session_id = ? AND a.version = ?",
+        (session_id, version),
+    )
+    return StoredAnalyses({int(message_id): str(text) for message_id, text in rows})
+
+
+def save(conn: sqlite3.Connection, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO message_analyses (message_id, version, analysis)"
+        " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)",
+        [(message_id, version, encode(analysis), message_id) for message_id, analysis in analyses],
+    )

@@ -1,0 +1,112 @@
+"""Stored message analyses: a reopened session is not read again, and a stale reading is never used."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.analysis import ANALYSIS_VERSION, analyse_text
+from engine.context_building import build_view
+from engine.curator import SessionCuration
+from engine.session_curations import SessionCurations, last_user_item
+from engine.tokens import LazyTokenCounter, load_counter
+from sessions.store import SqliteChatStore, open_store
+
+COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
+CONVERSATION = [
+    ("user", "The deploy fails with ConnectionRefusedError in src/db/pool.py:42 since Monday."),
+    ("assistant", "Check DATABASE_URL in config.toml; the pool retries 3 times on port 5432."),
+    ("user", "My sister Maya loves lentil soup; she visits on 14 May 2026."),
+    ("assistant", "Boil the lentils for 20 minutes. See https://example.com/lentils for more."),
+    ("user", "Back to the deploy: is src/db/pool.py:42 still the problem?"),
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteChatStore]:
+    opened = open_store(tmp_path / "heedful.db")
+    yield opened.store
+    opened.store.close()
+
+
+def _session(store: SqliteChatStore) -> int:
+    session = store.create_session("deploy")
+    for role, text in CONVERSATION:
+        store.add_message(session.id, role, text, tokens=COUNTER.count(text))  # type: ignore[arg-type]
+    return session.id
+
+
+def _curations(store: SqliteChatStore) -> SessionCurations:
+    return SessionCurations(store, COUNTER, window=lambda: 4_000, system_prompt="")
+
+
+def _planned(curation: SessionCuration) -> object:
+    new = last_user_item(curation)
+    assert new is not None
+    return build_view(curation, curation.plan(new), new_id=new.id)
+
+
+def test_a_session_opened_again_reads_its_stored_analyses_and_plans_the_same(store: SqliteChatStore) -> None:
+    session_id = _session(store)
+    first = _curations(store).get(session_id)  # reads every message, and stores what it read
+    stored = store.load_analyses(session_id, ANALYSIS_VERSION)
+    assert len(stored) == len(CONVERSATION)
+    for message in store.messages(session_id):
+        assert stored[message.id] == analyse_text(message.content)
+
+    again = _curations(store).get(session_id)  # as after a restart
+    assert again.take_unstored() == []  # nothing was read again
+    assert [(i.mentions, i.memory_role) for i in again.items] == [
+        (i.mentions, i.memory_role) for i in first.items
+    ]
+    assert _planned(again) == _planned(first)
+
+
+def test_an_analysis_goes_when_its_message_text_changes(store: SqliteChatStore) -> None:
+    session_id = _session(store)
+    _curations(store).get(session_id)
+    message = store.messages(session_id)[1]
+    store.update_message(message.id, content="Now it is about the violin in the orchard.")
+    assert message.id not in store.load_analyses(session_id, ANALYSIS_VERSION)
+    store.update_message(message.id, status=message.status)  # other changes keep the others
+    assert len(store.load_analyses(session_id, ANALYSIS_VERSION)) == len(CONVERSATION) - 1
+
+    curation = _curations(store).get(session_id)
+    refs = curation.by_id[message.id].refs
+    assert not any("config.toml" in ref for ref in refs)  # the new text was read, not the old
+
+
+def test_unreadable_or_older_analyses_are_read_again_from_the_text(
+    store: SqliteChatStore, tmp_path: Path
+) -> None:
+    session_id = _session(store)
+    _curations(store).get(session_id)
+    first, second = (m.id for m in store.messages(session_id)[:2])
+    with sqlite3.connect(tmp_path / "heedful.db") as conn:
+        conn.execute("UPDATE message_analyses SET analysis = '{not json' WHERE message_id = ?", (first,))
+        conn.execute("UPDATE message_analyses SET version = 0 WHERE message_id = ?", (second,))
+    stale = store.load_analyses(session_id, ANALYSIS_VERSION)
+    assert first not in stale and second not in stale
+    curation = _curations(store).get(session_id)
+    assert any(ref.startswith("error:") for ref in curation.by_id[first].refs)
+    stored = store.load_analyses(session_id, ANALYSIS_VERSION)  # and stored again, readable
+    assert stored[first] == analyse_text(CONVERSATION[0][1])
+    assert stored[second] == analyse_text(CONVERSATION[1][1])
+
+
+def test_messages_added_during_a_session_have_their_analyses_stored_with_the_next_save(
+    store: SqliteChatStore,
+) -> None:
+    from engine.curation_state import save
+
+    session_id = _session(store)
+    curations = _curations(store)
+    curation = curations.get(session_id)
+    text = "What port does the pool use again?"
+    message = store.add_message(session_id, "user", text, tokens=COUNTER.count(text))
+    new = curation.add_message(message.id, "user", text, message.tokens or 0)
+    save(store, session_id, curation, curation.apply(curation.plan(new)))
+    assert store.load_analyses(session_id, ANALYSIS_VERSION)[message.id] == analyse_text(text)
