@@ -106,3 +106,18 @@ def stored_messages() -> list[StoredMessage]:
 def toasts(app: HeedfulApp) -> list[str]:
     """The text of the notifications on screen now, as the user reads them."""
     return [str(toast.render()) for toast in app.screen.query("Toast")]
+
+
+def make_sessions(*sessions: tuple[str, list[str]]) -> dict[str, int]:
+    """Sessions in the test's database before the app starts: title → id (the last is the latest)."""
+    store = open_store(paths.database_path()).store
+    try:
+        ids = {}
+        for title, texts in sessions:
+            session = store.create_session(title)
+            for n, text in enumerate(texts):
+                store.add_message(session.id, ("user", "assistant")[n % 2], text)
+            ids[title] = session.id
+        return ids
+    finally:
+        store.close()

@@ -13,26 +13,10 @@ from textual.widgets import Input, OptionList
 
 from engine.chat import Session
 from sessions import paths
-from sessions.store import SearchHit, SqliteChatStore, open_store
-from tests.apphelpers import chat, make_app, toasts, views, wait_for
+from sessions.store import SearchHit, SqliteChatStore
+from tests.apphelpers import chat, make_app, make_sessions, toasts, views, wait_for
 from tui.app import HeedfulApp
 from tui.screens.sessions import SEARCH_DELAY, SessionChoice, SessionsScreen
-
-
-def make_sessions(*sessions: tuple[str, list[str]]) -> dict[str, int]:
-    """Sessions in the test's database before the app starts: title → id (the last is the latest)."""
-    store = open_store(paths.database_path()).store
-    try:
-        ids = {}
-        for title, texts in sessions:
-            session = store.create_session(title)
-            for n, text in enumerate(texts):
-                store.add_message(session.id, ("user", "assistant")[n % 2], text)
-            ids[title] = session.id
-        return ids
-    finally:
-        store.close()
-
 
 SESSIONS = (
     ("Cats", ["Biscuit needs her vaccine before Tuesday.", "Book the vet for the vaccine."]),
@@ -235,7 +219,7 @@ async def test_a_search_hit_in_a_long_session_opens_scrolled_to_that_message() -
         await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 1)
         await pilot.press("enter")
         await wait_for(pilot, lambda: chat(app).session is not None and chat(app).session.id == ids["Long"])  # type: ignore[union-attr]
-        # Message 11 of 150 is far older than the latest 60 shown on opening: it is mounted anyway,
+        # Message 11 of 150 is far older than the latest page shown on opening: it is mounted anyway,
         # focused, and on screen.
         await wait_for(pilot, lambda: any("zeppelin" in v.message.content for v in views(app)))
         target = next(v for v in views(app) if "zeppelin" in v.message.content)

@@ -18,6 +18,7 @@ from sessions.store import open_store
 from tests.apphelpers import chat, make_app, wait_for, write_config
 from tui.app import HeedfulApp
 from tui.widgets.composer import Composer
+from tui.widgets.message_list import PAGE
 
 FIXED_TIME = "2026-11-22T09:30:00+00:00"
 
@@ -73,6 +74,9 @@ def seed_conversation(*, failed_reply: bool = False) -> None:
 
 
 def settled(count: int) -> Callable[[Pilot[None]], Any]:
+    """Wait until the session's latest page is mounted (``count`` messages at most) and curated."""
+    count = min(count, PAGE)
+
     async def run_before(pilot: Pilot[None]) -> None:
         app = pilot.app
         assert isinstance(app, HeedfulApp)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
@@ -16,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
 from textual.worker import Worker, WorkerError, WorkerState
 
-from engine.chat import MessageStatus, Session, StoredMessage
+from engine.chat import MessagePage, MessageStatus, Session
 from engine.conversation_edits import ConversationEdits, NotEditable
 from engine.errors import StoreError
 from engine.turn import (
@@ -46,7 +47,7 @@ from tui.services import AppServices
 from tui.widgets.composer import Composer, describe_size
 from tui.widgets.context_panel import ContextPanel
 from tui.widgets.header_bar import HeaderBar
-from tui.widgets.message_list import MessageList
+from tui.widgets.message_list import PAGE, Direction, MessageList
 from tui.widgets.message_view import MessageView
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
+PAGE_GROUP = "page"
 NARROW_WIDTH = 90
 """Terminals narrower than this hide the context panel until F2 asks for it."""
 EXACT_COUNT_CHARS = 100_000
@@ -95,6 +97,22 @@ class ChatScreen(Screen[None]):
         Binding("f6", "ledger", "Ledger", tooltip="The session's forgetting log, with restore", id="ledger"),
         Binding("f3", "connect", "Connect", tooltip="How to connect a model", id="connect"),
         Binding("f1", "help", "Help", tooltip="Keys and help", id="help"),
+        Binding(
+            "ctrl+home",
+            "first_message",
+            "First message",
+            show=False,
+            tooltip="Show the session from its first message",
+            id="first_message",
+        ),
+        Binding(
+            "ctrl+end",
+            "latest_message",
+            "Latest message",
+            show=False,
+            tooltip="Show the session's latest messages",
+            id="latest_message",
+        ),
     ]
 
     def __init__(self, services: AppServices) -> None:
@@ -162,32 +180,74 @@ class ChatScreen(Screen[None]):
     # --- sessions ------------------------------------------------------------------------------
 
     @work(exclusive=True, group=LOAD_GROUP, exit_on_error=False)
-    async def open_session(self, session_id: int | None, *, at_message: int | None = None) -> None:
-        """Show a session (the latest one when ``session_id`` is None and no session is open),
-        scrolled to ``at_message`` when given (a search hit)."""
+    async def open_session(
+        self, session_id: int | None, *, at_message: int | None = None, at_start: bool = False
+    ) -> None:
+        """Show a session (the latest one when ``session_id`` is None and no session is open): its
+        latest page of messages, its first with ``at_start``, or the page around ``at_message``
+        (a search hit), scrolled to that message. Older and newer pages load as the user scrolls."""
         store = self.services.store
 
-        def load() -> tuple[Session | None, list[StoredMessage]]:
+        def load() -> tuple[Session | None, MessagePage, MessagePage]:
             session = store.get_session(session_id) if session_id is not None else store.latest_session()
-            return session, store.messages(session.id) if session else []
+            if session is None:
+                empty = MessagePage([], 0, 0)
+                return None, empty, empty
+            latest = store.message_page(session.id, limit=PAGE)
+            if at_start:
+                return session, store.message_page(session.id, after=0, limit=PAGE), latest
+            if at_message is None:
+                return session, latest, latest
+            up_to = store.message_page(session.id, before=at_message + 1, limit=PAGE // 2)
+            after = store.message_page(session.id, after=at_message, limit=PAGE // 2)
+            around = MessagePage(up_to.messages + after.messages, up_to.earlier, after.later)
+            return session, around, latest
 
-        session, messages = await asyncio.to_thread(load)
-        await self._show(session, messages, at_message=at_message)
-        if session is not None and messages:
+        session, page, latest = await asyncio.to_thread(load)
+        await self._show(session, page, at_message=at_message)
+        if session is not None and latest.messages:
             # A session left alone since before this run (the app was closed) ends like an idle one.
-            self.memory_actions.catch_up(session.id, messages[-1].created_at)
+            self.memory_actions.catch_up(session.id, latest.messages[-1].created_at)
 
     async def _show(
-        self, session: Session | None, messages: list[StoredMessage], *, at_message: int | None = None
+        self, session: Session | None, page: MessagePage, *, at_message: int | None = None
     ) -> None:
         self.session = session
         await self.commands.use_session_model(session)
-        await self.message_list.show(messages, around=at_message)
+        await self.message_list.show(page, focus=at_message)
         self.header.show_title(session.title if session else "New chat")
         if session is not None:
             await asyncio.to_thread(self.services.store.set_state, "last_session", str(session.id))
         await self.refresh_usage()
         heap.settle()  # the session and its curation are loaded: they live until the next switch
+
+    @on(MessageList.NeedsMore)
+    def _load_page(self, event: MessageList.NeedsMore) -> None:
+        if self.session is not None:
+            self._read_page(self.session.id, event.direction, event.beyond)
+
+    @work(group=PAGE_GROUP, exit_on_error=False)
+    async def _read_page(self, session_id: int, direction: Direction, beyond: int) -> None:
+        store = self.services.store
+        if direction == "earlier":
+            read = partial(store.message_page, session_id, before=beyond, limit=PAGE)
+        else:
+            read = partial(store.message_page, session_id, after=beyond, limit=PAGE)
+        try:
+            page = await asyncio.to_thread(read)
+        except StoreError:
+            self.message_list.page_failed()
+            raise
+        if self.session is not None and self.session.id == session_id:
+            await self.message_list.extend(direction, page)
+
+    def action_first_message(self) -> None:
+        if self.session is not None:
+            self.open_session(self.session.id, at_start=True)
+
+    def action_latest_message(self) -> None:
+        if self.session is not None:
+            self.open_session(self.session.id)
 
     async def refresh_usage(self) -> None:
         """Show what the next request would send, in the header and the panel."""
@@ -415,7 +475,7 @@ class ChatScreen(Screen[None]):
             self.notify("This is already a new session.")
             return
         self.memory_actions.remember(self.session.id, asked=False)  # leaving it: the session ends here
-        self.run_worker(self._show(None, []), group=LOAD_GROUP, exclusive=True)
+        self.run_worker(self._show(None, MessagePage([], 0, 0)), group=LOAD_GROUP, exclusive=True)
         self.composer.focus()
 
     def action_sessions(self) -> None:

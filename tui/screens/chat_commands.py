@@ -97,8 +97,8 @@ class SlashCommands(ChatPart):
         )
         self.screen.session = session
         self.screen.header.show_title(session.title)
-        stored = await asyncio.to_thread(self.screen.services.store.messages, session.id)
-        await self.screen.message_list.add(stored[-1])
+        latest = await asyncio.to_thread(self.screen.services.store.message_page, session.id, limit=1)
+        await self.screen.message_list.add(latest.messages[-1])
         self.screen.show_context(view)
         self.screen.notify(f"Attached {path.name}: it is sent while the conversation refers to it.")
 

@@ -1,24 +1,34 @@
-"""The scrolling list of a session's messages."""
+"""The scrolling list of a session's messages: only a window of them is mounted at a time.
+
+A session may hold 10,000 messages; mounting a widget for each would take minutes and gigabytes.
+The list mounts a page around what the user looks at, asks for the next page (:class:`NeedsMore`)
+as the view nears either edge of what is mounted, and unmounts the far side beyond
+:data:`MOUNTED_LIMIT`. The chat screen reads the pages from the store; this widget never does.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Static
 
-from engine.chat import MessageStatus, StoredMessage
+from engine.chat import MessagePage, MessageStatus, StoredMessage
 from engine.context_view import ContextView
 from tui.widgets.message_view import MessageView
 
-SHOWN_ON_OPEN = 60
-"""How many of a session's latest messages are mounted when it is opened: each Markdown message
-costs layout time, and a long session would otherwise take seconds to appear."""
+PAGE = 20
+"""Messages read and mounted at a time: on opening a session, and at each edge reached."""
+MOUNTED_LIMIT = 120
+"""At most this many messages are mounted; the far side goes as the user scrolls on."""
+EDGE_LINES = 8
+"""The next page is asked for when the view comes this close to an edge of what is mounted."""
 
-
-def _visible(message: StoredMessage) -> bool:
-    return message.status != MessageStatus.SUPERSEDED
+Direction = Literal["earlier", "later"]
 
 
 class MessageList(VerticalScroll):
@@ -27,74 +37,227 @@ class MessageList(VerticalScroll):
     DEFAULT_CSS = """
     MessageList { height: 1fr; padding: 1 1 0 1; }
     MessageList > .welcome { color: $heedful-muted; padding: 1 2; }
-    MessageList > .earlier { color: $heedful-muted; text-align: center; margin-bottom: 1; }
+    MessageList > .more { color: $heedful-muted; text-align: center; margin-bottom: 1; display: none; }
+    MessageList > .more.-shown { display: block; }
     """
+
+    class NeedsMore(Message):
+        """The view reached an edge of the mounted messages and the store has more beyond it."""
+
+        def __init__(self, direction: Direction, beyond: int) -> None:
+            super().__init__()
+            self.direction: Direction = direction
+            self.beyond = beyond
+            """The id of the message at that edge: the page wanted is before or after it."""
 
     def __init__(self, welcome: Content, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, can_focus=False)
         self._welcome = welcome
+        self._views: dict[int, MessageView] = {}
+        self._earlier = 0
+        """Shown messages stored before the first mounted one."""
+        self._later = 0
+        """Shown messages stored after the last mounted one."""
+        self._asked: Direction | None = None
+        """A page asked for and not yet given (one at a time)."""
+        self._placing = False
+        """A page was just shown and is not scrolled into place yet."""
+        self._top = Static("", classes="more")
+        self._bottom = Static("", classes="more")
 
     def on_mount(self) -> None:
-        self.mount(Static(self._welcome, classes="welcome"))
+        self.mount_all([self._top, Static(self._welcome, classes="welcome"), self._bottom])
 
-    async def show(self, messages: Sequence[StoredMessage], *, around: int | None = None) -> None:
-        """Replace what is shown with ``messages``: the latest of them if there are many, or those
-        around message ``around`` (a search hit), which is then scrolled to the top and focused."""
-        visible = [m for m in messages if _visible(m)]
-        await self.remove_children()
-        if not visible:
-            await self.mount(Static(self._welcome, classes="welcome"))
-            return
-        index = next((i for i, m in enumerate(visible) if m.id == around), None)
-        start = len(visible) - SHOWN_ON_OPEN if index is None else index - SHOWN_ON_OPEN // 2
-        start = max(0, min(start, len(visible) - SHOWN_ON_OPEN))
-        shown = visible[start : start + SHOWN_ON_OPEN]
-        widgets: list[Static | MessageView] = []
-        if start:
-            widgets.append(
-                Static(Content(f"… {start:,} earlier messages are in the store"), classes="earlier")
-            )
-        widgets.extend(MessageView(m) for m in shown)
-        later = len(visible) - start - len(shown)
-        if later:
-            widgets.append(
-                Static(Content(f"… {later:,} later messages (Ctrl+O reopens at the end)"), classes="earlier")
-            )
-        await self.mount_all(widgets)
-        target = self.view_for(around) if around is not None else None
-        if target is None:
+    # --- what is mounted -------------------------------------------------------------------------
+
+    @property
+    def mounted(self) -> list[MessageView]:
+        """The mounted message views, oldest first."""
+        return [child for child in self.children if isinstance(child, MessageView)]
+
+    async def show(self, page: MessagePage, *, focus: int | None = None) -> None:
+        """Replace what is shown with ``page`` (a session just opened, or a jump): scrolled to the
+        end, or to message ``focus`` (a search hit), which is then scrolled to the top and focused."""
+        self._placing = True  # no page is asked for by where the old content was scrolled
+        await self.remove_children([c for c in self.children if c not in (self._top, self._bottom)])
+        self._views.clear()
+        self._asked = None
+        self._earlier, self._later = page.earlier, page.later
+        views = [MessageView(m) for m in page.messages if _shown(m)]
+        self._views.update((v.message.id, v) for v in views)
+        await self.mount_all(views or [Static(self._welcome, classes="welcome")], before=self._bottom)
+        self._show_counts()
+        self.call_after_refresh(self._place, focus)
+
+    def _place(self, focus: int | None) -> None:
+        """Scroll a newly shown page into place: to the message ``focus``, to the top of the
+        session's first page, or to the end."""
+        target = self._views.get(focus) if focus is not None else None
+        if target is not None:
+            self.release_anchor()
+            self.scroll_to_widget(target, top=True, animate=False, immediate=True)
+            target.focus()
+        elif self._later or not self._views:
+            # An empty session's welcome text reads from the top; anchoring would push it down.
+            self.release_anchor()
+            self.scroll_home(animate=False, immediate=True, force=True)
+        else:
             self.anchor()
-            return
-        self.release_anchor()
-        self.call_after_refresh(self.scroll_to_widget, target, top=True, animate=False)
-        target.focus()
+            self.scroll_end(animate=False, immediate=True, force=True)
+        self._placing = False
+        self._maybe_ask()
+
+    async def extend(self, direction: Direction, page: MessagePage) -> None:
+        """Mount a page asked for with :class:`NeedsMore`, keeping the view where it is, and
+        unmount the far side beyond :data:`MOUNTED_LIMIT`.
+
+        No other page is asked for until this one is laid out and the view put back: a page asked
+        for in between would be placed by where things were before.
+        """
+        views = [MessageView(m) for m in page.messages if _shown(m) and m.id not in self._views]
+        mounted = self.mounted
+        if direction == "earlier":
+            self._earlier = page.earlier
+            if not mounted or not views:
+                self._asked = None
+                self._show_counts()
+                return
+            # Content is added above the view: keep the message at the top of the view in place.
+            top = self._first_visible(mounted)
+            # A short window seen whole (a new message after a jump) stays at its end; otherwise
+            # the user went up, and new text at the end must not pull the view down.
+            offset = None if self.max_scroll_y == 0 else top.virtual_region.y - self.scroll_y
+            if offset is not None:
+                self.release_anchor()
+            await self.mount_all(views, before=mounted[0])
+            self._views.update((v.message.id, v) for v in views)
+            excess = len(mounted) + len(views) - MOUNTED_LIMIT
+            await self._unmount(mounted[len(mounted) - excess :] if excess > 0 else [], later=True)
+            self._show_counts()
+            self.call_after_refresh(self._restore, top, offset)
+        else:
+            self._later = page.later
+            if not views:
+                self._asked = None
+                self._show_counts()
+                return
+            keep = self._first_visible(mounted) if mounted else None
+            offset = keep.virtual_region.y - self.scroll_y if keep is not None else 0
+            await self.mount_all(views, before=self._bottom)
+            self._views.update((v.message.id, v) for v in views)
+            gone = mounted[: max(0, len(mounted) + len(views) - MOUNTED_LIMIT)]
+            await self._unmount(gone, later=False)
+            self._show_counts()
+            if keep is not None and gone:
+                self.call_after_refresh(self._restore, keep, offset)
+            else:
+                self._asked = None
 
     async def add(self, message: StoredMessage) -> MessageView:
-        """Append a message and keep the bottom in view."""
+        """Append a new message and keep the bottom in view (jumping there from older pages)."""
+        if self._later:
+            # The latest messages are not mounted: the new one starts a fresh window at the end.
+            earlier = self._earlier + len(self._views) + self._later
+            await self.show(MessagePage([], earlier, 0))
         for welcome in self.query(".welcome"):
             await welcome.remove()
         view = MessageView(message)
-        await self.mount(view)
+        self._views[message.id] = view
+        await self.mount(view, before=self._bottom)
         self.anchor()
         return view
 
     def view_for(self, message_id: int) -> MessageView | None:
-        found = self.query(f"#message-{message_id}")
-        return found.first(MessageView) if found else None
+        return self._views.get(message_id)
 
     async def drop(self, message_ids: Sequence[int]) -> None:
-        """Remove the views of messages that are no longer shown (superseded by a retry)."""
+        """Remove the views of messages that are no longer shown (superseded, deleted)."""
         for message_id in message_ids:
-            view = self.view_for(message_id)
+            view = self._views.pop(message_id, None)
             if view is not None:
                 await view.remove()
 
     def show_context(self, view: ContextView) -> None:
-        """Mark each shown message with where it stands in the next request."""
+        """Mark each mounted message with where it stands in the next request."""
         placed = {item.id: item for item in view.items}
-        for message_view in self.query(MessageView):
-            message_view.show_context(placed.get(message_view.message.id))
+        for message_id, message_view in self._views.items():
+            message_view.show_context(placed.get(message_id))
 
     def last_reply(self) -> StoredMessage | None:
-        replies = [v.message for v in self.query(MessageView) if v.message.is_reply and v.message.content]
+        """The session's last reply with text, if it is mounted (the latest messages are)."""
+        if self._later:
+            return None
+        replies = [v.message for v in self.mounted if v.message.is_reply and v.message.content]
         return replies[-1] if replies else None
+
+    @property
+    def paging(self) -> bool:
+        """Whether a page has been asked for and is not in place yet."""
+        return self._asked is not None
+
+    @property
+    def at_latest(self) -> bool:
+        """Whether the session's latest message is mounted."""
+        return not self._later
+
+    # --- paging ----------------------------------------------------------------------------------
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._maybe_ask()
+
+    def on_resize(self) -> None:
+        self._maybe_ask()
+
+    def _maybe_ask(self) -> None:
+        """Ask for the next page when the view nears an edge with more stored beyond it."""
+        if self._asked is not None or self._placing or not self._views:
+            return
+        mounted = self.mounted
+        if self._earlier and self.scroll_y <= EDGE_LINES:
+            self._ask("earlier", mounted[0].message.id)
+        elif self._later and self.max_scroll_y - self.scroll_y <= EDGE_LINES:
+            self._ask("later", mounted[-1].message.id)
+
+    def _ask(self, direction: Direction, beyond: int) -> None:
+        self._asked = direction
+        self.post_message(self.NeedsMore(direction, beyond))
+
+    def page_failed(self) -> None:
+        """The page asked for could not be read: ask again when the user scrolls again."""
+        self._asked = None
+
+    def _show_counts(self) -> None:
+        self._top.update(Content(f"↑ {self._earlier:,} earlier messages: scroll up to see them"))
+        self._top.set_class(bool(self._earlier), "-shown")
+        self._bottom.update(Content(f"↓ {self._later:,} later messages: scroll down, or Ctrl+End"))
+        self._bottom.set_class(bool(self._later), "-shown")
+
+    def _first_visible(self, mounted: list[MessageView]) -> MessageView:
+        top = self.scroll_y
+        return next((v for v in mounted if v.virtual_region.bottom > top), mounted[-1])
+
+    def _restore(self, keep: Widget, offset: float | None) -> None:
+        if offset is None:
+            self.scroll_end(animate=False, immediate=True, force=True)
+        elif keep.is_attached:
+            # Forced: right after a page is mounted, Textual may not have decided yet that the
+            # list has a scrollbar, and would ignore the scroll otherwise.
+            self.scroll_to(y=keep.virtual_region.y - offset, animate=False, immediate=True, force=True)
+        self._asked = None
+        self._maybe_ask()  # still at the edge (a short page): the next one
+
+    async def _unmount(self, views: Sequence[MessageView], *, later: bool) -> None:
+        if not views:
+            return
+        for view in views:
+            self._views.pop(view.message.id, None)
+        if later:
+            self._later += len(views)
+        else:
+            self._earlier += len(views)
+        await self.remove_children(list(views))
+
+
+def _shown(message: StoredMessage) -> bool:
+    return message.status != MessageStatus.SUPERSEDED

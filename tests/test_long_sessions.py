@@ -1,0 +1,98 @@
+"""A long session on screen: a window of messages is mounted, and pages come and go as the user
+scrolls; jumps to either end; a new message always lands in view."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+from tests.apphelpers import chat, make_app, make_sessions, send, views, wait_for
+from tui.app import HeedfulApp
+from tui.widgets.message_list import MOUNTED_LIMIT, PAGE
+
+COUNT = 300
+
+
+def texts() -> list[str]:
+    return [f"note {n}: the {'orchard' if n % 2 else 'harbour'} log line {n}" for n in range(COUNT)]
+
+
+def shown_numbers(app: HeedfulApp) -> list[int]:
+    return [
+        int(v.message.content.split(":")[0].removeprefix("note "))
+        for v in views(app)
+        if v.message.content.startswith("note ")
+    ]
+
+
+async def opened(pilot: Pilot[None], app: HeedfulApp, last: int = COUNT - 1) -> None:
+    await wait_for(pilot, lambda: chat(app).session is not None and last in shown_numbers(app))
+    await wait_for(pilot, lambda: chat(app).context is not None)
+
+
+async def test_a_long_session_opens_on_its_latest_page_and_says_how_much_is_above() -> None:
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app)
+        assert shown_numbers(app) == list(range(COUNT - PAGE, COUNT))
+        listing = chat(app).message_list
+        assert listing.is_vertical_scroll_end
+        top = listing.query(".more.-shown").first()
+        assert f"{COUNT - PAGE} earlier messages" in str(top.render())
+
+
+async def test_scrolling_up_loads_earlier_pages_until_the_first_message_keeping_the_view_still() -> None:
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app)
+        listing = chat(app).message_list
+        most = 0
+        for _ in range(200):
+            if 0 in shown_numbers(app):
+                break
+            before = shown_numbers(app)[0]
+            listing.scroll_home(animate=False, immediate=True, force=True)
+            # A page goes in above, and the view is put back where it was (no longer at the top).
+            await wait_for(pilot, lambda b=before: shown_numbers(app)[0] < b and not listing.paging)  # type: ignore[misc]
+            assert listing.scroll_y > 0
+            most = max(most, len(views(app)))
+            kept = next(v for v in views(app) if v.message.content.startswith(f"note {before}:"))
+            assert 0 <= kept.virtual_region.y - listing.scroll_y < listing.scrollable_content_region.height
+        assert 0 in shown_numbers(app)
+        assert most <= MOUNTED_LIMIT  # the far end went as the top came in
+        assert COUNT - 1 not in shown_numbers(app)
+
+        # Back down: later pages come back as the user scrolls to the end.
+        for _ in range(200):
+            if COUNT - 1 in shown_numbers(app):
+                break
+            after = shown_numbers(app)[-1]
+            listing.scroll_end(animate=False, immediate=True, force=True)
+            await wait_for(pilot, lambda a=after: shown_numbers(app)[-1] > a and not listing.paging)  # type: ignore[misc]
+        assert COUNT - 1 in shown_numbers(app)
+        assert len(views(app)) <= MOUNTED_LIMIT
+
+
+async def test_ctrl_home_and_ctrl_end_jump_to_either_end_and_a_new_message_shows_at_the_end() -> None:
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app)
+        await pilot.press("ctrl+home")
+        await wait_for(pilot, lambda: shown_numbers(app)[:1] == [0])
+        assert chat(app).message_list.scroll_y == 0
+        assert "later messages" in str(chat(app).message_list.query(".more.-shown").first().render())
+        await pilot.press("ctrl+end")
+        await wait_for(pilot, lambda: shown_numbers(app)[-1:] == [COUNT - 1])
+
+        await pilot.press("ctrl+home")
+        await wait_for(pilot, lambda: shown_numbers(app)[:1] == [0])
+        # Sending from the start of the session: the conversation's end is shown, with the reply.
+        await send(pilot, "and now?")
+        assert views(app)[-2].message.content == "and now?"
+        assert views(app)[-1].message.is_reply
+        listing = chat(app).message_list
+        await wait_for(pilot, lambda: listing.is_vertical_scroll_end)
+        assert 0 not in shown_numbers(app)
+
