@@ -245,6 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
             "body": body,
             "outcome": None,
         }
+        request["received_at"] = time.perf_counter()
         owner.requests.append(request)
         if owner.on_request is not None:
             try:
@@ -301,7 +302,8 @@ class _Handler(BaseHTTPRequestHandler):
         reply = owner.reply(body) if callable(owner.reply) else owner.reply
         if reply is None:
             reply = f"Echo: {prompt}"
-        pieces = _tokens(reply)
+        size = owner.piece_chars
+        pieces = [reply[i : i + size] for i in range(0, len(reply), size)] if size else _tokens(reply)
         usage = {
             "prompt_tokens": len(_tokens(prompt)),
             "completion_tokens": len(pieces),
@@ -403,6 +405,7 @@ class FakeOpenAIServer:
     Attributes (all may be changed while the server runs):
         reply: A fixed reply, a function of the request body returning the reply, or None to echo.
         chunk_delay: Seconds between streamed pieces.
+        piece_chars: Streams the reply in pieces of this many characters (None: word by word).
         api_key: When set, requests must carry ``Authorization: Bearer <api_key>`` or get a 401.
         faults: Queued fault names, consumed one per chat request.
         requests: Every chat request received, in order.
@@ -422,6 +425,7 @@ class FakeOpenAIServer:
     ) -> None:
         self.reply = reply
         self.chunk_delay = chunk_delay
+        self.piece_chars: int | None = None
         self.api_key = api_key
         self.verbose = verbose
         self.on_request = on_request

@@ -4,10 +4,13 @@ scrolls; jumps to either end; a new message always lands in view."""
 from __future__ import annotations
 
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from tests.apphelpers import chat, make_app, make_sessions, send, views, wait_for
+from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.widgets.message_list import MOUNTED_LIMIT, PAGE
+from tui.widgets.message_view import SHOWN_HEAD
 
 COUNT = 300
 
@@ -96,3 +99,39 @@ async def test_ctrl_home_and_ctrl_end_jump_to_either_end_and_a_new_message_shows
         await wait_for(pilot, lambda: listing.is_vertical_scroll_end)
         assert 0 not in shown_numbers(app)
 
+
+async def test_a_reply_of_a_megabyte_streams_into_ever_cheaper_bodies_and_is_stored_whole(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    """Markdown while short, plain text past MARKDOWN_LIMIT, its start and a note past SHOWN_LIMIT;
+    the whole reply is stored, and reopening the session shows it the same way."""
+    line = "Line {n}: the *fox* jumps over the lazy dog, again and again.\n"
+    big = "".join(line.format(n=n) for n in range(20_000))[:1_000_000]
+    fake_server.reply, fake_server.piece_chars, fake_server.chunk_delay = big, 5_000, 0.02
+    kinds: list[str] = []
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: chat(app).context is not None)
+        screen = chat(app)
+        screen.composer.text = "a very long answer please"
+        screen.composer.action_submit()
+
+        def body_kind() -> bool:
+            reply = [v for v in views(app) if v.message.role == "assistant"]
+            for body in reply[-1:] and reply[-1].query(".body"):  # none while one replaces another
+                kind = type(body).__name__
+                if not kinds or kinds[-1] != kind:
+                    kinds.append(kind)
+            return bool(reply) and not screen.busy
+
+        await wait_for(pilot, body_kind, 60)
+        assert kinds == ["Markdown", "TextArea", "Static"]
+        reply = views(app)[-1]
+        shown = str(reply.query_one(".body", Static).render())
+        assert shown.startswith("Line 0: the *fox*")  # the start, as text, not as Markdown
+        assert f"and {len(big) - SHOWN_HEAD:,} more characters" in shown
+        assert reply.message.content == big
+        session_id = screen.session.id if screen.session else None
+        await screen.open_session(session_id).wait()
+        reopened = views(app)[-1]
+        assert str(reopened.query_one(".body", Static).render()) == shown

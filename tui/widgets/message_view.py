@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -21,15 +21,18 @@ from tui.messages import ContextAction, MessageAction
 from tui.sanitize import inert
 
 MARKDOWN_LIMIT = 40_000
-"""Above this many characters a message is shown as plain text: Textual's Markdown takes seconds
-(and hundreds of MB) to lay out very large documents."""
+"""Above this many characters a message is shown as plain text in a read-only TextArea: Textual's
+Markdown takes seconds (and hundreds of MB) to lay out very large documents (49 s for 1 MB)."""
 
 STREAM_FLUSH = 0.1
 """Seconds between two draws of a streaming reply (ten a second reads as smooth)."""
 
 SHOWN_LIMIT = 200_000
 SHOWN_HEAD = 4_000
-"""A message longer than SHOWN_LIMIT characters shows its first SHOWN_HEAD and a note."""
+"""A message longer than SHOWN_LIMIT characters shows its first SHOWN_HEAD and a note: even a
+read-only TextArea takes seconds (and hundreds of MB) to lay out megabytes."""
+
+BodyKind = Literal["markdown", "plain", "head"]
 
 ROLE_LABELS = {"user": "you", "assistant": "assistant", "system": "system", "tool": "tool"}
 
@@ -114,6 +117,9 @@ class MessageView(Vertical, can_focus=True):
         self._stream: MarkdownStream | None = None
         self._pending: list[str] = []
         """Streamed text not drawn yet (see :meth:`write`)."""
+        self._drawn: list[str] = []
+        """While a reply streams, the text drawn so far: a body it outgrows is rebuilt from it."""
+        self._drawn_chars = 0
         self._flush_timer: Timer | None = None
         self._meta_line = Static(self._meta(), classes="meta")
         self._body_widget = self._body(message.content)
@@ -179,17 +185,11 @@ class MessageView(Vertical, can_focus=True):
         self.toggle_class("-expanded")
 
     def _body(self, text: str) -> Widget:
-        if len(text) > SHOWN_LIMIT:
-            # Even a read-only TextArea takes seconds (and hundreds of MB) to lay out 10 MB: show
-            # the start, and say plainly that the rest is kept and sent.
-            rest = text[SHOWN_HEAD:]
-            note = (
-                f"\n\n… and {len(rest):,} more characters ({rest.count(chr(10)):,} more lines), "
-                "not shown here. All of it is stored, and sent as the context allows."
-            )
-            return Static(Content(inert(text[:SHOWN_HEAD])) + Content.styled(note, "italic"), classes="body")
+        kind = _body_kind(len(text))
+        if kind == "head":
+            return Static(_head(text), classes="body")
         safe = inert(text)
-        if len(safe) > MARKDOWN_LIMIT:
+        if kind == "plain":
             return TextArea(safe, read_only=True, soft_wrap=True, classes="body")
         if self.message.role == "user":
             # The user's words are shown exactly as typed, never interpreted as markup.
@@ -245,6 +245,8 @@ class MessageView(Vertical, can_focus=True):
         """
         if self._wait is not None:
             self.show_wait(None)
+        if not self._drawn:
+            self._drawn, self._drawn_chars = [self.message.content], len(self.message.content)
         self._pending.append(text)
         if self._flush_timer is None:
             self._flush_timer = self.set_timer(STREAM_FLUSH, self._flush)
@@ -253,24 +255,56 @@ class MessageView(Vertical, can_focus=True):
         self._flush_timer = None
         if not self._pending:
             return
-        text = inert("".join(self._pending))
+        piece = "".join(self._pending)
         self._pending.clear()
-        if self._stream is None:
-            body = self._body_widget
-            if isinstance(body, TextArea):
-                # Over MARKDOWN_LIMIT the body is plain text: append, no Markdown stream.
-                body.insert(text, body.document.end)
-                return
-            if not isinstance(body, Markdown):
-                return  # a message too long to show (continued): only its start is on screen
-            self._stream = Markdown.get_stream(body)
-        await self._stream.write(text)
+        was = _body_kind(self._drawn_chars)
+        self._drawn.append(piece)
+        self._drawn_chars += len(piece)
+        kind = _body_kind(self._drawn_chars)
+        body = self._body_widget
+        if kind != was:
+            # The reply outgrew its body (Markdown, then plain text, then its start and a note):
+            # draw it again in the cheaper one, once.
+            await self._end_stream()
+            self._drawn = ["".join(self._drawn)]
+            self._body_widget = self._body(self._drawn[0])
+            await body.remove()
+            await self.mount(self._body_widget, before=self._waiting)
+        elif isinstance(body, TextArea):
+            body.insert(inert(piece), body.document.end)
+        elif isinstance(body, Markdown):
+            if self._stream is None:
+                self._stream = Markdown.get_stream(body)
+            await self._stream.write(inert(piece))
+        elif isinstance(body, Static) and kind == "head":
+            body.update(_head("".join(self._drawn)))  # only the note's count changes
 
     async def close_stream(self) -> None:
         """Draw what is still gathered, then end the stream."""
         if self._flush_timer is not None:
             self._flush_timer.stop()
         await self._flush()
+        await self._end_stream()
+        self._drawn = []  # the message holds the text now; a continued reply starts again from it
+
+    async def _end_stream(self) -> None:
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
+
+
+def _body_kind(chars: int) -> BodyKind:
+    """How a message of ``chars`` characters is drawn (a user's short one: as plain Static text)."""
+    if chars > SHOWN_LIMIT:
+        return "head"
+    return "plain" if chars > MARKDOWN_LIMIT else "markdown"
+
+
+def _head(text: str) -> Content:
+    """The start of a message too long to show, and a note saying the rest is kept and sent."""
+    rest = text[SHOWN_HEAD:]
+    note = (
+        f"\n\n… and {len(rest):,} more characters ({rest.count(chr(10)):,} more lines), not shown "
+        "here. All of it is stored, sent as the context allows, and y copies it."
+    )
+    return Content(inert(text[:SHOWN_HEAD])) + Content.styled(note, "italic")
