@@ -23,7 +23,7 @@ from tui.widgets.message_view import MessageView
 
 PAGE = 20
 """Messages read and mounted at a time: on opening a session, and at each edge reached."""
-MOUNTED_LIMIT = 120
+MOUNTED_LIMIT = 60
 """At most this many messages are mounted; the far side goes as the user scrolls on."""
 EDGE_LINES = 8
 """The next page is asked for when the view comes this close to an edge of what is mounted."""

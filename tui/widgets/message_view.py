@@ -131,11 +131,21 @@ class MessageView(Vertical, can_focus=True):
         self._summary = Static("", classes="summary")
 
     def compose(self) -> ComposeResult:
+        # The summary, waiting and problem lines are mounted when first needed: a long session
+        # mounts a hundred messages, and every widget costs Textual layout time on each page.
         yield self._meta_line
-        yield self._summary
         yield self._body_widget
-        yield self._waiting
-        yield self._problem
+
+    def _say(self, line: Static, text: Content) -> None:
+        """Show ``text`` on one of the lines under (or, for the summary, above) the body."""
+        line.update(text)
+        if line.parent is None and text.plain:
+            if line is self._summary:
+                self.mount(line, after=self._meta_line)
+            elif line is self._waiting:
+                self.mount(line, after=self._body_widget)
+            else:
+                self.mount(line)
 
     def on_mount(self) -> None:
         self._show_problem()
@@ -165,7 +175,7 @@ class MessageView(Vertical, can_focus=True):
         self._meta_line.update(self._meta())
         self.set_class(item is not None and item.section is Section.PRUNED, "-forgotten")
         summary = item.summary if item is not None else None
-        self._summary.update(Content(f"Summary sent instead: {inert(summary)}" if summary else ""))
+        self._say(self._summary, Content(f"Summary sent instead: {inert(summary)}" if summary else ""))
         if not summary:
             self.remove_class("-expanded")
 
@@ -208,7 +218,7 @@ class MessageView(Vertical, can_focus=True):
                 if message.status == MessageStatus.INTERRUPTED and message.content
                 else "Ctrl+R retries this turn."
             )
-            self._problem.update(Content(f"⚠ {inert(problem)}  {follow_up}"))
+            self._say(self._problem, Content(f"⚠ {inert(problem)}  {follow_up}"))
 
     def update_message(self, message: StoredMessage) -> None:
         """Show a new state of the same message (finished, failed, interrupted, continuing)."""
@@ -235,7 +245,7 @@ class MessageView(Vertical, can_focus=True):
         reason, due = wait
         left = max(0, round(due - time.monotonic()))
         when = f"in {left} s" if left else "now"
-        self._waiting.update(Content(f"⟳ {inert(reason)}. Asking again {when}; Esc stops."))
+        self._say(self._waiting, Content(f"⟳ {inert(reason)}. Asking again {when}; Esc stops."))
 
     async def write(self, text: str) -> None:
         """Append streamed text to an assistant reply: gathered, and drawn every STREAM_FLUSH seconds.
@@ -269,7 +279,9 @@ class MessageView(Vertical, can_focus=True):
             self._drawn = ["".join(self._drawn)]
             self._body_widget = self._body(self._drawn[0])
             await body.remove()
-            await self.mount(self._body_widget, before=self._waiting)
+            await self.mount(
+                self._body_widget, after=self._summary if self._summary.parent else self._meta_line
+            )
         elif isinstance(body, TextArea):
             body.insert(inert(piece), body.document.end)
         elif isinstance(body, Markdown):
