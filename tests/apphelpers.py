@@ -54,8 +54,8 @@ def views(app: HeedfulApp) -> list[MessageView]:
 
 
 def idle(app: HeedfulApp) -> bool:
-    """No turn running and the history reloaded."""
-    return not chat(app).busy
+    """No turn running, and the panel showing what the next request would send."""
+    return chat(app).settled
 
 
 async def send(pilot: Pilot[None], text: str) -> None:

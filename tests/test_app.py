@@ -94,7 +94,7 @@ async def test_escape_stops_a_reply_and_keeps_what_arrived(fake_server: FakeOpen
         await pilot.press("g", "o", "enter")
         await wait_for(pilot, lambda: len(views(app)) == 2 and "word" in body(views(app)[1]))
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not chat(app).busy)
+        await wait_for(pilot, lambda: chat(app).settled)
         reply = views(app)[1]
         await wait_for(pilot, lambda: reply.message.status == MessageStatus.INTERRUPTED)
         assert reply.has_class("-problem")
@@ -117,7 +117,7 @@ async def test_retry_replaces_a_failed_reply(fake_server: FakeOpenAIServer) -> N
         assert failed.has_class("-problem")
         await pilot.press("ctrl+r")
         await wait_for(
-            pilot, lambda: len(views(app)) == 2 and views(app)[1] is not failed and not chat(app).busy
+            pilot, lambda: len(views(app)) == 2 and views(app)[1] is not failed and chat(app).settled
         )
         assert body(views(app)[1]) == "Echo: try me"
     statuses = [m.status for m in stored_messages() if m.role == "assistant"]
@@ -150,7 +150,7 @@ async def test_every_fault_is_explained_on_screen_and_retry_recovers(
         await wait_for(pilot, lambda: any(said.lower() in t.lower() for t in toasts(app)))
         assert [m.content for m in stored_messages() if m.role == "user"] == ["keep this safe"]
         await pilot.press("ctrl+r")
-        await wait_for(pilot, lambda: views(app)[-1] is not failed and not chat(app).busy)
+        await wait_for(pilot, lambda: views(app)[-1] is not failed and chat(app).settled)
         assert body(views(app)[-1]) == "Echo: keep this safe"
 
 
@@ -294,7 +294,7 @@ async def test_keys_can_be_changed_in_the_config_and_help_lists_them() -> None:
         await send(pilot, "hello")
         await wait_for(pilot, lambda: any("not_an_action" in t for t in toasts(app)))
         await pilot.press("ctrl+t")  # the retry, on its new key
-        await wait_for(pilot, lambda: len(stored_messages()) == 3 and not chat(app).busy)
+        await wait_for(pilot, lambda: len(stored_messages()) == 3 and chat(app).settled)
         assert [m.status.value for m in stored_messages()] == ["complete", "superseded", "complete"]
         await pilot.press("f1")
         await pilot.pause(0.2)

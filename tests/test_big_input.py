@@ -43,7 +43,7 @@ async def test_a_ten_megabyte_paste_is_held_aside_sent_exactly_and_typing_goes_o
         question = str(app.screen.query_one(".question").render())
         assert "about 2,500,001 tokens" in question and "10.0 MB" in question
         await pilot.press("n")
-        assert composer.text == "see [Pasted text #1: 161,291 lines, 10.0 MB]" and not screen.busy
+        assert composer.text == "see [Pasted text #1: 161,291 lines, 10.0 MB]" and screen.settled
         assert not stored_messages()
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -55,7 +55,7 @@ async def test_a_ten_megabyte_paste_is_held_aside_sent_exactly_and_typing_goes_o
             app.post_message(events.Key(key, key))
         await wait_for(pilot, lambda: composer.text == "next")
         typed_while_busy = screen.busy
-        await wait_for(pilot, lambda: not screen.busy and len(views(app)) == 2, 120)
+        await wait_for(pilot, lambda: screen.settled and len(views(app)) == 2, 120)
         assert typed_while_busy, "the turn ended before the keys were typed: nothing was measured"
         shown = body(views(app)[0])
         assert shown.startswith("see lorem ipsum")
@@ -76,7 +76,7 @@ async def test_a_hundred_thousand_line_message_is_stored_whole_and_shown_briefly
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await wait_for(pilot, lambda: not screen.busy and len(views(app)) == 2, 60)
+        await wait_for(pilot, lambda: screen.settled and len(views(app)) == 2, 60)
         shown = body(views(app)[0])
         assert shown.startswith("line 0\nline 1\n") and "more lines" in shown
     (user,) = [m for m in stored_messages() if m.role == "user"]
@@ -91,7 +91,7 @@ async def test_deleting_the_placeholder_drops_the_paste() -> None:
         await pilot.pause()
         composer.clear()
         await pilot.press("h", "i", "enter")
-        await wait_for(pilot, lambda: len(views(app)) == 2 and not chat(app).busy)
+        await wait_for(pilot, lambda: len(views(app)) == 2 and chat(app).settled)
     assert [m.content for m in stored_messages() if m.role == "user"] == ["hi"]
 
 
@@ -115,7 +115,7 @@ async def test_control_characters_in_a_paste_are_shown_and_sent_inertly_and_the_
         assert "␛]52;c;UFdORUQ=" in composer.text  # visible, harmless
         await wait_for(pilot, lambda: any("8 control characters" in t for t in toasts(app)))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: len(views(app)) == 2 and not chat(app).busy)
+        await wait_for(pilot, lambda: len(views(app)) == 2 and chat(app).settled)
         shown = body(views(app)[0])
         assert "[bold]x[/]" in shown  # markup is text, not styling
         assert shown == inert(nasty)
@@ -130,6 +130,6 @@ async def test_a_large_paste_keeps_its_bytes_exactly() -> None:
         paste(app, blob)
         await pilot.pause()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: len(views(app)) == 2 and not chat(app).busy)
+        await wait_for(pilot, lambda: len(views(app)) == 2 and chat(app).settled)
         assert not any(ch in body(views(app)[0]) for ch in "\x00\x1b\x07")
     assert [m.content for m in stored_messages() if m.role == "user"] == [blob]

@@ -23,7 +23,7 @@ async def test_a_rate_limit_shows_a_countdown_then_the_reply(fake_server: FakeOp
         assert "limiting requests" in waiting and "retry 1 of 1" in waiting
         assert "in 3 s" in waiting or "in 2 s" in waiting
         await wait_for(pilot, lambda: "in 1 s" in text_of(reply.query_one(".waiting")), 5)
-        await wait_for(pilot, lambda: not screen.busy, 10)
+        await wait_for(pilot, lambda: screen.settled, 10)
         assert body(reply) == "Echo: are you there?"
         assert not reply.has_class("-waiting") and not reply.has_class("-problem")
     assert len(fake_server.requests) == 2
@@ -39,7 +39,7 @@ async def test_escape_during_the_countdown_stops_and_keeps_the_message(fake_serv
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(views(app)) == 2 and views(app)[1].has_class("-waiting"))
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not screen.busy)
+        await wait_for(pilot, lambda: screen.settled)
         await wait_for(pilot, lambda: views(app)[1].message.status == MessageStatus.FAILED)
         assert not views(app)[1].has_class("-waiting")
     assert [m.content for m in stored_messages() if m.role == "user"] == ["wait for me"]
@@ -60,7 +60,7 @@ async def test_a_cut_off_reply_is_continued_in_place_with_ctrl_g(fake_server: Fa
         await wait_for(pilot, lambda: any("Ctrl+G continues" in t for t in toasts(app)))
         fake_server.reply = " iota kappa"
         await pilot.press("ctrl+g")
-        await wait_for(pilot, lambda: cut.message.status == MessageStatus.COMPLETE and not chat(app).busy)
+        await wait_for(pilot, lambda: cut.message.status == MessageStatus.COMPLETE and chat(app).settled)
         assert len(views(app)) == 2  # the same message grew; no new one
         assert body(cut) == partial + " iota kappa"
         assert not cut.has_class("-problem")
@@ -107,7 +107,7 @@ async def test_a_store_that_fails_under_a_streaming_reply_is_said_and_the_reply_
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(views(app)) == 2 and "word" in body(views(app)[1]))
         store.update_message = disk_full  # type: ignore[method-assign]  # the disk fills up now
-        await wait_for(pilot, lambda: not screen.busy)
+        await wait_for(pilot, lambda: screen.settled)
         reply = views(app)[1]
         assert reply.message.status == MessageStatus.INTERRUPTED
         assert "disk" in text_of(reply.query_one(".problem"))
@@ -127,7 +127,7 @@ async def test_escape_cancels_a_server_that_has_not_started_answering(fake_serve
         await wait_for(pilot, lambda: len(views(app)) == 2 and fake_server.requests)
         started = time.monotonic()
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not screen.busy)
+        await wait_for(pilot, lambda: screen.settled)
         assert time.monotonic() - started < 5  # not the 30 s the server would take, nor the read timeout
         await wait_for(pilot, lambda: views(app)[1].message.status == MessageStatus.FAILED)
     assert [m.content for m in stored_messages() if m.role == "user"] == ["anyone home?"]

@@ -122,7 +122,7 @@ async def test_a_reply_of_a_megabyte_streams_into_ever_cheaper_bodies_and_is_sto
                 kind = type(body).__name__
                 if not kinds or kinds[-1] != kind:
                     kinds.append(kind)
-            return bool(reply) and not screen.busy
+            return bool(reply) and screen.settled
 
         await wait_for(pilot, body_kind, 60)
         assert kinds == ["Markdown", "TextArea", "Static"]

@@ -42,7 +42,7 @@ async def test_editing_a_message_resends_it_and_keeps_the_old_branch(fake_server
         screen.composer.text = "uno"
         await pilot.press("enter")
         await wait_for(
-            pilot, lambda: not screen.busy and [body(v) for v in views(app)] == ["uno", "Echo: uno"]
+            pilot, lambda: screen.settled and [body(v) for v in views(app)] == ["uno", "Echo: uno"]
         )
     stored = stored_messages()
     assert [(m.content, m.status) for m in stored] == [

@@ -83,7 +83,7 @@ async def test_an_unknown_command_is_not_sent_and_a_double_slash_is() -> None:
         assert chat(app).composer.text == "/frobnicate now"  # kept, to fix the typo
         assert stored_messages() == []
         await type_command(pilot, app, "//usr/bin is a directory")
-        await wait_for(pilot, lambda: len(views(app)) == 2 and not chat(app).busy)
+        await wait_for(pilot, lambda: len(views(app)) == 2 and chat(app).settled)
     assert [m.content for m in stored_messages() if m.role == "user"] == ["/usr/bin is a directory"]
 
 

@@ -160,7 +160,7 @@ def send_on_a_full_disk() -> dict[str, Any]:
         app = make_app()
         found: dict[str, Any] = {}
         async with app.run_test(notifications=True) as pilot:
-            await wait_for(pilot, lambda: not chat(app).busy and chat(app).context is not None)
+            await wait_for(pilot, lambda: chat(app).settled and chat(app).context is not None)
             # Nothing of the start-up (the theme, say) may still be on its way to the disk.
             await wait_for(pilot, lambda: all(w.is_finished for w in app.workers if w.group == "state"))
             database = paths.database_path()
@@ -171,13 +171,13 @@ def send_on_a_full_disk() -> dict[str, Any]:
             composer.insert("is this saved")
             await pilot.press("enter")
             await wait_for(pilot, lambda: any("Could not save" in t for t in toasts(app)))
-            await wait_for(pilot, lambda: not chat(app).busy)
+            await wait_for(pilot, lambda: chat(app).settled)
             found["toasts"] = toasts(app)
             found["composer"] = composer.text
             found["views"] = len(views(app))
             lift_file_size_limit()
             await pilot.press("enter")  # the text is still in the composer: send it again
-            await wait_for(pilot, lambda: len(views(app)) == 2 and not chat(app).busy)
+            await wait_for(pilot, lambda: len(views(app)) == 2 and chat(app).settled)
             found["reply"] = views(app)[-1].message.content
             found["running"] = app.is_running
         return found

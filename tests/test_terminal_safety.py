@@ -214,7 +214,7 @@ async def _reply_to(pilot: Pilot[None], app: HeedfulApp) -> MessageView:
     screen.composer.focus()
     screen.composer.insert("go")
     await pilot.press("enter")
-    await wait_for(pilot, lambda: len(views(app)) == 2 and not screen.busy, 60)
+    await wait_for(pilot, lambda: len(views(app)) == 2 and screen.settled, 60)
     reply = views(app)[-1]
     await wait_for(pilot, lambda: reply.query_one(Markdown).source != "", 10)
     await pilot.pause(0.1)

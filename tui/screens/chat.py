@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
 PAGE_GROUP = "page"
+USAGE_GROUP = "usage"
 NARROW_WIDTH = 90
 """Terminals narrower than this hide the context panel until F2 asks for it."""
 EXACT_COUNT_CHARS = 100_000
@@ -171,6 +172,11 @@ class ChatScreen(Screen[None]):
     @property
     def busy(self) -> bool:
         return any(not w.is_finished for w in self.workers if w.group == TURN_GROUP)
+
+    @property
+    def settled(self) -> bool:
+        """No turn running, and the panel shows what the next request would send."""
+        return not any(not w.is_finished for w in self.workers if w.group in (TURN_GROUP, USAGE_GROUP))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
@@ -320,6 +326,7 @@ class ChatScreen(Screen[None]):
         for loading in [w for w in self.workers if w.group == LOAD_GROUP and not w.is_finished]:
             with contextlib.suppress(WorkerError):
                 await loading.wait()
+        self.workers.cancel_group(self, USAGE_GROUP)  # the last turn's preview: this turn plans anew
         turns = self.services.turns
         session_id = self.session.id if self.session else None
         if text is None:
@@ -362,7 +369,14 @@ class ChatScreen(Screen[None]):
         finally:
             self._reply_view = None
             self.memory_actions.restart_idle_timer()
-            await self.refresh_usage()
+            # Not awaited: planning the next request again takes ~0.1 s in a 10,000-message
+            # session, and the user may send the next message meanwhile.
+            self._after_turn()
+
+    @work(exclusive=True, group=USAGE_GROUP, exit_on_error=False)
+    async def _after_turn(self) -> None:
+        """Show what the next request would send, then ask about the user's messages if needed."""
+        await self.refresh_usage()
         self._offer_consent()
 
     async def _follow(self, events: AsyncIterator[TurnEvent]) -> None:
@@ -402,8 +416,11 @@ class ChatScreen(Screen[None]):
     async def _settle(self, view: MessageView) -> None:
         """After a stop: show the reply as the store now has it (interrupted, text kept)."""
         await view.close_stream()
-        stored = await asyncio.to_thread(self.services.store.messages, view.message.session_id)
-        current = next((m for m in stored if m.id == view.message.id), None)
+        message = view.message
+        page = await asyncio.to_thread(
+            self.services.store.message_page, message.session_id, before=message.id + 1, limit=1
+        )
+        current = next((m for m in page.messages if m.id == message.id), None)
         if current is not None:
             view.update_message(current)
 
