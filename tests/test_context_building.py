@@ -1,0 +1,57 @@
+"""The context view reuses the item and entity views of earlier plans: it must never show a stale
+one. Each view built with the reuse must equal one built from scratch."""
+
+from __future__ import annotations
+
+from engine import context_building
+from engine.context_building import build_view
+from engine.context_view import ContextView, Mark, Section
+from engine.curator import SessionCuration
+from engine.items import ItemState
+from engine.session_curations import last_user_item
+from engine.tokens import CharEstimateCounter
+
+TOPICS = ("deploy of src/api/server.py", "lentil soup for Maya", "the invoice INV-2031", "port 5432")
+
+
+def _curation() -> SessionCuration:
+    curation = SessionCuration(window=1_200, counter=CharEstimateCounter())
+    for n in range(24):
+        topic = TOPICS[n % len(TOPICS)]
+        role = "user" if n % 2 == 0 else "assistant"
+        text = f"Message {n} about {topic}: " + " ".join(f"detail {k} of {topic}" for k in range(12))
+        curation.add_message(n + 1, role, text, len(text) // 4)
+    return curation
+
+
+def _view(curation: SessionCuration) -> ContextView:
+    new = last_user_item(curation)
+    assert new is not None
+    return build_view(curation, curation.plan(new), new_id=new.id)
+
+
+def _fresh(curation: SessionCuration) -> ContextView:
+    context_building._EARLIER.pop(curation, None)
+    return _view(curation)
+
+
+def test_reused_views_show_every_change_the_user_makes_between_plans() -> None:
+    curation = _curation()
+    new = last_user_item(curation)
+    assert new is not None
+    curation.apply(curation.plan(new))  # a turn: older replies are pruned
+    first = _view(curation)
+    assert first == _fresh(curation)
+    pruned = next(i for i in first.items if i.state is ItemState.PRUNED and i.role == "assistant")
+    kept = next(i for i in first.items if i.section is Section.ACTIVE and i.role == "assistant")
+
+    curation.restore(pruned.id)
+    curation.pin(kept.id)
+    curation.add_message(25, "user", "And the invoice INV-2031 again?", 8)
+    after = _view(curation)
+
+    assert after == _fresh(curation)
+    by_id = {i.id: i for i in after.items}
+    assert by_id[kept.id].mark is Mark.PINNED and by_id[kept.id].pinned
+    assert by_id[pruned.id].state is not ItemState.PRUNED and by_id[pruned.id] != pruned
+    assert after.items != first.items
