@@ -88,6 +88,10 @@ def load_counter(model: str, *, model_is_offline: bool = False) -> TiktokenCount
         encoding = tiktoken.get_encoding(OFFLINE_ENCODING)
     except (ImportError, ValueError, OSError):
         return CharEstimateCounter()
+    # The encoder lives in tiktoken's Rust core; the Python copy of its 100,000 ranks is only for
+    # pickling and n_vocab, neither of which Heedful uses, and holds ~15 MB for the app's life.
+    if isinstance(getattr(encoding, "_mergeable_ranks", None), dict):
+        encoding._mergeable_ranks = {}
     wanted = encoding_name_for(model)
     # The offline model is ours: it counts with cl100k, so its counts are exact by definition.
     exact = model_is_offline or wanted == "cl100k_base"

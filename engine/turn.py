@@ -48,6 +48,8 @@ SMALLEST_WINDOW = 512
 """A server that keeps saying "too long" never shrinks the budget below this many tokens."""
 TIGHTEN_FACTOR = 0.75
 """When the server says the request is too long but not what its limit is: budget this much less."""
+TAIL_PAGE = 50
+"""Messages read at a time when looking back from the end of a session for its last user message."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,20 +236,33 @@ class TurnService:
         return self.store.get_session(session.id) or session, message
 
     def _supersede_last_replies(self, session_id: int) -> tuple[int, ...]:
-        history = self.store.messages(session_id)
-        last_user = max((i for i, m in enumerate(history) if m.role == "user"), default=None)
-        if last_user is None:
-            raise NothingToRetry(session_id)
-        replaced = tuple(
-            m.id for m in history[last_user + 1 :] if m.is_reply and m.status != MessageStatus.SUPERSEDED
-        )
+        replaced = tuple(m.id for m in self._since_last_user_message(session_id) if m.is_reply)
         for message_id in replaced:
             self.store.update_message(message_id, status=MessageStatus.SUPERSEDED)
         return replaced
 
+    def _since_last_user_message(self, session_id: int) -> list[StoredMessage]:
+        """The shown messages after the session's last user message, read a page at a time from
+        the end (a session may hold 10,000 messages).
+
+        Raises:
+            NothingToRetry: the session has no user message.
+        """
+        tail: list[StoredMessage] = []
+        before: int | None = None
+        while True:
+            page = self.store.message_page(session_id, before=before, limit=TAIL_PAGE)
+            if not page.messages:
+                raise NothingToRetry(session_id)
+            tail = page.messages + tail
+            last_user = max((i for i, m in enumerate(tail) if m.role == "user"), default=None)
+            if last_user is not None:
+                return tail[last_user + 1 :]
+            before = page.messages[0].id
+
     def _cut_reply(self, session_id: int) -> StoredMessage:
-        history = [m for m in self.store.messages(session_id) if m.status != MessageStatus.SUPERSEDED]
-        last = history[-1] if history else None
+        latest = self.store.message_page(session_id, limit=1).messages
+        last = latest[-1] if latest else None
         if last is None or not last.is_reply or last.status != MessageStatus.INTERRUPTED or not last.content:
             raise NothingToContinue(session_id)
         return last

@@ -213,6 +213,12 @@ def _v7_message_analyses(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v8_shown_message_counts(conn: sqlite3.Connection) -> None:
+    # A session's message count (shown in every Session) is read on each turn: without an index
+    # holding the status, counting a 10,000-message session read its rows (7 ms; 0.4 ms with it).
+    conn.execute("CREATE INDEX messages_shown ON messages (session_id, status, id)")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
     _v2_curation,
@@ -221,6 +227,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v5_memories,
     _v6_trash_and_transcript_ids,
     _v7_message_analyses,
+    _v8_shown_message_counts,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 
