@@ -1,0 +1,307 @@
+"""A 10,000-message session: opening it, scrolling to its top, a turn, streaming, a 1 MB reply, RSS.
+
+Builds (in a scratch data dir, or once into ``--reuse DB``) a session of 10,000 messages written by
+the same Zipf-law writer as ``curation_speed.py``: short user messages, assistant replies of a few
+paragraphs and sometimes a code block, stored with their token counts and curated once, as the app
+leaves them, with "summarize, for all of this session" answered to the consent dialog. Then a fresh
+process (so that its peak RSS is the app's own) runs the real app headless at 120×40 against the
+loopback fake server and measures:
+
+* open: from starting the app to the session's last message on screen; then to the context
+  panel's figures (the curation built in a worker), and the longest the event loop stalled meanwhile;
+* scroll to top: scrolling up as a wheel would, page after page, until the first message is
+  mounted (gives up after a minute); then the Ctrl+End and Ctrl+Home jumps;
+* one turn: Enter to the reply settled on screen, minus the server's own time (received → last
+  piece written): curation, storage and rendering, split into before the request and after the reply;
+* streaming: 1,000 pieces at 200/s, CPU share of one core and lag after the last piece;
+* a 1 MB reply (1,000 pieces of 1 kB, as fast as the server writes): from its last piece to the
+  whole reply on screen, and reopening the session with it as the last message;
+* peak RSS of the app process.
+
+Targets (issue 8): open ≤ 1 s, turn overhead ≤ 100 ms, streaming ≤ 50% of a core and ≤ 250 ms
+behind, 1 MB reply on screen ≤ 1.5 s, peak RSS ≤ 150 MB.
+
+    .venv/bin/python tests/benchmarks/long_session.py [--messages N] [--reuse DB]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+SIZE = (120, 40)
+STREAM_PIECES = 1_000
+STREAM_DELAY = 0.005
+BIG_REPLY_CHARS = 1_000_000
+SCROLL_SECONDS = 60
+
+
+def build(messages: int) -> None:
+    """Write the session into the data dir named by the environment (as the app would find it)."""
+    from engine import curation_state
+    from engine.consent import ConsentChoice
+    from engine.tokens import load_counter
+    from sessions import paths
+    from sessions.store import SqliteChatStore
+    from tests.benchmarks.curation_speed import Writer
+
+    rng = random.Random(8)
+    writer = Writer(rng)
+    counter = load_counter("gpt-4o-mini")
+    paths.ensure_private_dir(paths.data_dir())
+    store = SqliteChatStore(paths.database_path())
+    session = store.create_session("A very long session")
+    for n in range(messages):
+        if n % 2 == 0:
+            text = writer.message()
+            role = "user"
+        else:
+            paragraphs = [" ".join(writer.message() for _ in range(rng.randint(1, 3))) for _ in range(3)]
+            if rng.random() < 0.3:
+                paragraphs.insert(
+                    1, "```python\n" + "\n".join(writer.message()[:70] for _ in range(6)) + "\n```"
+                )
+            text = "\n\n".join(paragraphs)
+            role = "assistant"
+        store.add_message(session.id, role, text, tokens=counter.count(text))  # type: ignore[arg-type]
+    curation = curation_state.rebuild(
+        store.messages(session.id), store.load_curation(session.id), window=128_000, counter=counter
+    )
+    # Whoever kept a session this long has long since answered the consent dialog for all of it.
+    answered = curation.answer_consent({}, remember=ConsentChoice.SUMMARIZE)
+    curation_state.save(store, session.id, curation, answered)
+    last_user = next(i for i in reversed(curation.items) if i.role == "user")
+    delta = curation.apply(curation.plan(last_user))
+    curation_state.save(store, session.id, curation, delta)
+    store.close()
+
+
+def app_cpu() -> float:
+    """CPU seconds used so far by the app's threads: the process's, less the fake server's (it
+    runs in this process, and its request threads come and go)."""
+    total = 0.0
+    for thread in threading.enumerate():
+        if thread.ident is None or thread.name.startswith(("fake-openai", "Thread-")):
+            continue
+        with contextlib.suppress(OSError):  # it ended meanwhile
+            total += time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    return total
+
+
+async def poll(
+    pilot: object, predicate: Callable[[], object], seconds: float, *, step: float = 0.005
+) -> float:
+    """Wait (``step`` at a time) until ``predicate()``; the moment it held, or an error after
+    ``seconds``."""
+    from textual.pilot import Pilot
+
+    assert isinstance(pilot, Pilot)
+    deadline = time.perf_counter() + seconds
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"not done after {seconds} s")
+        await pilot.pause(step)
+    return time.perf_counter()
+
+
+async def measure() -> None:
+    started = time.perf_counter()
+    from engine.chat import MessageStatus
+    from sessions import paths
+    from sessions.store import SqliteChatStore
+    from tests.apphelpers import chat, make_app
+    from tests.fake_openai import FakeOpenAIServer
+    from tui.widgets.message_list import PAGE
+
+    store = SqliteChatStore(paths.database_path())
+    session = store.latest_session()
+    assert session is not None
+    last_id = store.message_page(session.id, limit=1).messages[0].id
+    first_id = store.message_page(session.id, after=0, limit=1).messages[0].id
+    store.close()
+    imported = time.perf_counter()
+
+    with FakeOpenAIServer(reply=" ".join(f"word{n}" for n in range(50))) as server:
+        app = make_app(base_url=server.base_url, model="fake-model")
+        ticks: list[float] = []
+        async with app.run_test(size=SIZE) as pilot:
+            app.set_interval(0.01, lambda: ticks.append(time.perf_counter()))
+            screen = chat(app)
+            shown = await poll(pilot, lambda: screen.message_list.view_for(last_id) is not None, 60)
+            ready = await poll(pilot, lambda: screen.context is not None and not screen.busy, 120)
+            stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
+            rss_open = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(
+                f"open: first screen {1000 * (shown - imported):.0f} ms after start "
+                f"(+{1000 * (imported - started):.0f} ms of imports and reading the session id), "
+                f"context ready after {1000 * (ready - imported):.0f} ms, "
+                f"longest event-loop stall {1000 * stall:.0f} ms; peak RSS so far {rss_open:.0f} MB"
+            )
+
+            # Scroll to the top as a user holding the wheel would: up whenever the list is not
+            # waiting for a page, until the session's first message is mounted.
+            messages = screen.message_list
+            began, steps = time.perf_counter(), 0
+            try:
+                while messages.view_for(first_id) is None:
+                    if not messages.paging:
+                        messages.scroll_to(y=0, animate=False, immediate=True, force=True)
+                        steps += 1
+                    await pilot.pause(0.005)
+                    if time.perf_counter() - began > SCROLL_SECONDS:
+                        raise TimeoutError
+                print(
+                    f"scroll to top: {time.perf_counter() - began:.2f} s ({steps} scrolls to the top "
+                    f"of what was mounted; {len(messages.mounted)} messages mounted at the end)"
+                )
+            except TimeoutError:
+                print(
+                    f"scroll to top: not reached after {SCROLL_SECONDS} s: {steps} pages of {PAGE} "
+                    f"({1000 * SCROLL_SECONDS / max(steps, 1):.0f} ms a page)"
+                )
+            began = time.perf_counter()
+            await pilot.press("ctrl+end")
+            await poll(pilot, lambda: messages.view_for(last_id) is not None and not messages.paging, 30)
+            jumped = time.perf_counter()
+            await pilot.press("ctrl+home")
+            await poll(pilot, lambda: messages.view_for(first_id) is not None and not messages.paging, 30)
+            print(
+                f"Ctrl+End back to the latest: {1000 * (jumped - began):.0f} ms; "
+                f"Ctrl+Home to the first message: {1000 * (time.perf_counter() - jumped):.0f} ms"
+            )
+
+            # One turn with a fast model: what is left is Heedful's own time.
+            await screen.open_session(session.id).wait()
+            await poll(pilot, lambda: screen.context is not None and not screen.busy, 120)
+            overheads, befores, afters, panels = [], [], [], []
+            for n in range(5):
+                count = len(server.requests)
+                screen.composer.text = f"what about the deploy fails number {n}"
+                sent = time.perf_counter()
+                screen.composer.action_submit()
+                await poll(pilot, lambda c=count: len(server.requests) > c, 30)  # type: ignore[misc]
+                done = await poll(
+                    pilot,
+                    lambda: (
+                        not screen.busy
+                        and (reply := screen.message_list.last_reply()) is not None
+                        and reply.status == MessageStatus.COMPLETE
+                        and reply.content.endswith("word49")
+                    ),
+                    30,
+                )
+                panel = await poll(pilot, lambda: screen.settled, 30)
+                panels.append(1000 * (panel - done))
+                request = server.requests[-1]
+                model_time = request["finished_at"] - request["received_at"]
+                overheads.append(1000 * (done - sent - model_time))
+                befores.append(1000 * (request["received_at"] - sent))
+                afters.append(1000 * (done - request["finished_at"]))
+            print(
+                "one turn, outside the model: "
+                + ", ".join(f"{o:.0f}" for o in overheads)
+                + f" ms (median {sorted(overheads)[2]:.0f}: {sorted(befores)[2]:.0f} from Enter to the "
+                f"request, {sorted(afters)[2]:.0f} from the reply's last piece to it settled on screen; "
+                f"the panel showed the next request {sorted(panels)[2]:.0f} ms later)"
+            )
+
+            # Streaming a fast model.
+            server.reply = " ".join(f"piece{n}" for n in range(STREAM_PIECES))
+            server.chunk_delay = STREAM_DELAY
+            screen.composer.text = "stream please"
+            cpu, all_cpu, wall = app_cpu(), time.process_time(), time.perf_counter()
+            screen.composer.action_submit()
+            done = await poll(
+                pilot,
+                lambda: (
+                    not screen.busy
+                    and (reply := screen.message_list.last_reply()) is not None
+                    and reply.content.endswith(f"piece{STREAM_PIECES - 1}")
+                ),
+                60,
+                step=0.02,
+            )
+            used, all_used = app_cpu() - cpu, time.process_time() - all_cpu
+            last_piece = server.requests[-1]["finished_at"]
+            print(
+                f"streaming {STREAM_PIECES} pieces at {1 / STREAM_DELAY:.0f}/s: "
+                f"CPU {used / (done - wall):.0%} of a core ({all_used / (done - wall):.0%} with the "
+                f"fake server's threads), lag after the last piece {1000 * (done - last_piece):.0f} ms"
+            )
+
+            # A 1 MB reply as fast as the server can write it.
+            line = "The quick brown fox jumps over the lazy dog, again and again, line {n}.\n"
+            big = "".join(line.format(n=n) for n in range(BIG_REPLY_CHARS // len(line) + 1))[:BIG_REPLY_CHARS]
+            server.reply, server.chunk_delay, server.piece_chars = big, 0.0, 1_000
+            screen.composer.text = "a big one"
+            ticks.clear()
+            sent = time.perf_counter()
+            screen.composer.action_submit()
+            done = await poll(
+                pilot,
+                lambda: (
+                    not screen.busy
+                    and (reply := screen.message_list.last_reply()) is not None
+                    and len(reply.content) == len(big)
+                ),
+                120,
+            )
+            stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
+            last_piece = server.requests[-1]["finished_at"]
+            print(
+                f"1 MB reply: whole on screen {1000 * (done - last_piece):.0f} ms after its last piece "
+                f"({done - sent:.2f} s from Enter), longest event-loop stall {1000 * stall:.0f} ms"
+            )
+            reopened = time.perf_counter()
+            await screen.open_session(session.id).wait()
+            print(f"reopening the session with the 1 MB reply last: {time.perf_counter() - reopened:.2f} s")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS: {rss:.0f} MB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--messages", type=int, default=10_000)
+    parser.add_argument(
+        "--reuse", type=Path, metavar="DB", help="build the session into DB once, then measure a copy of it"
+    )
+    parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        asyncio.run(measure())
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        os.environ["HEEDFUL_DATA_DIR"] = f"{scratch}/data"
+        os.environ["HEEDFUL_CONFIG"] = f"{scratch}/config/config.toml"
+        database = Path(scratch) / "data" / "heedful.db"
+        if args.reuse is None or not args.reuse.exists():
+            began = time.perf_counter()
+            build(args.messages)
+            size = database.stat().st_size / 1e6
+            took = time.perf_counter() - began
+            print(f"built {args.messages:,} messages ({size:.1f} MB database) in {took:.0f} s")
+            if args.reuse is not None:
+                shutil.copyfile(database, args.reuse)
+        else:
+            database.parent.mkdir(parents=True)
+            shutil.copyfile(args.reuse, database)
+        subprocess.run([sys.executable, __file__, "--measure"], check=True)
+
+
+if __name__ == "__main__":
+    main()
