@@ -41,8 +41,13 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+if TYPE_CHECKING:
+    from engine.chat import StoredMessage
+    from tui.screens.chat import ChatScreen
 
 SIZE = (120, 40)
 STREAM_PIECES = 1_000
@@ -101,6 +106,16 @@ def app_cpu() -> float:
         with contextlib.suppress(OSError):  # it ended meanwhile
             total += time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
     return total
+
+
+def replied(screen: ChatScreen, whole: Callable[[StoredMessage], bool]) -> Callable[[], bool]:
+    """A predicate: the turn is over and the last reply on screen is ``whole``."""
+
+    def check() -> bool:
+        reply = screen.message_list.last_reply()
+        return not screen.busy and reply is not None and whole(reply)
+
+    return check
 
 
 async def poll(
@@ -197,11 +212,8 @@ async def measure() -> None:
                 await poll(pilot, lambda c=count: len(server.requests) > c, 30)  # type: ignore[misc]
                 done = await poll(
                     pilot,
-                    lambda: (
-                        not screen.busy
-                        and (reply := screen.message_list.last_reply()) is not None
-                        and reply.status == MessageStatus.COMPLETE
-                        and reply.content.endswith("word49")
+                    replied(
+                        screen, lambda r: r.status == MessageStatus.COMPLETE and r.content.endswith("word49")
                     ),
                     30,
                 )
@@ -228,11 +240,7 @@ async def measure() -> None:
             screen.composer.action_submit()
             done = await poll(
                 pilot,
-                lambda: (
-                    not screen.busy
-                    and (reply := screen.message_list.last_reply()) is not None
-                    and reply.content.endswith(f"piece{STREAM_PIECES - 1}")
-                ),
+                replied(screen, lambda r: r.content.endswith(f"piece{STREAM_PIECES - 1}")),
                 60,
                 step=0.02,
             )
@@ -254,11 +262,7 @@ async def measure() -> None:
             screen.composer.action_submit()
             done = await poll(
                 pilot,
-                lambda: (
-                    not screen.busy
-                    and (reply := screen.message_list.last_reply()) is not None
-                    and len(reply.content) == len(big)
-                ),
+                replied(screen, lambda r: len(r.content) == len(big)),
                 120,
             )
             stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
