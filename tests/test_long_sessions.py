@@ -135,3 +135,14 @@ async def test_a_reply_of_a_megabyte_streams_into_ever_cheaper_bodies_and_is_sto
         await screen.open_session(session_id).wait()
         reopened = views(app)[-1]
         assert str(reopened.query_one(".body", Static).render()) == shown
+
+
+async def test_alt_c_copies_the_sessions_last_reply_even_from_its_first_page() -> None:
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app)
+        await pilot.press("ctrl+home")
+        await wait_for(pilot, lambda: shown_numbers(app)[:1] == [0] and not chat(app).message_list.at_latest)
+        await pilot.press("alt+c")
+        await wait_for(pilot, lambda: app.clipboard == texts()[-1])  # the last reply, not on screen

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from dataclasses import replace
-from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
@@ -17,23 +14,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
 from textual.worker import Worker, WorkerError, WorkerState
 
-from engine.chat import MessagePage, MessageStatus, Session
+from engine.chat import MessagePage, Session
 from engine.conversation_edits import ConversationEdits, NotEditable
 from engine.errors import StoreError
-from engine.turn import (
-    ContextCurated,
-    NothingToContinue,
-    NothingToRetry,
-    ReplyCompleted,
-    ReplyFailed,
-    ReplyResumed,
-    ReplyStarted,
-    ReplyTextArrived,
-    RetryScheduled,
-    TurnEvent,
-    TurnNotice,
-    UserMessageSaved,
-)
 from tui import heap, slash
 from tui.messages import ContextAction, MessageAction
 from tui.screens.chat_commands import SlashCommands
@@ -41,21 +24,21 @@ from tui.screens.chat_context import ContextActions
 from tui.screens.chat_draft import DraftHints
 from tui.screens.chat_memory import MemoryActions
 from tui.screens.chat_messages import MessageActions
-from tui.screens.chat_wording import failure_notice, wait_reason, welcome_text
+from tui.screens.chat_pages import EMPTY, SessionPages
+from tui.screens.chat_turn_view import TurnView
+from tui.screens.chat_wording import welcome_text
 from tui.screens.dialogs import ConfirmScreen
 from tui.services import AppServices
 from tui.widgets.composer import Composer, describe_size
 from tui.widgets.context_panel import ContextPanel
 from tui.widgets.header_bar import HeaderBar
-from tui.widgets.message_list import PAGE, Direction, MessageList
-from tui.widgets.message_view import MessageView
+from tui.widgets.message_list import MessageList
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
 
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
-PAGE_GROUP = "page"
 USAGE_GROUP = "usage"
 NARROW_WIDTH = 90
 """Terminals narrower than this hide the context panel until F2 asks for it."""
@@ -124,8 +107,6 @@ class ChatScreen(Screen[None]):
         """What the last (or next) request sends, as the panel shows it."""
         self._consent_asked: set[int] = set()
         """Messages the consent dialog has already asked about: it opens by itself only for new ones."""
-        self._reply_view: MessageView | None = None
-        """The reply that is streaming, so a stop can show what the store kept of it."""
         # Held rather than queried: workers update these after awaits, and a query that races the
         # app's shutdown (children already removed) would fail where an update is harmless.
         self.header = HeaderBar()
@@ -142,6 +123,8 @@ class ChatScreen(Screen[None]):
         self.commands = SlashCommands(self)
         self.context_actions = ContextActions(self)
         self.memory_actions = MemoryActions(self)
+        self.pages = SessionPages(self)
+        self.turn_view = TurnView(self)
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -178,6 +161,12 @@ class ChatScreen(Screen[None]):
         """No turn running, and the panel shows what the next request would send."""
         return not any(not w.is_finished for w in self.workers if w.group in (TURN_GROUP, USAGE_GROUP))
 
+    def refused_while_busy(self) -> bool:
+        """True, and the user told why, if a reply is streaming (most actions wait for it)."""
+        if self.busy:
+            self.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+        return self.busy
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
             return self.busy or self.editing is not None
@@ -192,24 +181,9 @@ class ChatScreen(Screen[None]):
         """Show a session (the latest one when ``session_id`` is None and no session is open): its
         latest page of messages, its first with ``at_start``, or the page around ``at_message``
         (a search hit), scrolled to that message. Older and newer pages load as the user scrolls."""
-        store = self.services.store
-
-        def load() -> tuple[Session | None, MessagePage, MessagePage]:
-            session = store.get_session(session_id) if session_id is not None else store.latest_session()
-            if session is None:
-                empty = MessagePage([], 0, 0)
-                return None, empty, empty
-            latest = store.message_page(session.id, limit=PAGE)
-            if at_start:
-                return session, store.message_page(session.id, after=0, limit=PAGE), latest
-            if at_message is None:
-                return session, latest, latest
-            up_to = store.message_page(session.id, before=at_message + 1, limit=PAGE // 2)
-            after = store.message_page(session.id, after=at_message, limit=PAGE // 2)
-            around = MessagePage(up_to.messages + after.messages, up_to.earlier, after.later)
-            return session, around, latest
-
-        session, page, latest = await asyncio.to_thread(load)
+        session, page, latest = await asyncio.to_thread(
+            self.pages.opening, session_id, at_message=at_message, at_start=at_start
+        )
         await self._show(session, page, at_message=at_message)
         if session is not None and latest.messages:
             # A session left alone since before this run (the app was closed) ends like an idle one.
@@ -228,24 +202,8 @@ class ChatScreen(Screen[None]):
         heap.settle()  # the session and its curation are loaded: they live until the next switch
 
     @on(MessageList.NeedsMore)
-    def _load_page(self, event: MessageList.NeedsMore) -> None:
-        if self.session is not None:
-            self._read_page(self.session.id, event.direction, event.beyond)
-
-    @work(group=PAGE_GROUP, exit_on_error=False)
-    async def _read_page(self, session_id: int, direction: Direction, beyond: int) -> None:
-        store = self.services.store
-        if direction == "earlier":
-            read = partial(store.message_page, session_id, before=beyond, limit=PAGE)
-        else:
-            read = partial(store.message_page, session_id, after=beyond, limit=PAGE)
-        try:
-            page = await asyncio.to_thread(read)
-        except StoreError:
-            self.message_list.page_failed()
-            raise
-        if self.session is not None and self.session.id == session_id:
-            await self.message_list.extend(direction, page)
+    def _read_page(self, event: MessageList.NeedsMore) -> None:
+        self.pages.read_next(event)
 
     def action_first_message(self) -> None:
         if self.session is not None:
@@ -283,8 +241,7 @@ class ChatScreen(Screen[None]):
         if isinstance(read, slash.Invocation):
             self.run_command(read)
             return
-        if self.busy:
-            self.notify("A reply is still streaming. Esc stops it.", severity="warning")
+        if self.refused_while_busy():
             return
         text = read
         branch, self.editing = self.editing, None
@@ -343,31 +300,9 @@ class ChatScreen(Screen[None]):
                     return
                 await self.message_list.drop(gone.ids)
             events = turns.send(session_id, text)
-        self._reply_view = None
         try:
-            async with contextlib.aclosing(events) as stream:
-                await self._follow(stream)
-        except asyncio.CancelledError:
-            if self._reply_view is not None:
-                await self._settle(self._reply_view)
-            self.notify("Stopped. The partial reply is kept; Ctrl+R asks again.")
-            raise
-        except StoreError as err:
-            # The store failed under a streaming reply: what is on screen may not be saved.
-            if self._reply_view is not None:
-                await self._reply_view.close_stream()
-                self._reply_view.update_message(
-                    replace(
-                        self._reply_view.message, status=MessageStatus.INTERRUPTED, error=err.user_message
-                    )
-                )
-            raise
-        except NothingToRetry:
-            self.notify("Nothing to retry yet.")
-        except NothingToContinue:
-            self.notify("The last reply was not cut off: there is nothing to continue. Ctrl+R asks again.")
+            await self.turn_view.show(events)
         finally:
-            self._reply_view = None
             self.memory_actions.restart_idle_timer()
             # Not awaited: planning the next request again takes ~0.1 s in a 10,000-message
             # session, and the user may send the next message meanwhile.
@@ -378,55 +313,6 @@ class ChatScreen(Screen[None]):
         """Show what the next request would send, then ask about the user's messages if needed."""
         await self.refresh_usage()
         self._offer_consent()
-
-    async def _follow(self, events: AsyncIterator[TurnEvent]) -> None:
-        messages = self.message_list
-        async for event in events:
-            view = self._reply_view
-            if isinstance(event, UserMessageSaved):
-                self.session = event.session
-                self.header.show_title(event.session.title)
-                self.composer.clear()
-                self.draft.show("")
-                await messages.add(event.message)
-            elif isinstance(event, ContextCurated):
-                self.show_context(event.view)
-            elif isinstance(event, ReplyStarted):
-                await messages.drop(event.superseded)
-                self._reply_view = await messages.add(event.message)
-            elif isinstance(event, ReplyResumed):
-                resumed = messages.view_for(event.message.id) or await messages.add(event.message)
-                resumed.update_message(event.message)
-                self._reply_view = resumed
-            elif isinstance(event, RetryScheduled) and view is not None:
-                what = wait_reason(event.error.kind)
-                view.show_wait(f"{what} (retry {event.retry} of {event.retries})", event.delay)
-            elif isinstance(event, TurnNotice):
-                self.notify(event.text, title="Context", severity="warning", timeout=15)
-            elif isinstance(event, ReplyTextArrived) and view is not None:
-                await view.write(event.text)
-            elif isinstance(event, ReplyCompleted) and view is not None:
-                await view.close_stream()
-                view.update_message(event.message)
-            elif isinstance(event, ReplyFailed) and view is not None:
-                await view.close_stream()
-                view.update_message(event.message)
-                self._tell_failure(event)
-
-    async def _settle(self, view: MessageView) -> None:
-        """After a stop: show the reply as the store now has it (interrupted, text kept)."""
-        await view.close_stream()
-        message = view.message
-        page = await asyncio.to_thread(
-            self.services.store.message_page, message.session_id, before=message.id + 1, limit=1
-        )
-        current = next((m for m in page.messages if m.id == message.id), None)
-        if current is not None:
-            view.update_message(current)
-
-    def _tell_failure(self, event: ReplyFailed) -> None:
-        title, text = failure_notice(event.error, kept=bool(event.message.content))
-        self.notify(text, title=title, severity="error", timeout=12)
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
@@ -449,17 +335,8 @@ class ChatScreen(Screen[None]):
 
     @on(Markdown.LinkClicked)
     def confirm_link(self, event: Markdown.LinkClicked) -> None:
-        """Links in model output open only after the user has seen where they go."""
         event.stop()
-        href = event.href
-
-        def opened(confirmed: bool | None) -> None:
-            if confirmed:
-                self.app.open_url(href)
-
-        self.app.push_screen(
-            ConfirmScreen(f"Open this link in your browser?\n\n{href}", confirm="Open"), opened
-        )
+        self.message_actions.confirm_link(event.href)
 
     # --- actions -------------------------------------------------------------------------------
 
@@ -473,26 +350,23 @@ class ChatScreen(Screen[None]):
             self.notify("Edit cancelled; the conversation is as it was.")
 
     def action_retry(self) -> None:
-        if self.busy:
-            self.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+        if self.refused_while_busy():
             return
         self.run_turn(None)
 
     def action_continue_reply(self) -> None:
-        if self.busy:
-            self.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+        if self.refused_while_busy():
             return
         self.run_turn(None, resume=True)
 
     def action_new_session(self) -> None:
-        if self.busy:
-            self.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+        if self.refused_while_busy():
             return
         if self.session is None:
             self.notify("This is already a new session.")
             return
         self.memory_actions.remember(self.session.id, asked=False)  # leaving it: the session ends here
-        self.run_worker(self._show(None, MessagePage([], 0, 0)), group=LOAD_GROUP, exclusive=True)
+        self.run_worker(self._show(None, EMPTY), group=LOAD_GROUP, exclusive=True)
         self.composer.focus()
 
     def action_sessions(self) -> None:
@@ -508,14 +382,16 @@ class ChatScreen(Screen[None]):
                 # The open session may have been renamed or deleted in the picker.
                 self.open_session(self.session.id)
 
-        if self.busy:
-            self.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+        if self.refused_while_busy():
             return
         current = self.session.id if self.session else None
         self.app.push_screen(SessionsScreen(self.services.store, current=current), chosen)
 
     def action_copy_reply(self) -> None:
-        reply = self.message_list.last_reply()
+        self.pages.background(self._copy_reply())
+
+    async def _copy_reply(self) -> None:
+        reply = await self.pages.last_reply()
         if reply is None:
             self.notify("There is no reply to copy yet.")
             return

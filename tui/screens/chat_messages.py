@@ -51,8 +51,7 @@ class MessageActions(ChatPart):
             self._confirm_delete(message)
 
     def _start_edit(self, message: StoredMessage) -> None:
-        if self.screen.busy:
-            self.screen.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+        if self.screen.refused_while_busy():
             return
         if message.role != "user":
             self.screen.notify("Only your own messages can be edited; Ctrl+R asks for a reply again.")
@@ -70,8 +69,7 @@ class MessageActions(ChatPart):
         )
 
     def _confirm_delete(self, message: StoredMessage) -> None:
-        if self.screen.busy or self.screen.session is None:
-            self.screen.notify("A reply is still streaming. Esc stops it first.", severity="warning")
+        if self.screen.refused_while_busy() or self.screen.session is None:
             return
         session_id = self.screen.session.id
 
@@ -104,3 +102,14 @@ class MessageActions(ChatPart):
         await self.screen.message_list.drop(gone.ids)
         await self.screen.refresh_usage()
         self.screen.notify(f"Deleted #{message_id}. It stays in the store; the ledger (F6) records it.")
+
+    def confirm_link(self, href: str) -> None:
+        """Links in model output open only after the user has seen where they go."""
+
+        def opened(confirmed: bool | None) -> None:
+            if confirmed:
+                self.screen.app.open_url(href)
+
+        self.screen.app.push_screen(
+            ConfirmScreen(f"Open this link in your browser?\n\n{href}", confirm="Open"), opened
+        )

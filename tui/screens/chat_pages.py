@@ -1,0 +1,84 @@
+"""Reading a session's messages a page at a time for the chat pane (see
+:class:`tui.widgets.message_list.MessageList`): the page a session opens on, the next page as the
+user scrolls, and the last reply when it is not on screen."""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from typing import TYPE_CHECKING
+
+from engine.chat import MessagePage, Session, StoredMessage
+from engine.errors import StoreError
+from tui.screens.chat_parts import ChatPart
+from tui.widgets.message_list import PAGE, Direction
+
+if TYPE_CHECKING:
+    from engine.protocols import ChatStore
+    from tui.widgets.message_list import MessageList
+
+PAGE_GROUP = "page"
+
+EMPTY = MessagePage([], 0, 0)
+
+
+class SessionPages(ChatPart):
+    """The chat pane's pages, read from the store in workers (widgets never touch the store)."""
+
+    @property
+    def store(self) -> ChatStore:
+        return self.screen.services.store
+
+    def opening(
+        self, session_id: int | None, *, at_message: int | None, at_start: bool
+    ) -> tuple[Session | None, MessagePage, MessagePage]:
+        """Blocking (call it from a thread): the session (the latest when ``session_id`` is None),
+        the page to show (its latest, its first with ``at_start``, or the one around
+        ``at_message``) and its latest page."""
+        store = self.store
+        session = store.get_session(session_id) if session_id is not None else store.latest_session()
+        if session is None:
+            return None, EMPTY, EMPTY
+        latest = store.message_page(session.id, limit=PAGE)
+        if at_start:
+            return session, store.message_page(session.id, after=0, limit=PAGE), latest
+        if at_message is None:
+            return session, latest, latest
+        up_to = store.message_page(session.id, before=at_message + 1, limit=PAGE // 2)
+        after = store.message_page(session.id, after=at_message, limit=PAGE // 2)
+        return session, MessagePage(up_to.messages + after.messages, up_to.earlier, after.later), latest
+
+    def read_next(self, event: MessageList.NeedsMore) -> None:
+        """Read the page the message list asked for and give it to the list."""
+        session = self.screen.session
+        if session is not None:
+            self.screen.run_worker(
+                self._read_next(session.id, event.direction, event.beyond),
+                group=PAGE_GROUP,
+                exit_on_error=False,
+            )
+
+    async def _read_next(self, session_id: int, direction: Direction, beyond: int) -> None:
+        if direction == "earlier":
+            read = partial(self.store.message_page, session_id, before=beyond, limit=PAGE)
+        else:
+            read = partial(self.store.message_page, session_id, after=beyond, limit=PAGE)
+        messages = self.screen.message_list
+        try:
+            page = await asyncio.to_thread(read)
+        except StoreError:
+            messages.page_failed()
+            raise
+        session = self.screen.session
+        if session is not None and session.id == session_id:
+            await messages.extend(direction, page)
+
+    async def last_reply(self) -> StoredMessage | None:
+        """The session's last reply with text: from the screen, or from the store when the latest
+        messages are not mounted (the user went back to older pages)."""
+        messages, session = self.screen.message_list, self.screen.session
+        if messages.at_latest or session is None:
+            return messages.last_reply()
+        page = await asyncio.to_thread(self.store.message_page, session.id, limit=PAGE)
+        replies = [m for m in page.messages if m.is_reply and m.content]
+        return replies[-1] if replies else None

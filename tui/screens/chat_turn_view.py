@@ -1,0 +1,113 @@
+"""Showing a turn as it happens: the user's message, the context, the reply as it streams, retries
+and failures, and what is left on screen when the user stops it or the store fails under it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import replace
+
+from engine.chat import MessageStatus
+from engine.errors import StoreError
+from engine.turn import (
+    ContextCurated,
+    NothingToContinue,
+    NothingToRetry,
+    ReplyCompleted,
+    ReplyFailed,
+    ReplyResumed,
+    ReplyStarted,
+    ReplyTextArrived,
+    RetryScheduled,
+    TurnEvent,
+    TurnNotice,
+    UserMessageSaved,
+)
+from tui.screens.chat_parts import ChatPart
+from tui.screens.chat_wording import failure_notice, wait_reason
+from tui.widgets.message_view import MessageView
+
+
+class TurnView(ChatPart):
+    reply: MessageView | None = None
+    """The reply that is streaming, so a stop can show what the store kept of it."""
+
+    async def show(self, events: AsyncGenerator[TurnEvent, None]) -> None:
+        """Show a turn's events until it ends.
+
+        Raises:
+            asyncio.CancelledError: The user stopped it (the reply keeps what arrived).
+            StoreError: The store failed under it (the reply is marked interrupted).
+        """
+        screen = self.screen
+        self.reply = None
+        try:
+            async with contextlib.aclosing(events) as stream:
+                await self._follow(stream)
+        except asyncio.CancelledError:
+            if self.reply is not None:
+                await self._settle(self.reply)
+            screen.notify("Stopped. The partial reply is kept; Ctrl+R asks again.")
+            raise
+        except StoreError as err:
+            # The store failed under a streaming reply: what is on screen may not be saved.
+            if self.reply is not None:
+                await self.reply.close_stream()
+                self.reply.update_message(
+                    replace(self.reply.message, status=MessageStatus.INTERRUPTED, error=err.user_message)
+                )
+            raise
+        except NothingToRetry:
+            screen.notify("Nothing to retry yet.")
+        except NothingToContinue:
+            screen.notify("The last reply was not cut off: there is nothing to continue. Ctrl+R asks again.")
+        finally:
+            self.reply = None
+
+    async def _follow(self, events: AsyncIterator[TurnEvent]) -> None:
+        screen = self.screen
+        messages = screen.message_list
+        async for event in events:
+            view = self.reply
+            if isinstance(event, UserMessageSaved):
+                screen.session = event.session
+                screen.header.show_title(event.session.title)
+                screen.composer.clear()
+                screen.draft.show("")
+                await messages.add(event.message)
+            elif isinstance(event, ContextCurated):
+                screen.show_context(event.view)
+            elif isinstance(event, ReplyStarted):
+                await messages.drop(event.superseded)
+                self.reply = await messages.add(event.message)
+            elif isinstance(event, ReplyResumed):
+                resumed = messages.view_for(event.message.id) or await messages.add(event.message)
+                resumed.update_message(event.message)
+                self.reply = resumed
+            elif isinstance(event, RetryScheduled) and view is not None:
+                what = wait_reason(event.error.kind)
+                view.show_wait(f"{what} (retry {event.retry} of {event.retries})", event.delay)
+            elif isinstance(event, TurnNotice):
+                screen.notify(event.text, title="Context", severity="warning", timeout=15)
+            elif isinstance(event, ReplyTextArrived) and view is not None:
+                await view.write(event.text)
+            elif isinstance(event, ReplyCompleted) and view is not None:
+                await view.close_stream()
+                view.update_message(event.message)
+            elif isinstance(event, ReplyFailed) and view is not None:
+                await view.close_stream()
+                view.update_message(event.message)
+                title, text = failure_notice(event.error, kept=bool(event.message.content))
+                screen.notify(text, title=title, severity="error", timeout=12)
+
+    async def _settle(self, view: MessageView) -> None:
+        """After a stop: show the reply as the store now has it (interrupted, text kept)."""
+        await view.close_stream()
+        message = view.message
+        page = await asyncio.to_thread(
+            self.screen.services.store.message_page, message.session_id, before=message.id + 1, limit=1
+        )
+        current = next((m for m in page.messages if m.id == message.id), None)
+        if current is not None:
+            view.update_message(current)
