@@ -251,14 +251,14 @@ class TurnService:
         tail: list[StoredMessage] = []
         before: int | None = None
         while True:
-            page = self.store.message_page(session_id, before=before, limit=TAIL_PAGE)
-            if not page.messages:
+            page = self.store.message_page(session_id, before=before, limit=TAIL_PAGE).messages
+            if not page:
                 raise NothingToRetry(session_id)
-            tail = page.messages + tail
-            last_user = max((i for i, m in enumerate(tail) if m.role == "user"), default=None)
-            if last_user is not None:
-                return tail[last_user + 1 :]
-            before = page.messages[0].id
+            users = [i for i, m in enumerate(page) if m.role == "user"]
+            if users:
+                return page[users[-1] + 1 :] + tail
+            tail = page + tail
+            before = page[0].id
 
     def _cut_reply(self, session_id: int) -> StoredMessage:
         latest = self.store.message_page(session_id, limit=1).messages

@@ -14,6 +14,7 @@ from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
 from engine.turn import (
     STOPPED_BY_USER,
+    TAIL_PAGE,
     ContextCurated,
     NothingToRetry,
     ReplyCompleted,
@@ -239,6 +240,21 @@ async def test_retry_with_nothing_sent_says_so(store: SqliteChatStore) -> None:
     session = store.create_session("empty")
     with pytest.raises(NothingToRetry):
         await collect(service(store, OfflineModel(COUNTER)).retry(session.id))
+
+
+async def test_retry_supersedes_every_reply_after_the_last_user_message_however_many(
+    store: SqliteChatStore,
+) -> None:
+    """Retry looks back from the end a page at a time: replies beyond the first page count too."""
+    session = store.create_session("many replies")
+    store.add_message(session.id, "user", "first question")
+    asked = store.add_message(session.id, "user", "tell me everything")
+    replies = [store.add_message(session.id, "assistant", f"part {n}").id for n in range(TAIL_PAGE + 15)]
+    events = await collect(service(store, OfflineModel(COUNTER)).retry(session.id))
+    superseded = {m.id for m in store.messages(session.id) if m.status is MessageStatus.SUPERSEDED}
+    assert superseded == set(replies)
+    started = next(e for e in events if isinstance(e, ReplyStarted))
+    assert set(started.superseded) == set(replies) and started.message.id > asked.id
 
 
 async def test_every_request_sends_the_curated_context_and_logs_why(
