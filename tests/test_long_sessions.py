@@ -85,6 +85,8 @@ async def test_ctrl_home_and_ctrl_end_jump_to_either_end_and_a_new_message_shows
         await pilot.press("ctrl+home")
         await wait_for(pilot, lambda: shown_numbers(app)[:1] == [0])
         assert chat(app).message_list.scroll_y == 0
+        # Messages mounted after the context was shown say where they stand in it too.
+        assert all(v.context_item is not None for v in views(app))
         assert "later messages" in str(chat(app).message_list.query(".more.-shown").first().render())
         await pilot.press("ctrl+end")
         await wait_for(pilot, lambda: shown_numbers(app)[-1:] == [COUNT - 1])

@@ -175,15 +175,11 @@ class ChatScreen(Screen[None]):
     # --- sessions ------------------------------------------------------------------------------
 
     @work(exclusive=True, group=LOAD_GROUP, exit_on_error=False)
-    async def open_session(
-        self, session_id: int | None, *, at_message: int | None = None, at_start: bool = False
-    ) -> None:
+    async def open_session(self, session_id: int | None, *, at_message: int | None = None) -> None:
         """Show a session (the latest one when ``session_id`` is None and no session is open): its
-        latest page of messages, its first with ``at_start``, or the page around ``at_message``
+        latest page of messages, or the page around ``at_message``
         (a search hit), scrolled to that message. Older and newer pages load as the user scrolls."""
-        session, page, latest = await asyncio.to_thread(
-            self.pages.opening, session_id, at_message=at_message, at_start=at_start
-        )
+        session, page, latest = await asyncio.to_thread(self.pages.opening, session_id, at_message=at_message)
         await self._show(session, page, at_message=at_message)
         if session is not None and latest.messages:
             # A session left alone since before this run (the app was closed) ends like an idle one.
@@ -206,12 +202,10 @@ class ChatScreen(Screen[None]):
         self.pages.read_next(event)
 
     def action_first_message(self) -> None:
-        if self.session is not None:
-            self.open_session(self.session.id, at_start=True)
+        self.pages.jump(to_start=True)
 
     def action_latest_message(self) -> None:
-        if self.session is not None:
-            self.open_session(self.session.id)
+        self.pages.jump(to_start=False)
 
     async def refresh_usage(self) -> None:
         """Show what the next request would send, in the header and the panel."""

@@ -30,18 +30,15 @@ class SessionPages(ChatPart):
         return self.screen.services.store
 
     def opening(
-        self, session_id: int | None, *, at_message: int | None, at_start: bool
+        self, session_id: int | None, *, at_message: int | None
     ) -> tuple[Session | None, MessagePage, MessagePage]:
         """Blocking (call it from a thread): the session (the latest when ``session_id`` is None),
-        the page to show (its latest, its first with ``at_start``, or the one around
-        ``at_message``) and its latest page."""
+        the page to show (its latest, or the one around ``at_message``) and its latest page."""
         store = self.store
         session = store.get_session(session_id) if session_id is not None else store.latest_session()
         if session is None:
             return None, EMPTY, EMPTY
         latest = store.message_page(session.id, limit=PAGE)
-        if at_start:
-            return session, store.message_page(session.id, after=0, limit=PAGE), latest
         if at_message is None:
             return session, latest, latest
         up_to = store.message_page(session.id, before=at_message + 1, limit=PAGE // 2)
@@ -72,6 +69,27 @@ class SessionPages(ChatPart):
         session = self.screen.session
         if session is not None and session.id == session_id:
             await messages.extend(direction, page)
+
+    def jump(self, *, to_start: bool) -> None:
+        """Show the open session from its first message, or its latest (Ctrl+Home, Ctrl+End).
+
+        Only the messages change: the session, its settings and its context stay as they are.
+        """
+        session = self.screen.session
+        if session is not None:
+            self.screen.run_worker(
+                self._jump(session.id, to_start), group=PAGE_GROUP, exclusive=True, exit_on_error=False
+            )
+
+    async def _jump(self, session_id: int, to_start: bool) -> None:
+        if to_start:
+            read = partial(self.store.message_page, session_id, after=0, limit=PAGE)
+        else:
+            read = partial(self.store.message_page, session_id, limit=PAGE)
+        page = await asyncio.to_thread(read)
+        session = self.screen.session
+        if session is not None and session.id == session_id:
+            await self.screen.message_list.show(page)
 
     async def last_reply(self) -> StoredMessage | None:
         """The session's last reply with text: from the screen, or from the store when the latest

@@ -18,7 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from engine.chat import MessagePage, MessageStatus, StoredMessage
-from engine.context_view import ContextView
+from engine.context_view import ContextView, ItemView
 from tui.widgets.message_view import MessageView
 
 PAGE = 20
@@ -62,6 +62,9 @@ class MessageList(VerticalScroll):
         """A page asked for and not yet given (one at a time)."""
         self._placing = False
         """A page was just shown and is not scrolled into place yet."""
+        self._placed: dict[int, ItemView] = {}
+        """Where each message stands in the next request, as the engine last said (marks the
+        views of pages mounted later too)."""
         self._top = Static("", classes="more")
         self._bottom = Static("", classes="more")
 
@@ -83,7 +86,7 @@ class MessageList(VerticalScroll):
         self._views.clear()
         self._asked = None
         self._earlier, self._later = page.earlier, page.later
-        views = [MessageView(m) for m in page.messages if _shown(m)]
+        views = [self._view(m) for m in page.messages if _shown(m)]
         self._views.update((v.message.id, v) for v in views)
         await self.mount_all(views or [Static(self._welcome, classes="welcome")], before=self._bottom)
         self._show_counts()
@@ -114,7 +117,7 @@ class MessageList(VerticalScroll):
         No other page is asked for until this one is laid out and the view put back: a page asked
         for in between would be placed by where things were before.
         """
-        views = [MessageView(m) for m in page.messages if _shown(m) and m.id not in self._views]
+        views = [self._view(m) for m in page.messages if _shown(m) and m.id not in self._views]
         mounted = self.mounted
         if direction == "earlier":
             self._earlier = page.earlier
@@ -161,7 +164,7 @@ class MessageList(VerticalScroll):
             await self.show(MessagePage([], earlier, 0))
         for welcome in self.query(".welcome"):
             await welcome.remove()
-        view = MessageView(message)
+        view = self._view(message)
         self._views[message.id] = view
         await self.mount(view, before=self._bottom)
         self.anchor()
@@ -178,10 +181,15 @@ class MessageList(VerticalScroll):
                 await view.remove()
 
     def show_context(self, view: ContextView) -> None:
-        """Mark each mounted message with where it stands in the next request."""
-        placed = {item.id: item for item in view.items}
+        """Mark each mounted message (and each mounted later) with where it stands in the next request."""
+        self._placed = placed = {item.id: item for item in view.items}
         for message_id, message_view in self._views.items():
             message_view.show_context(placed.get(message_id))
+
+    def _view(self, message: StoredMessage) -> MessageView:
+        view = MessageView(message)
+        view.show_context(self._placed.get(message.id))
+        return view
 
     def last_reply(self) -> StoredMessage | None:
         """The session's last reply with text, if it is mounted (the latest messages are)."""

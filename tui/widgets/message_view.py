@@ -129,23 +129,34 @@ class MessageView(Vertical, can_focus=True):
         """While an automatic retry is pending: what it says, and when (monotonic) it fires."""
         self._wait_timer: Timer | None = None
         self._summary = Static("", classes="summary")
+        self._lines_used: set[Static] = set()
+        self._composed = False
+        """The summary, waiting and problem lines given text so far (mounted, or to be)."""
 
     def compose(self) -> ComposeResult:
         # The summary, waiting and problem lines are mounted when first needed: a long session
         # mounts a hundred messages, and every widget costs Textual layout time on each page.
+        self._composed = True
+        used = self._lines_used
         yield self._meta_line
+        yield from [self._summary] if self._summary in used else []
         yield self._body_widget
+        yield from [line for line in (self._waiting, self._problem) if line in used]
 
     def _say(self, line: Static, text: Content) -> None:
         """Show ``text`` on one of the lines under (or, for the summary, above) the body."""
         line.update(text)
-        if line.parent is None and text.plain:
-            if line is self._summary:
-                self.mount(line, after=self._meta_line)
-            elif line is self._waiting:
-                self.mount(line, after=self._body_widget)
-            else:
-                self.mount(line)
+        if not text.plain or line in self._lines_used:
+            return
+        self._lines_used.add(line)
+        if not self._composed:
+            return  # compose yields it
+        if line is self._summary:
+            self.mount(line, after=self._meta_line)
+        elif line is self._waiting:
+            self.mount(line, after=self._body_widget)
+        else:
+            self.mount(line)
 
     def on_mount(self) -> None:
         self._show_problem()
