@@ -49,6 +49,8 @@ class Remembered:
     """One sentence for the user about what happened."""
 
 
+UNASSESSED_PAGE = 500
+"""Messages read at a time when gathering what a session added since its last assessment."""
 DISABLED_NOTE = "Cross-session memory is off (memory.enabled = false in your config)."
 NOTHING_NEW_NOTE = "Nothing new to remember in this session."
 
@@ -224,14 +226,14 @@ class MemoryService:
         through = self.store.memory_through(session_id)
         messages: list[PromptMessage] = []
         last = through
-        for message in self.store.messages(session_id):
-            if message.id <= through:
-                continue
-            if message.status is MessageStatus.STREAMING:
-                break  # a reply being written is assessed next time, whole
-            last = message.id
-            if in_conversation(message) and message.content.strip():
-                messages.append(PromptMessage(message.role, message.content))
+        # Only what follows the last assessment, a page at a time: a session may hold 10,000.
+        while page := self.store.message_page(session_id, after=last, limit=UNASSESSED_PAGE).messages:
+            for message in page:
+                if message.status is MessageStatus.STREAMING:
+                    return messages, last  # a reply being written is assessed next time, whole
+                last = message.id
+                if in_conversation(message) and message.content.strip():
+                    messages.append(PromptMessage(message.role, message.content))
         return messages, last
 
     def _write(self, session_id: int, assessment: Assessment, through: int) -> Memory:

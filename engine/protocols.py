@@ -270,7 +270,11 @@ class MemoryStore(Protocol):
 
     def get_session(self, session_id: int) -> Session | None: ...
 
-    def messages(self, session_id: int) -> list[StoredMessage]: ...
+    def message_page(
+        self, session_id: int, *, before: int | None = None, after: int | None = None, limit: int
+    ) -> MessagePage:
+        """As :meth:`ChatStore.message_page`."""
+        ...
 
     def memory_through(self, session_id: int) -> int:
         """The id of the last message of the session an assessment covered (0: none yet)."""

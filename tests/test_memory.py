@@ -27,7 +27,7 @@ from engine.memory import (
     select_for_prompt,
 )
 from engine.memory_assessment import OfflineAssessor, assess_offline
-from engine.memory_service import MemoryService
+from engine.memory_service import UNASSESSED_PAGE, MemoryService
 from engine.tokens import LazyTokenCounter, load_counter
 from engine.turn import TurnService
 from providers.offline import OfflineModel
@@ -326,6 +326,20 @@ async def test_remember_assesses_only_what_is_new_and_advances_memory_through(
     assert later.messages == len(CHIT_CHAT)
     assert later.memory is not None and later.memory.importance < 0.3
     assert len(store.list_memories()) == 2
+
+
+async def test_everything_added_since_the_last_assessment_is_assessed_however_long(
+    store: SqliteChatStore, memory: MemoryService
+) -> None:
+    """What is new is read a page at a time from where the last assessment stopped."""
+    sid = conversation(store, DECISIONS)
+    await memory.remember(sid)
+    count = UNASSESSED_PAGE + 20
+    for n in range(count):
+        store.add_message(sid, "user" if n % 2 == 0 else "assistant", f"We decided step {n} uses Postgres.")
+    later = await memory.remember(sid)
+    assert later.messages == count
+    assert store.memory_through(sid) == store.messages(sid)[-1].id
 
 
 async def test_a_reply_still_streaming_is_left_for_the_next_assessment(
