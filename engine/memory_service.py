@@ -7,6 +7,7 @@ Pure and UI-free.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -51,6 +52,10 @@ class Remembered:
 
 UNASSESSED_PAGE = 500
 """Messages read at a time when gathering what a session added since its last assessment."""
+ASSESSED_CHARS = 200_000
+"""A longer stretch (a long session never assessed) is assessed by its most recent part: the
+offline heuristic took over 5 s of CPU on 10,000 messages, and a model sees only its last 24,000
+characters anyway."""
 DISABLED_NOTE = "Cross-session memory is off (memory.enabled = false in your config)."
 NOTHING_NEW_NOTE = "Nothing new to remember in this session."
 
@@ -224,17 +229,21 @@ class MemoryService:
         if self.store.get_session(session_id) is None:
             return [], 0  # deleted (or being deleted, undoable): what the user threw away is not kept
         through = self.store.memory_through(session_id)
-        messages: list[PromptMessage] = []
+        messages: deque[PromptMessage] = deque()
+        chars = 0
         last = through
         # Only what follows the last assessment, a page at a time: a session may hold 10,000.
         while page := self.store.message_page(session_id, after=last, limit=UNASSESSED_PAGE).messages:
             for message in page:
                 if message.status is MessageStatus.STREAMING:
-                    return messages, last  # a reply being written is assessed next time, whole
+                    return list(messages), last  # a reply being written is assessed next time, whole
                 last = message.id
                 if in_conversation(message) and message.content.strip():
                     messages.append(PromptMessage(message.role, message.content))
-        return messages, last
+                    chars += len(message.content)
+                    while chars > ASSESSED_CHARS and len(messages) > 1:
+                        chars -= len(messages.popleft().content)
+        return list(messages), last
 
     def _write(self, session_id: int, assessment: Assessment, through: int) -> Memory:
         now = self.clock()

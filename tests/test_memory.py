@@ -27,7 +27,7 @@ from engine.memory import (
     select_for_prompt,
 )
 from engine.memory_assessment import OfflineAssessor, assess_offline
-from engine.memory_service import UNASSESSED_PAGE, MemoryService
+from engine.memory_service import ASSESSED_CHARS, UNASSESSED_PAGE, MemoryService
 from engine.tokens import LazyTokenCounter, load_counter
 from engine.turn import TurnService
 from providers.offline import OfflineModel
@@ -340,6 +340,17 @@ async def test_everything_added_since_the_last_assessment_is_assessed_however_lo
     later = await memory.remember(sid)
     assert later.messages == count
     assert store.memory_through(sid) == store.messages(sid)[-1].id
+
+
+async def test_a_very_long_stretch_is_assessed_by_its_most_recent_part_and_all_of_it_is_passed(
+    store: SqliteChatStore, memory: MemoryService
+) -> None:
+    sid = store.create_session("long").id
+    text = "We decided the cache stays on Redis. " * 135  # about 5,000 characters
+    ids = [store.add_message(sid, ("user", "assistant")[n % 2], f"{n}: {text}").id for n in range(60)]
+    done = await memory.remember(sid)
+    assert done.messages == ASSESSED_CHARS // len(f"10: {text}")  # the last ones that fit
+    assert store.memory_through(sid) == ids[-1]  # not assessed again next time
 
 
 async def test_a_reply_still_streaming_is_left_for_the_next_assessment(
