@@ -108,6 +108,13 @@ def app_cpu() -> float:
     return total
 
 
+def memory() -> str:
+    """The process's resident memory now, and its peak so far."""
+    resident = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return f"  (RSS {resident:.0f} MB, peak {peak:.0f} MB)"
+
+
 def replied(screen: ChatScreen, whole: Callable[[StoredMessage], bool]) -> Callable[[], bool]:
     """A predicate: the turn is over and the last reply on screen is ``whole``."""
 
@@ -118,19 +125,15 @@ def replied(screen: ChatScreen, whole: Callable[[StoredMessage], bool]) -> Calla
     return check
 
 
-async def poll(
-    pilot: object, predicate: Callable[[], object], seconds: float, *, step: float = 0.005
-) -> float:
+async def poll(predicate: Callable[[], object], seconds: float, *, step: float = 0.005) -> float:
     """Wait (``step`` at a time) until ``predicate()``; the moment it held, or an error after
-    ``seconds``."""
-    from textual.pilot import Pilot
-
-    assert isinstance(pilot, Pilot)
+    ``seconds``. The app runs on its own meanwhile: Pilot.pause would post a callback to every
+    widget at each step, a fifth of the CPU measured while streaming."""
     deadline = time.perf_counter() + seconds
     while not predicate():
         if time.perf_counter() > deadline:
             raise TimeoutError(f"not done after {seconds} s")
-        await pilot.pause(step)
+        await asyncio.sleep(step)
     return time.perf_counter()
 
 
@@ -157,8 +160,8 @@ async def measure() -> None:
         async with app.run_test(size=SIZE) as pilot:
             app.set_interval(0.01, lambda: ticks.append(time.perf_counter()))
             screen = chat(app)
-            shown = await poll(pilot, lambda: screen.message_list.view_for(last_id) is not None, 60)
-            ready = await poll(pilot, lambda: screen.context is not None and not screen.busy, 120)
+            shown = await poll(lambda: screen.message_list.view_for(last_id) is not None, 60)
+            ready = await poll(lambda: screen.context is not None and not screen.busy, 120)
             stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
             rss_open = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             print(
@@ -177,7 +180,7 @@ async def measure() -> None:
                     if not messages.paging:
                         messages.scroll_to(y=0, animate=False, immediate=True, force=True)
                         steps += 1
-                    await pilot.pause(0.005)
+                    await asyncio.sleep(0.005)
                     if time.perf_counter() - began > SCROLL_SECONDS:
                         raise TimeoutError
                 print(
@@ -189,35 +192,36 @@ async def measure() -> None:
                     f"scroll to top: not reached after {SCROLL_SECONDS} s: {steps} pages of {PAGE} "
                     f"({1000 * SCROLL_SECONDS / max(steps, 1):.0f} ms a page)"
                 )
+            print(memory())
             began = time.perf_counter()
             await pilot.press("ctrl+end")
-            await poll(pilot, lambda: messages.view_for(last_id) is not None and not messages.paging, 30)
+            await poll(lambda: messages.view_for(last_id) is not None and not messages.paging, 30)
             jumped = time.perf_counter()
             await pilot.press("ctrl+home")
-            await poll(pilot, lambda: messages.view_for(first_id) is not None and not messages.paging, 30)
+            await poll(lambda: messages.view_for(first_id) is not None and not messages.paging, 30)
             print(
                 f"Ctrl+End back to the latest: {1000 * (jumped - began):.0f} ms; "
                 f"Ctrl+Home to the first message: {1000 * (time.perf_counter() - jumped):.0f} ms"
             )
 
+            print(memory())
             # One turn with a fast model: what is left is Heedful's own time.
             await screen.open_session(session.id).wait()
-            await poll(pilot, lambda: screen.context is not None and not screen.busy, 120)
+            await poll(lambda: screen.context is not None and not screen.busy, 120)
             overheads, befores, afters, panels = [], [], [], []
             for n in range(5):
                 count = len(server.requests)
                 screen.composer.text = f"what about the deploy fails number {n}"
                 sent = time.perf_counter()
                 screen.composer.action_submit()
-                await poll(pilot, lambda c=count: len(server.requests) > c, 30)  # type: ignore[misc]
+                await poll(lambda c=count: len(server.requests) > c, 30)  # type: ignore[misc]
                 done = await poll(
-                    pilot,
                     replied(
                         screen, lambda r: r.status == MessageStatus.COMPLETE and r.content.endswith("word49")
                     ),
                     30,
                 )
-                panel = await poll(pilot, lambda: screen.settled, 30)
+                panel = await poll(lambda: screen.settled, 30)
                 panels.append(1000 * (panel - done))
                 request = server.requests[-1]
                 model_time = request["finished_at"] - request["received_at"]
@@ -232,6 +236,7 @@ async def measure() -> None:
                 f"the panel showed the next request {sorted(panels)[2]:.0f} ms later)"
             )
 
+            print(memory())
             # Streaming a fast model.
             server.reply = " ".join(f"piece{n}" for n in range(STREAM_PIECES))
             server.chunk_delay = STREAM_DELAY
@@ -239,7 +244,6 @@ async def measure() -> None:
             cpu, all_cpu, wall = app_cpu(), time.process_time(), time.perf_counter()
             screen.composer.action_submit()
             done = await poll(
-                pilot,
                 replied(screen, lambda r: r.content.endswith(f"piece{STREAM_PIECES - 1}")),
                 60,
                 step=0.02,
@@ -252,6 +256,7 @@ async def measure() -> None:
                 f"fake server's threads), lag after the last piece {1000 * (done - last_piece):.0f} ms"
             )
 
+            print(memory())
             # A 1 MB reply as fast as the server can write it.
             line = "The quick brown fox jumps over the lazy dog, again and again, line {n}.\n"
             big = "".join(line.format(n=n) for n in range(BIG_REPLY_CHARS // len(line) + 1))[:BIG_REPLY_CHARS]
@@ -261,7 +266,6 @@ async def measure() -> None:
             sent = time.perf_counter()
             screen.composer.action_submit()
             done = await poll(
-                pilot,
                 replied(screen, lambda r: len(r.content) == len(big)),
                 120,
             )
@@ -271,9 +275,11 @@ async def measure() -> None:
                 f"1 MB reply: whole on screen {1000 * (done - last_piece):.0f} ms after its last piece "
                 f"({done - sent:.2f} s from Enter), longest event-loop stall {1000 * stall:.0f} ms"
             )
+            print(memory())
             reopened = time.perf_counter()
             await screen.open_session(session.id).wait()
             print(f"reopening the session with the 1 MB reply last: {time.perf_counter() - reopened:.2f} s")
+            print(memory())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: {rss:.0f} MB")
 
