@@ -77,6 +77,11 @@ class ChatModel(Protocol):
         """The model's context window in tokens."""
         ...
 
+    async def warm_up(self) -> None:
+        """Get ready for the first request (load libraries, build clients) without holding up the
+        caller: called once the app is on screen, so the first turn does not pay for it."""
+        ...
+
     async def window_limit(self) -> int | None:
         """The context window the server says the model has, if it says (asked once, cached).
 

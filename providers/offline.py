@@ -70,6 +70,9 @@ class OfflineModel:
     def context_window(self) -> int:
         return OFFLINE_CONTEXT_WINDOW
 
+    async def warm_up(self) -> None:
+        """Nothing to get ready: it answers locally."""
+
     async def window_limit(self) -> int | None:
         return None  # the offline model takes whatever it is given
 

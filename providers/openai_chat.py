@@ -11,6 +11,7 @@ user what happened and what to do; cancellation is never translated.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -84,24 +85,35 @@ class OpenAIChatModel:
     def context_window(self) -> int:
         return self._context_window
 
+    async def warm_up(self) -> None:
+        """Import the openai package and build the client in a thread: done by the first request
+        instead, it held the event loop for about 0.35 s (0.3 s of it the import)."""
+        if self._client is None:
+            client = await asyncio.to_thread(self._new_client)
+            if self._client is None:  # a request may have made one meanwhile
+                self._client = client
+
     def _get_client(self) -> openai.AsyncOpenAI:
         if self._client is None:
-            import openai
-
-            self._client = openai.AsyncOpenAI(
-                base_url=self._base_url,
-                api_key=self._api_key or PLACEHOLDER_API_KEY,
-                # The engine retries by itself, after a wait the user can see and cancel
-                # (engine/retrying.py); retries hidden in the client would look like a hang.
-                max_retries=0,
-                timeout=openai.Timeout(
-                    connect=self._connect_timeout,
-                    read=self._read_timeout,
-                    write=WRITE_TIMEOUT,
-                    pool=POOL_TIMEOUT,
-                ),
-            )
+            self._client = self._new_client()
         return self._client
+
+    def _new_client(self) -> openai.AsyncOpenAI:
+        import openai
+
+        return openai.AsyncOpenAI(
+            base_url=self._base_url,
+            api_key=self._api_key or PLACEHOLDER_API_KEY,
+            # The engine retries by itself, after a wait the user can see and cancel
+            # (engine/retrying.py); retries hidden in the client would look like a hang.
+            max_retries=0,
+            timeout=openai.Timeout(
+                connect=self._connect_timeout,
+                read=self._read_timeout,
+                write=WRITE_TIMEOUT,
+                pool=POOL_TIMEOUT,
+            ),
+        )
 
     async def window_limit(self) -> int | None:
         """The context window the server reports for the model, asked once; None if it says nothing.

@@ -115,6 +115,18 @@ async def test_request_carries_the_messages_and_asks_for_usage(
     assert body["stream_options"] == {"include_usage": True}
 
 
+async def test_warming_up_asks_the_server_nothing_and_the_first_request_then_streams(
+    make_model: MakeModel, fake_server: FakeOpenAIServer
+) -> None:
+    model = make_model()
+    await model.warm_up()
+    await model.warm_up()  # once is enough; again is harmless
+    assert fake_server.requests == []  # no network until the user sends
+    events = await collect(model)
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == ECHO
+    assert isinstance(events[-1], ReplyFinished)
+
+
 async def test_the_model_describes_itself(make_model: MakeModel) -> None:
     model = make_model(context_window=4096)
     assert (model.name, model.is_offline, model.context_window) == ("fake-model", False, 4096)

@@ -194,6 +194,7 @@ class SlashCommands(ChatPart):
     def use_model(self, model: ChatModel) -> None:
         self.screen.services.turns.model = model
         self.screen.header.show_model(model.name, offline=model.is_offline)
+        self.background(model.warm_up())  # once: a model ready is not made ready again
 
     def _command_target(self, argument: str) -> int | None:
         """The message a command names (#N), or the session's last message when it names none."""
