@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
+from engine.early_stream import EarlyStream
 from engine.errors import ModelError, ModelErrorKind
 from engine.prompt import continuation, in_conversation, title_from
 from engine.protocols import (
@@ -326,6 +327,9 @@ class TurnService:
         last_flush = self._clock()
         retries = 0
         tightened = False
+        request = continuation(prompt, prefix) if resume is not None else prompt
+        # Sent now: the server works while the UI draws the context and the reply's place.
+        early: EarlyStream | None = EarlyStream(self.model.stream(request, temperature=temperature))
         try:
             # Inside the try: a stop while these are shown still closes the reply just begun.
             yield ContextCurated(view)
@@ -333,7 +337,10 @@ class TurnService:
             while True:
                 request = continuation(prompt, prefix) if resume is not None else prompt
                 try:
-                    stream = self.model.stream(request, temperature=temperature)
+                    if early is not None:
+                        stream, early = early.events(), None
+                    else:
+                        stream = self.model.stream(request, temperature=temperature)
                     async with contextlib.aclosing(stream) as events:
                         async for event in events:
                             if isinstance(event, TextDelta):
@@ -381,6 +388,8 @@ class TurnService:
         except (asyncio.CancelledError, GeneratorExit):
             # Stopped by the user (the worker was cancelled) or the consumer went away. Saved
             # synchronously: awaiting anything here could be cancelled again and lose the text.
+            if early is not None:
+                early.discard()
             self._finish_failed(reply.id, prefix + "".join(arrived), STOPPED_BY_USER)
             # Not analysed here (that could take a while): the curation is rebuilt on next use.
             with self.curations.lock:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -79,6 +79,13 @@ def service(
         flush_interval=0.05,
         retry_policy=RetryPolicy(retries=retries),
     )
+
+
+async def wait_until(predicate: Callable[[], bool], seconds: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not predicate():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.01)
 
 
 async def collect(events: object) -> list[TurnEvent]:
@@ -221,6 +228,33 @@ async def test_stopping_keeps_the_partial_reply(
     assert reply.error == STOPPED_BY_USER
     assert reply.content.startswith("".join(arrived[:5]))
     assert len(reply.content) < len("word " * 200)
+
+
+async def test_stopping_before_the_first_word_ends_the_request_already_sent_and_says_stopped(
+    store: SqliteChatStore, fake_server: FakeOpenAIServer
+) -> None:
+    """The request goes out before the UI is told the reply started; a stop right then still
+    closes it, and the reply is marked stopped, not left "writing"."""
+    fake_server.faults.append("slow_first_token:5")
+    turns = service(store, remote(fake_server))
+    started = asyncio.Event()
+
+    async def run() -> None:
+        async for event in turns.send(None, "go"):
+            if isinstance(event, ReplyStarted):
+                started.set()
+                await asyncio.sleep(10)  # the UI busy drawing when the user presses Esc
+
+    task = asyncio.create_task(run())
+    await asyncio.wait_for(started.wait(), timeout=10)
+    await wait_until(lambda: len(fake_server.requests) == 1)  # sent before anything is read
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await wait_until(lambda: fake_server.requests[0]["outcome"] == "client_disconnected")
+    (session,) = store.list_sessions()
+    reply = store.messages(session.id)[-1]
+    assert reply.status == MessageStatus.FAILED and reply.error == STOPPED_BY_USER
 
 
 async def test_reply_is_saved_while_it_streams(store: SqliteChatStore, fake_server: FakeOpenAIServer) -> None:
