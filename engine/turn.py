@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
+from engine.curation_result import CurationResult
 from engine.early_stream import EarlyStream
 from engine.errors import ModelError, ModelErrorKind
 from engine.prompt import continuation, in_conversation, title_from
@@ -51,6 +52,15 @@ TIGHTEN_FACTOR = 0.75
 """When the server says the request is too long but not what its limit is: budget this much less."""
 TAIL_PAGE = 50
 """Messages read at a time when looking back from the end of a session for its last user message."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """A request planned and applied: what it sends, and the plan for the UI's view of it."""
+
+    result: CurationResult
+    new_id: int
+    prompt: list[PromptMessage]
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,9 +282,8 @@ class TurnService:
         with self.curations.lock:
             return self.curations.preview(session_id)
 
-    def _curate(self, session_id: int) -> tuple[ContextView, list[PromptMessage]]:
+    def _curate(self, session_id: int) -> _Planned:
         """Plan this request, apply the plan and write it (states and ledger) in one transaction."""
-        from engine.context_building import build_view
         from engine.curation_state import save
 
         with self.curations.lock:
@@ -284,16 +293,22 @@ class TurnService:
                 raise NothingToRetry(session_id)
             result = curation.plan(new, system_prompt=self.curations.system_prompt_for(session_id))
             save(self.store, session_id, curation, curation.apply(result))
-            prompt = [PromptMessage(m.role, m.content) for m in result.messages]
-            return build_view(curation, result, new_id=new.id), prompt
+            return _Planned(result, new.id, [PromptMessage(m.role, m.content) for m in result.messages])
+
+    def _view(self, session_id: int, planned: _Planned) -> ContextView:
+        """What the UI shows of a plan (not needed to send it: built while the request is out)."""
+        from engine.context_building import build_view
+
+        with self.curations.lock:
+            return build_view(self.curations.get(session_id), planned.result, new_id=planned.new_id)
 
     def _prepare(
         self, session_id: int, resume: StoredMessage | None
-    ) -> tuple[ContextView, list[PromptMessage], float | None, StoredMessage]:
-        """Everything before the request, in one trip to a worker thread (each trip back to a busy
+    ) -> tuple[_Planned, float | None, StoredMessage]:
+        """Everything the request needs, in one trip to a worker thread (each trip back to a busy
         event loop cost 10-15 ms): curate, read the temperature, and begin the reply (or
         reopen the cut one)."""
-        view, prompt = self._curate(session_id)
+        planned = self._curate(session_id)
         with self.curations.lock:
             temperature = self.curations.settings(session_id).temperature
         if resume is None:
@@ -302,7 +317,7 @@ class TurnService:
             )
         else:
             reply = self.store.update_message(resume.id, status=MessageStatus.STREAMING)
-        return view, prompt, temperature, reply
+        return planned, temperature, reply
 
     def _remember_reply(self, session_id: int, reply: StoredMessage, *, resumed: bool = False) -> None:
         with self.curations.lock:
@@ -320,7 +335,8 @@ class TurnService:
         notice = await self._learn_window()
         if notice is not None:
             yield notice
-        view, prompt, temperature, reply = await self._io(self._prepare, session_id, resume)
+        planned, temperature, reply = await self._io(self._prepare, session_id, resume)
+        prompt = planned.prompt
         prefix = resume.content if resume is not None else ""
         arrived: list[str] = []
         usage: UsageReport | None = None
@@ -331,7 +347,8 @@ class TurnService:
         # Sent now: the server works while the UI draws the context and the reply's place.
         early: EarlyStream | None = EarlyStream(self.model.stream(request, temperature=temperature))
         try:
-            # Inside the try: a stop while these are shown still closes the reply just begun.
+            # Inside the try: a stop meanwhile still closes the reply just begun.
+            view = await self._io(self._view, session_id, planned)
             yield ContextCurated(view)
             yield ReplyStarted(reply, superseded) if resume is None else ReplyResumed(reply)
             while True:
@@ -374,7 +391,8 @@ class TurnService:
                     tightened = True
                     before = self.window
                     self._narrow_window(err)
-                    tighter, prompt = await self._io(self._curate, session_id)
+                    planned = await self._io(self._curate, session_id)
+                    tighter, prompt = await self._io(self._view, session_id, planned), planned.prompt
                     yield ContextCurated(tighter)
                     yield TurnNotice(_tightened_notice(self.model.name, err, before, view, tighter))
                     view = tighter
