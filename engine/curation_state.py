@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from engine.analysis import ANALYSIS_VERSION, Analysis
 from engine.budget import DEFAULT_PROFILE, Profile
@@ -15,10 +15,9 @@ from engine.registry import EntityRecord
 
 
 def rebuild(
-    messages: Sequence[StoredMessage],
+    history: Iterable[tuple[StoredMessage, Analysis | None]],
     snapshot: CurationSnapshot,
     *,
-    analyses: Mapping[int, Analysis] | None = None,
     window: int,
     counter: TokenCounter,
     profile: Profile = DEFAULT_PROFILE,
@@ -28,19 +27,18 @@ def rebuild(
 
     Indexes and turn numbers are derived again from the messages (they are cheap to compute and
     cannot go stale); states, pins, summaries, entity states and the consent policy come from the
-    snapshot. What each message says (entities, terms, role) comes from ``analyses`` where they
-    have it, read again from the text otherwise (then handed over by ``take_unstored``).
+    snapshot. ``history`` is the session's messages in order, each with its stored analysis
+    (entities, terms, role) or None; those without are read again from the text (and handed over
+    by ``take_unstored``).
     """
-    known = analyses or {}
     curation = SessionCuration(
         window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
     )
     curation.saved_in_session = snapshot.saved_tokens
-    for message in messages:
+    for message, analysis in history:
         if not in_conversation(message):
             continue
         tokens = message.tokens if message.tokens is not None else counter.count(message.content)
-        analysis = known.get(message.id)
         item = curation.analyse(message.id, message.role, message.content, tokens, analysis=analysis)
         curation.add(item, log=False, stored=analysis is not None)
         record = snapshot.items.get(message.id)

@@ -209,6 +209,11 @@ class ChatStore(Protocol):
         """A session's messages in the order they were added, superseded ones included."""
         ...
 
+    def messages_after(self, session_id: int, message_id: int, *, limit: int) -> list[StoredMessage]:
+        """Up to ``limit`` of the session's messages after ``message_id`` (superseded ones too),
+        oldest first: a long history read a part at a time."""
+        ...
+
     def message_page(
         self, session_id: int, *, before: int | None = None, after: int | None = None, limit: int
     ) -> MessagePage:
@@ -220,9 +225,12 @@ class ChatStore(Protocol):
         """A session's item states, entity registry and consent policy."""
         ...
 
-    def load_analyses(self, session_id: int, version: int) -> Mapping[int, Analysis]:
-        """The stored analyses of a session's messages (by message id) written at ``version``;
-        a message whose text changed since its analysis has none."""
+    def load_analyses(
+        self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
+    ) -> Mapping[int, Analysis]:
+        """The stored analyses of a session's messages (by message id) written at ``version``,
+        of the messages with ids in (``after``, ``upto``]; a message whose text changed since its
+        analysis has none."""
         ...
 
     def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:

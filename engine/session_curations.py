@@ -11,20 +11,25 @@ of earlier sessions) when it is built, and again when the memories change (:meth
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from engine.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
-from engine.chat import SessionSettings
+from engine.chat import SessionSettings, StoredMessage
 from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
 from engine.protocols import ChatStore, MemorySource, TokenCounter
 
 if TYPE_CHECKING:
     # The curation engine is imported on first use, in a worker thread: its entity patterns take
     # ~30 ms to compile, which the first screen should not wait for.
+    from engine.analysis import Analysis
     from engine.context_view import ContextView
     from engine.curator import SessionCuration
     from engine.items import Item
+
+
+REBUILD_PAGE = 500
+"""Messages read at a time when a session's curation is rebuilt."""
 
 
 class SessionCurations:
@@ -84,9 +89,8 @@ class SessionCurations:
         curation = self._cached.get(session_id)
         if curation is None:
             curation = rebuild(
-                self.store.messages(session_id),
+                self._history(session_id),
                 self.store.load_curation(session_id),
-                analyses=self.store.load_analyses(session_id, ANALYSIS_VERSION),
                 window=self.window(),
                 counter=self.counter,
                 profile=self.profile_for(session_id),
@@ -99,6 +103,19 @@ class SessionCurations:
         else:
             curation.fit_window(self.window())  # the server may have said the window is smaller
         return curation
+
+    def _history(self, session_id: int) -> Iterator[tuple[StoredMessage, Analysis | None]]:
+        """The session's messages with their stored analyses, read a part at a time: all of a
+        10,000-message session at once (12 MB of text, 16 MB of analyses) stayed in the process's
+        memory after the rebuild."""
+        from engine.analysis import ANALYSIS_VERSION
+
+        after = 0
+        while page := self.store.messages_after(session_id, after, limit=REBUILD_PAGE):
+            analyses = self.store.load_analyses(session_id, ANALYSIS_VERSION, after=after, upto=page[-1].id)
+            for message in page:
+                yield message, analyses.get(message.id)
+            after = page[-1].id
 
     def cached(self, session_id: int) -> SessionCuration | None:
         """The session's curation if it is built (to keep it in step), else None. Hold :attr:`lock`."""

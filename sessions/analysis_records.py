@@ -70,11 +70,13 @@ class StoredAnalyses(Mapping[int, Analysis]):
         return len(self._rows)
 
 
-def load(conn: sqlite3.Connection, session_id: int, version: int) -> StoredAnalyses:
+def load(
+    conn: sqlite3.Connection, session_id: int, version: int, after: int, upto: int | None
+) -> StoredAnalyses:
     rows = conn.execute(
         "SELECT a.message_id, a.analysis FROM message_analyses a JOIN messages m ON m.id = a.message_id"
-        " WHERE m.session_id = ? AND a.version = ?",
-        (session_id, version),
+        " WHERE m.session_id = ? AND a.version = ? AND a.message_id > ? AND a.message_id <= ?",
+        (session_id, version, after, upto if upto is not None else 2**63 - 1),
     )
     return StoredAnalyses({int(message_id): str(text) for message_id, text in rows})
 

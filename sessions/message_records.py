@@ -95,6 +95,14 @@ def of_session(conn: sqlite3.Connection, session_id: int) -> list[StoredMessage]
     return [decode(row) for row in rows]
 
 
+def after(conn: sqlite3.Connection, session_id: int, message_id: int, limit: int) -> list[StoredMessage]:
+    rows = conn.execute(
+        f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+        (session_id, message_id, limit),
+    ).fetchall()
+    return [decode(row) for row in rows]
+
+
 _SHOWN = "session_id = ? AND status != 'superseded'"
 
 

@@ -249,6 +249,9 @@ class SqliteChatStore:
     def messages(self, session_id: int) -> list[StoredMessage]:
         return self._run(lambda conn: message_records.of_session(conn, session_id))
 
+    def messages_after(self, session_id: int, message_id: int, *, limit: int) -> list[StoredMessage]:
+        return self._run(lambda conn: message_records.after(conn, session_id, message_id, limit))
+
     def message_page(
         self, session_id: int, *, before: int | None = None, after: int | None = None, limit: int
     ) -> MessagePage:
@@ -263,8 +266,10 @@ class SqliteChatStore:
     def load_curation(self, session_id: int) -> CurationSnapshot:
         return self._run(lambda conn: curation_records.load(conn, session_id))
 
-    def load_analyses(self, session_id: int, version: int) -> Mapping[int, Analysis]:
-        return self._run(lambda conn: analysis_records.load(conn, session_id, version))
+    def load_analyses(
+        self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
+    ) -> Mapping[int, Analysis]:
+        return self._run(lambda conn: analysis_records.load(conn, session_id, version, after, upto))
 
     def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
         if analyses:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from engine import session_curations
 from engine.analysis import ANALYSIS_VERSION, analyse_text
 from engine.context_building import build_view
 from engine.curator import SessionCuration
@@ -110,3 +111,15 @@ def test_messages_added_during_a_session_have_their_analyses_stored_with_the_nex
     new = curation.add_message(message.id, "user", text, message.tokens or 0)
     save(store, session_id, curation, curation.apply(curation.plan(new)))
     assert store.load_analyses(session_id, ANALYSIS_VERSION)[message.id] == analyse_text(text)
+
+
+def test_a_session_is_rebuilt_a_part_at_a_time_with_every_message_and_its_analysis(
+    store: SqliteChatStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(session_curations, "REBUILD_PAGE", 2)  # 5 messages: parts of 2, 2 and 1
+    session_id = _session(store)
+    first = _curations(store).get(session_id)
+    again = _curations(store).get(session_id)
+    assert [i.id for i in again.items] == [m.id for m in store.messages(session_id)]
+    assert again.take_unstored() == []  # each message's analysis was found with its part
+    assert _planned(again) == _planned(first)

@@ -84,8 +84,9 @@ def build(messages: int) -> None:
             text = "\n\n".join(paragraphs)
             role = "assistant"
         store.add_message(session.id, role, text, tokens=counter.count(text))  # type: ignore[arg-type]
+    history = ((message, None) for message in store.messages(session.id))
     curation = curation_state.rebuild(
-        store.messages(session.id), store.load_curation(session.id), window=128_000, counter=counter
+        history, store.load_curation(session.id), window=128_000, counter=counter
     )
     # Whoever kept a session this long has long since answered the consent dialog for all of it.
     answered = curation.answer_consent({}, remember=ConsentChoice.SUMMARIZE)
