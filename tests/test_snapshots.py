@@ -84,6 +84,9 @@ def settled(count: int) -> Callable[[Pilot[None]], Any]:
             pilot, lambda: len(chat(app).query("MessageView")) == count and chat(app).context is not None
         )
         chat(app).query_one(Composer).cursor_blink = False
+        # Twice: the panel's rows are set, then laid out again once their scrollbar shows (a
+        # single pause now and then caught the rows cut at their earlier width).
+        await pilot.pause()
         await pilot.pause()
 
     return run_before

@@ -80,7 +80,10 @@ def leaks(output: bytes) -> list[str]:
         found.append("NUL")
     found += [f"a display erase {m.group()!r}" for m in _ERASE_DISPLAY.finditer(output)]
     rest = _POINTER_SHAPE.sub(b"", _CSI.sub(b"", output))
-    found += [f"a stray ESC before {rest[i.start() : i.start() + 24]!r}" for i in re.finditer(rb"\x1b", rest)]
+    # What came just before says which sequence it was cut from (a rare failure, kept readable).
+    for stray in re.finditer(rb"\x1b", rest):
+        at = stray.start()
+        found.append(f"a stray ESC before {rest[at : at + 24]!r}, after {rest[max(0, at - 60) : at]!r}")
     if b"\x07" in rest:
         found.append("BEL")
     return found
