@@ -32,6 +32,8 @@ class MemoryRole(enum.StrEnum):
     DECISION = "decision"
     ERROR = "error"
     CAUSE = "cause"
+    ATTEMPT = "attempt"
+    """An attempted fix: something tried that may or may not have worked."""
     RESOLUTION = "resolution"
     PREFERENCE = "preference"
     FACT = "fact"

@@ -20,6 +20,9 @@ class EntryKind(enum.StrEnum):
     """An entity moved between active, retained and pruned."""
     OVERFLOW = "overflow"
     """The budget could not hold everything: what was left out of one request, and why."""
+    CURATOR = "curator"
+    """The curator model's one-line account of a turn, or why its advice was not used. These
+    entries are the curator's decision log: the next turns show it its own earlier decisions."""
 
 
 @dataclass(frozen=True, slots=True)

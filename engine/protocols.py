@@ -29,7 +29,9 @@ from engine.registry import EntityRecord
 
 if TYPE_CHECKING:
     from engine.analysis import Analysis
+    from engine.curator_advice import AdviceOutcome, CuratorBrief
     from engine.memory import Assessed, Memory
+    from engine.model_summaries import StoredSummary, SummaryRequest, SummaryOutcome
 
 # --- the model -------------------------------------------------------------------------------
 
@@ -102,6 +104,32 @@ class ChatModel(Protocol):
 
     async def aclose(self) -> None:
         """Release connections; the model may still be used afterwards."""
+        ...
+
+
+# --- curation's own model calls (engine.model_summaries, engine.curator_advice) ----------------
+
+
+class ModelSummarizer(Protocol):
+    """Writes summaries with a model (``providers.openai_summarizer``)."""
+
+    @property
+    def model(self) -> str:
+        """The name of the model that writes the summaries."""
+        ...
+
+    async def summarize(self, request: SummaryRequest) -> SummaryOutcome:
+        """A summary of ``request``'s source that keeps every one of its entities; never raises
+        for a failing model (the outcome's text is None and its problem says why)."""
+        ...
+
+
+class CuratorModel(Protocol):
+    """Advises the curation engine each turn (``providers.openai_curator``)."""
+
+    async def advise(self, brief: CuratorBrief) -> AdviceOutcome:
+        """The model's advice on ``brief``, within its time limit; never raises (on any failure
+        the outcome's advice is None and its problem says why)."""
         ...
 
 
@@ -235,6 +263,15 @@ class ChatStore(Protocol):
 
     def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
         """Store analyses (message id, analysis) made at ``version``; messages gone since are skipped."""
+        ...
+
+    def load_summaries(self, session_id: int) -> list[StoredSummary]:
+        """The model summaries stored for a session's messages (none of a message whose text changed)."""
+        ...
+
+    def save_summary(self, summary: StoredSummary) -> None:
+        """Store a model's summary of a message (replacing one of the same level); a summary of a
+        message that is gone, or whose text no longer has ``summary.source_hash``, is skipped."""
         ...
 
     def save_curation(

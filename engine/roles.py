@@ -68,6 +68,7 @@ ROLE_WEIGHT: dict[MemoryRole, float] = {
     MemoryRole.DECISION: 1.0,
     MemoryRole.ERROR: 1.0,
     MemoryRole.CAUSE: 1.0,
+    MemoryRole.ATTEMPT: 0.8,
     MemoryRole.RESOLUTION: 1.0,
     MemoryRole.PREFERENCE: 0.9,
     MemoryRole.FACT: 0.7,
