@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from weakref import WeakKeyDictionary
 
 from engine.context_view import ContextView, EntityView, ItemView, Mark, Section
+from engine.curation_calls import CallsReport
 from engine.curation_result import CurationResult
 from engine.curator import RECENT_TURNS, SessionCuration
 from engine.items import Item, ItemState
@@ -33,8 +34,11 @@ def empty_view(curation: SessionCuration, tokens: int) -> ContextView:
     )
 
 
-def build_view(curation: SessionCuration, result: CurationResult, *, new_id: int) -> ContextView:
-    """The view of ``result``, a plan for the message ``new_id``."""
+def build_view(
+    curation: SessionCuration, result: CurationResult, *, new_id: int, calls: CallsReport | None = None
+) -> ContextView:
+    """The view of ``result``, a plan for the message ``new_id`` (``calls``: what curation's own
+    model calls cost so far)."""
     groups: dict[EntityState, list[EntityView]] = {state: [] for state in EntityState}
     records = curation.registry.records
     earlier = _earlier_views(curation)
@@ -65,6 +69,7 @@ def build_view(curation: SessionCuration, result: CurationResult, *, new_id: int
         notes=result.notes,
         consent=result.consent,
         over_budget=result.over_budget,
+        calls=calls,
     )
 
 
@@ -123,8 +128,17 @@ class _ItemPlacer:
                 return Section.RETAINED, Mark.RECALLED, f"recalled: {why}"
             if item.turn >= self.recent_from:
                 return Section.ACTIVE, Mark.VERBATIM, f"in the last {RECENT_TURNS} turns"
+            advised = self.result.prioritized.get(item.id)
+            if advised is not None:
+                return Section.RETAINED, Mark.VERBATIM, f"the curator model: {advised}"
             return Section.RETAINED, Mark.VERBATIM, self._retained_reason(item.id)
         if item.id in self.summarized:
+            if item.id in self.result.stand_ins:
+                return (
+                    Section.RETAINED,
+                    Mark.SUMMARIZED,
+                    "a quick summary is sent while the model writes its summary",
+                )
             why = operation.reason if operation else "summarized earlier"
             return Section.RETAINED, Mark.SUMMARIZED, f"its summary is sent ({why})"
         if item.id in self.left_out:
@@ -153,7 +167,7 @@ class _ItemPlacer:
         return f"relevant now (score {scores.total:.2f})"
 
     def _view(self, item: Item, section: Section, mark: Mark, reason: str) -> ItemView:
-        summary = self.result.new_summaries.get(item.id) or item.summary
+        summary = self.result.new_summaries.get(item.id) or self.result.stand_ins.get(item.id) or item.summary
         view = self.earlier.get(item.id)
         if (
             view is not None

@@ -14,6 +14,7 @@ import enum
 from dataclasses import dataclass
 
 from engine.consent import ConsentRequest
+from engine.curation_calls import CallsReport
 from engine.curation_result import ContextMessage
 from engine.items import ItemState
 from engine.ledger import LedgerEntry
@@ -91,6 +92,8 @@ class ContextView:
     notes: tuple[str, ...]
     consent: ConsentRequest | None
     over_budget: bool
+    calls: CallsReport | None = None
+    """What curation's own model calls (the curator pass, summaries) cost; None: there were none."""
 
     @property
     def fraction(self) -> float:

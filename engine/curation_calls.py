@@ -43,3 +43,35 @@ class Price:
     def of(self, usage: CallUsage) -> float:
         """The estimated cost of ``usage`` in US dollars."""
         return (usage.prompt_tokens * self.prompt + usage.completion_tokens * self.completion) / 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class CallsReport:
+    """Curation calls as the context panel shows them: the last turn's and the session's."""
+
+    turn: CallUsage
+    """The curator pass of the last turn, and the summaries written since the turn before."""
+    session: CallUsage
+    """Every curation call of this session since the app started."""
+    price: Price | None
+    """None: the price of the curation model is unknown (only tokens are shown)."""
+
+
+class CallTally:
+    """One session's curation calls, summed as they happen (from the turn and the summary service)."""
+
+    def __init__(self) -> None:
+        self._since_turn = NO_USAGE
+        self._turn = NO_USAGE
+        self._session = NO_USAGE
+
+    def add(self, usage: CallUsage) -> None:
+        self._since_turn += usage
+        self._session += usage
+
+    def close_turn(self) -> None:
+        """A turn was planned: what was spent since the last one is this turn's."""
+        self._turn, self._since_turn = self._since_turn, NO_USAGE
+
+    def report(self, price: Price | None) -> CallsReport:
+        return CallsReport(self._turn, self._session, price)

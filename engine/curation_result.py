@@ -51,6 +51,13 @@ class CurationResult:
     """Pinned items, system items and the new message alone exceed the budget."""
     notes: tuple[str, ...] = ()
     new_summaries: Mapping[int, str] = field(default_factory=dict)
+    stand_ins: Mapping[int, str] = field(default_factory=dict)
+    """Items left as they are while a model writes their summary, and the quick summary this
+    request carries for each meanwhile."""
+    curator_note: LedgerEntry | None = None
+    """The curator model's line for the decision log (None: no curator pass this turn)."""
+    prioritized: Mapping[int, str] = field(default_factory=dict)
+    """Items sent because the curator model said they matter, with its reason."""
     verbatim_tokens: int = 0
     """What sending the whole conversation verbatim would cost."""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from engine.advice_rules import CURATOR, Guidance, advised, advised_why, explain_entities, summarize_all
 from engine.analysis import Analysis, analyse_text, term_counts
 from engine.budget import DEFAULT_PROFILE, Budget, Profile
 from engine.chat import Role
@@ -27,16 +28,19 @@ from engine.curation_result import (
     cost,
     preview,
 )
-from engine.forgetting import demote
+from engine.curator_advice import AdviceSource
+from engine.forgetting import BUDGET, demote
 from engine.index import EntityIndex, TermIndex
 from engine.items import Item, ItemState, MemoryRole
 from engine.ledger import EntryKind, LedgerEntry
+from engine.model_summaries import StoredSummary
 from engine.operations import Operation, OpKind, Scores
 from engine.prompt import REPLY_PRIMING_TOKENS
 from engine.protocols import TokenCounter
 from engine.registry import EntityChange, EntityRegistry, EntityState
 from engine.scoring import RECURRENCE_TURNS, score_items
 from engine.summaries import ExtractiveSummarizer, Summarizer
+from engine.summary_book import SummaryBook
 from engine.summary_section import SummarySection
 from engine.text import terms
 from engine.user_actions import CurationRefused, UserActions
@@ -67,6 +71,8 @@ class SessionCuration(UserActions):
         self.profile = profile
         self.budget = Budget(window, budget_ratio if budget_ratio is not None else profile.budget_ratio)
         self.summarizer = summarizer or ExtractiveSummarizer()
+        self.model_summaries: SummaryBook | None = None
+        """Summaries a model writes in the background, when one is connected (engine.summary_book)."""
         self.policy = policy
         """The user's answer for every consent request of this session ("apply to all"), if given."""
         self.items: list[Item] = []
@@ -100,6 +106,9 @@ class SessionCuration(UserActions):
         self._unstored: list[tuple[int, Analysis]] = []
         self._recent_terms: dict[int, dict[str, int]] = {}
         """Term counts of recently planned-with items (see :meth:`terms_of`), oldest first."""
+        self._prioritized: dict[int, str] = {}
+        """Items the last applied plan kept on the curator model's advice, with its reason (logged
+        when they start being kept, or for another reason, not on every turn)."""
 
     # --- items -----------------------------------------------------------------------------------
 
@@ -179,6 +188,10 @@ class SessionCuration(UserActions):
             self._pending.append(LedgerEntry.of(tag))
         return item
 
+    def items_mentioning(self, ref: str) -> Iterable[int]:
+        """Ids of the items that mention the entity ``ref``."""
+        return self._entities.items_with(ref)
+
     def set_memory(self, text: str) -> None:
         """Carry ``text`` as the prompt's memory section from the next plan on ("" for none)."""
         self.memory = text
@@ -241,9 +254,15 @@ class SessionCuration(UserActions):
 
     # --- planning --------------------------------------------------------------------------------
 
-    def plan(self, new: Item, *, system_prompt: str = "") -> CurationResult:
-        """The prompt for ``new`` (the newest user message) and the operations that get there."""
+    def plan(self, new: Item, *, system_prompt: str = "", guidance: Guidance | None = None) -> CurationResult:
+        """The prompt for ``new`` (the newest user message) and the operations that get there.
+
+        Args:
+            guidance: The curator model's checked advice for ``new`` (ignored if for another message).
+        """
         turn = new.turn
+        if guidance is not None and guidance.for_item != new.id:
+            guidance = None
         budget = self.budget.tokens - REPLY_PRIMING_TOKENS
         system_cost = cost(self.counter.count(system_prompt)) if system_prompt else 0
         fixed = [self.by_id[i] for i in sorted(self._fixed) if i != new.id]
@@ -291,14 +310,24 @@ class SessionCuration(UserActions):
             for term, count in self.terms_of(item).items():
                 recent_terms[term] = recent_terms.get(term, 0) + count
             recent_refs |= item.refs
+        new_terms, new_refs, new_labels = self.terms_of(new), new.refs, [m.label for m in new.mentions]
+        if guidance is not None and guidance.retain_entities:
+            # What the curator says still matters counts as if the new message named it.
+            records = self.registry.records
+            labels = [records[ref].label for ref in guidance.retain_entities if ref in records]
+            new_refs = new_refs | frozenset(guidance.retain_entities)
+            new_labels += labels
+            new_terms = dict(new_terms)
+            for term in (t for label in labels for t in terms(label)):
+                new_terms[term] = new_terms.get(term, 0) + 1
         scores = score_items(
             candidates,
             session=self.items,
             by_id=self.by_id,
             excluded=excluded,
-            new_terms=self.terms_of(new),
-            new_refs=new.refs,
-            new_entity_terms=frozenset(t for m in new.mentions for t in terms(m.label)),
+            new_terms=new_terms,
+            new_refs=new_refs,
+            new_entity_terms=frozenset(t for label in new_labels for t in terms(label)),
             recent_terms=recent_terms,
             recent_refs=recent_refs,
             turn=turn,
@@ -325,8 +354,13 @@ class SessionCuration(UserActions):
             if not i.forgotten
             and (i.id in named or (i.role != "tool" and (i.state is active or i.id in beside)))
         ]
-        # Best first; newest first among equal scores (the list is newest first and sorting is stable).
-        eligible.sort(key=lambda i: totals[i.id], reverse=True)
+        retained: dict[int, str] = {}
+        set_aside: set[int] = set()
+        if guidance is not None:
+            eligible, retained, set_aside = advised(eligible, candidates, guidance, named)
+        # Best first (what the curator retains before all); newest first among equal scores (the
+        # list is newest first and sorting is stable).
+        eligible.sort(key=lambda i: (i.id in retained, totals[i.id]), reverse=True)
         smallest = cost(min((i.tokens for i in eligible), default=0))
 
         ideal: set[int] = set()
@@ -348,13 +382,16 @@ class SessionCuration(UserActions):
         operations: list[Operation] = []
         consent_items: list[ConsentItem] = []
         asked = self._consent_items
+        advised_consent = guidance.ask_user if guidance is not None and self.policy is None else {}
         for item in protected:
-            if item.id not in ideal and not item.kept_by_user and self.policy is None:
+            proposed = advised_consent.get(item.id)
+            if proposed is None and item.id not in ideal and not item.kept_by_user and self.policy is None:
                 proposed = (
                     ConsentChoice.SUMMARIZE
                     if totals[item.id] >= self.profile.summarize_threshold
                     else ConsentChoice.REMOVE
                 )
+            if proposed is not None:
                 request = asked.get((item.id, proposed))
                 if request is None:
                     request = ConsentItem(item.id, item.preview, item.tokens, proposed)
@@ -379,33 +416,47 @@ class SessionCuration(UserActions):
                 room -= cost(item.tokens)
 
         new_summaries: dict[int, str] = {}
+        waiting: set[int] = set()
         after_state: dict[int, ItemState] = {}
         recalled = self._recalled
         for item in candidates:
             if item.id in protected_ids:
                 continue
             if item.id in chosen:
+                why = retained.get(item.id)
                 # A recall is logged when an item comes back, not again on every turn it stays.
                 if item.state is not active and item.id not in recalled:
                     operations.append(
                         Operation(
                             OpKind.RECALL,
                             item.id,
-                            self._recall_reason(scores[item.id]),
+                            f"{CURATOR}: {why}" if why else self._recall_reason(scores[item.id]),
                             turn,
                             scores=scores[item.id],
                             reversible=True,
                         )
                     )
+                elif why is not None and item.state is active and self._prioritized.get(item.id) != why:
+                    operations.append(
+                        Operation(
+                            OpKind.PRIORITIZE, item.id, f"{CURATOR}: {why}", turn, scores=scores[item.id]
+                        )
+                    )
             elif item.state is active:
+                forced = guidance is not None and item.id in set_aside
                 operation = demote(
                     item,
                     scores[item.id],
                     turn,
                     policy=self.policy,
-                    profile=self.profile,
-                    summarizer=self.summarizer,
+                    # Advised away: summarized when it may be (demote), otherwise pruned.
+                    profile=summarize_all(self.profile)
+                    if forced and guidance is not None and item.id in guidance.demote_items
+                    else self.profile,
+                    summary_of=self._summary_for_plan,
                     new_summaries=new_summaries,
+                    waiting=waiting,
+                    why=advised_why(guidance, item.id) if forced else BUDGET,
                 )
                 if operation is not None:
                     operations.append(operation)
@@ -417,13 +468,17 @@ class SessionCuration(UserActions):
                 "nothing about them changed."
             )
 
+        # An item whose summary a model is still writing stays as it is, and a quick summary
+        # stands in for it in this request.
+        stand_ins = {i: self._stand_in(by_id[i]) for i in waiting}
         summary_message = self._summary_section.build(
             [
                 i
                 for i in candidates
-                if i.id not in chosen and after_state.get(i.id, i.state) is ItemState.SUMMARIZED
+                if i.id not in chosen
+                and (after_state.get(i.id, i.state) is ItemState.SUMMARIZED or i.id in stand_ins)
             ],
-            new_summaries,
+            {**new_summaries, **stand_ins} if stand_ins else new_summaries,
             scores,
             room + reserve,
         )
@@ -447,6 +502,23 @@ class SessionCuration(UserActions):
 
         kept_refs = self._kept_refs(verbatim, summary_message, new)
         entities = self.registry.classify(turn, kept_refs)
+        if guidance is not None:
+            explain_entities(entities, guidance)
+            for item_id, role in guidance.roles.items():
+                item = by_id[item_id]
+                if item.memory_role is not role:
+                    operations.append(
+                        Operation(OpKind.TAG, item_id, f"memory role from {CURATOR}", turn, detail=role.value)
+                    )
+            if guidance.source is AdviceSource.FALLBACK:
+                notes.append(
+                    f"The curator model gave no advice ({guidance.problem}); the heuristic decided alone."
+                )
+            elif advised_consent:
+                notes.append(
+                    f"The curator model suggested forgetting {len(advised_consent)} of your messages; "
+                    "they stay unless you agree."
+                )
         for mention in new.mentions:
             entities[mention.ref] = (EntityState.ACTIVE, "in the new message")
         consent = ConsentRequest(turn, tuple(consent_items)) if consent_items else None
@@ -468,6 +540,11 @@ class SessionCuration(UserActions):
             over_budget=over_budget,
             notes=tuple(notes),
             new_summaries=new_summaries,
+            stand_ins=stand_ins,
+            curator_note=None
+            if guidance is None
+            else LedgerEntry(EntryKind.CURATOR, turn, "curator", guidance.source.value, guidance.note),
+            prioritized={i: w for i, w in retained.items() if i in chosen},
             verbatim_tokens=system_cost
             + memory_cost
             + self._all_cost
@@ -475,6 +552,41 @@ class SessionCuration(UserActions):
             + cost(new.tokens)
             + REPLY_PRIMING_TOKENS,
         )
+
+    def _summary_for_plan(self, item: Item) -> str | None:
+        if self.model_summaries is not None:
+            return self.model_summaries.ready(item)
+        return self.summarizer.summarize(item)
+
+    def _stand_in(self, item: Item) -> str:
+        book = self.model_summaries
+        return book.stand_in(item) if book is not None else self.summarizer.summarize(item)
+
+    def adopt_summary(self, summary: StoredSummary, model: str) -> CurationDelta:
+        """A summary the model wrote: used from the next plan on, and in place of the quick one an
+        item summarized meanwhile carries (the user asked for it, or the model failed once)."""
+        if self.model_summaries is not None:
+            self.model_summaries.add(summary)
+        item = self.by_id.get(summary.message_id)
+        if (
+            item is None
+            or item.state is not ItemState.SUMMARIZED
+            or item.summary == summary.text
+            or self.model_summaries is None
+            or self.model_summaries.written(item) is None
+        ):
+            return CurationDelta()
+        item.summary = summary.text
+        operation = Operation(
+            OpKind.TRANSFORM,
+            item.id,
+            f"summary rewritten by {model}",
+            self.turn,
+            before=item.state,
+            after=item.state,
+            detail=f"{len(summary.text):,} characters",
+        )
+        return CurationDelta(items=(item,), ledger=(LedgerEntry.of(operation),))
 
     def _may_summarize(self, item: Item) -> bool:
         return item.state is ItemState.SUMMARIZED or (item.state is ItemState.ACTIVE and not item.pinned)
@@ -518,8 +630,13 @@ class SessionCuration(UserActions):
         self._pending = []
         changed: dict[int, Item] = {}
         sent = {source for m in result.messages if m.form == "verbatim" for source in m.sources}
+        if result.curator_note is not None:
+            ledger.append(result.curator_note)
         for operation in result.operations:
             item = self.by_id[operation.target]
+            if operation.op is OpKind.TAG and operation.detail:
+                item.memory_role = MemoryRole(operation.detail)
+                item.prior = None  # the role weighs into the cached prior
             if operation.changes_state and operation.after is not None:
                 item.state = operation.after
                 if operation.op is OpKind.TRANSFORM:
@@ -555,6 +672,7 @@ class SessionCuration(UserActions):
         self._recalled = {i for i in sent if i in self.by_id and self.by_id[i].state is not ItemState.ACTIVE}
         self._restored = set()
         self._left_out = set(result.left_out)
+        self._prioritized = dict(result.prioritized)
         touched = self._touched | {c.ref for c in entity_changes}
         self._touched = set()
         self.saved_in_session += result.saved_tokens

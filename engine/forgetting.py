@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine.budget import Profile
 from engine.consent import ConsentChoice
 from engine.items import Item, ItemState
 from engine.operations import Operation, OpKind, Scores
-from engine.summaries import Summarizer
+
+BUDGET = "no longer fits the budget"
 
 
 def demote(
@@ -16,26 +19,36 @@ def demote(
     *,
     policy: ConsentChoice | None,
     profile: Profile,
-    summarizer: Summarizer,
+    summary_of: Callable[[Item], str | None],
     new_summaries: dict[int, str],
+    waiting: set[int],
+    why: str = BUDGET,
 ) -> Operation | None:
     """What to do with an active item that no longer fits the prompt, or None to leave it be.
 
     The user's items follow the session's consent policy (no policy, or "keep": nothing now; the
     curator asks instead). Tool results expire. AI items are summarized when they still score at
     least the profile's threshold and the summary is really shorter, and pruned otherwise. A new
-    summary is added to ``new_summaries``.
+    summary is added to ``new_summaries``. When ``summary_of`` has no summary yet (a model is
+    writing it), the item stays as it is and its id is added to ``waiting``.
+
+    Args:
+        why: What makes it go ("no longer fits the budget"; the curator model's advice).
     """
     if item.user_owned:
         choice = policy
         if choice is None or choice is ConsentChoice.KEEP:
             return None
         if choice is ConsentChoice.SUMMARIZE:
-            new_summaries[item.id] = item.summary or summarizer.summarize(item)
+            summary = item.summary or summary_of(item)
+            if summary is None:
+                waiting.add(item.id)
+                return None
+            new_summaries[item.id] = summary
             return Operation(
                 OpKind.TRANSFORM,
                 item.id,
-                "no longer fits the budget; you chose to summarize your older messages in this session",
+                f"{why}; you chose to summarize your older messages in this session",
                 turn,
                 scores=score,
                 requires_consent=True,
@@ -45,7 +58,7 @@ def demote(
         return Operation(
             OpKind.PRUNE,
             item.id,
-            "no longer fits the budget; you chose to remove your older messages in this session",
+            f"{why}; you chose to remove your older messages in this session",
             turn,
             scores=score,
             requires_consent=True,
@@ -63,13 +76,16 @@ def demote(
             after=ItemState.PRUNED,
         )
     if score.total >= profile.summarize_threshold:
-        summary = item.summary or summarizer.summarize(item)
+        summary = item.summary or summary_of(item)
+        if summary is None:
+            waiting.add(item.id)
+            return None
         if len(summary) < len(item.text) * 0.8:
             new_summaries[item.id] = summary
             return Operation(
                 OpKind.TRANSFORM,
                 item.id,
-                f"no longer fits the budget; summarized because it still scores {score.total:.2f}",
+                f"{why}; summarized because it still scores {score.total:.2f}",
                 turn,
                 scores=score,
                 before=item.state,
@@ -78,7 +94,7 @@ def demote(
     return Operation(
         OpKind.PRUNE,
         item.id,
-        f"no longer fits the budget and scores low ({score.total:.2f})",
+        f"{why} and scores low ({score.total:.2f})",
         turn,
         scores=score,
         before=item.state,

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from engine.analysis import Analysis
     from engine.curator_advice import AdviceOutcome, CuratorBrief
     from engine.memory import Assessed, Memory
-    from engine.model_summaries import StoredSummary, SummaryRequest, SummaryOutcome
+    from engine.model_summaries import StoredSummary, SummaryOutcome, SummaryRequest
 
 # --- the model -------------------------------------------------------------------------------
 

@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING
 
 from engine.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
 from engine.chat import SessionSettings, StoredMessage
+from engine.curation_calls import CallsReport, CallTally, Price
+from engine.model_summaries import SummaryLevel
 from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
 from engine.protocols import ChatStore, MemorySource, TokenCounter
 
 if TYPE_CHECKING:
     # The curation engine is imported on first use, in a worker thread: its entity patterns take
     # ~30 ms to compile, which the first screen should not wait for.
+    from engine.advice_rules import Guidance
     from engine.analysis import Analysis
     from engine.context_view import ContextView
     from engine.curator import SessionCuration
@@ -54,6 +57,14 @@ class SessionCurations:
         self.lock = threading.Lock()
         self._cached: dict[int, SessionCuration] = {}
         self._settings: dict[int, SessionSettings] = {}
+        self.summary_level: SummaryLevel | None = None
+        """With a model that writes summaries: the level curations ask it for (None: offline summaries)."""
+        self.price: Price | None = None
+        """What the curation model's tokens cost, when known (for the panel's estimate)."""
+        self.guidance: dict[int, Guidance] = {}
+        """Each session's last curator advice: previews of the same request are planned with it."""
+        self._decisions: dict[int, list[str]] = {}
+        self._tallies: dict[int, CallTally] = {}
 
     # --- per-session settings (each falls back to the config's) -----------------------------------
 
@@ -98,6 +109,11 @@ class SessionCurations:
             # Analysed now (a session from before analyses were stored, or edited since): kept
             # so that the next opening reads them.
             self.store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
+            if self.summary_level is not None:
+                from engine.summary_book import SummaryBook
+
+                curation.model_summaries = SummaryBook(self.summary_level)
+                curation.model_summaries.load(self.store.load_summaries(session_id))
             self._give_memory(curation, session_id)
             self._cached[session_id] = curation
         else:
@@ -116,6 +132,29 @@ class SessionCurations:
             for message in page:
                 yield message, analyses.get(message.id)
             after = page[-1].id
+
+    def decisions(self, session_id: int) -> list[str]:
+        """The curator's decision log of the session (its one-line notes, oldest first). Hold :attr:`lock`."""
+        found = self._decisions.get(session_id)
+        if found is None:
+            from engine.curator_advice import DECISIONS_SHOWN
+
+            entries = self.store.ledger(session_id, target="curator")[-DECISIONS_SHOWN:]
+            found = self._decisions[session_id] = [f"turn {e.turn}: {e.reason}" for e in entries]
+        return found
+
+    def tally(self, session_id: int) -> CallTally:
+        """The session's curation calls so far (kept while the app runs). Hold :attr:`lock` or
+        accept a racy sum: :class:`CallTally` adds are single assignments."""
+        found = self._tallies.get(session_id)
+        if found is None:
+            found = self._tallies[session_id] = CallTally()
+        return found
+
+    def calls(self, session_id: int | None) -> CallsReport | None:
+        """What the panel shows of the session's curation calls; None when there have been none."""
+        tally = self._tallies.get(session_id) if session_id is not None else None
+        return tally.report(self.price) if tally is not None else None
 
     def cached(self, session_id: int) -> SessionCuration | None:
         """The session's curation if it is built (to keep it in step), else None. Hold :attr:`lock`."""
@@ -160,8 +199,9 @@ class SessionCurations:
             system = self.counter.count(system_prompt) + MESSAGE_OVERHEAD_TOKENS if system_prompt else 0
             memory = self.counter.count(curation.memory) + MESSAGE_OVERHEAD_TOKENS if curation.memory else 0
             return empty_view(curation, system + memory + REPLY_PRIMING_TOKENS)
-        result = curation.plan(new, system_prompt=system_prompt)
-        return build_view(curation, result, new_id=new.id)
+        guidance = self.guidance.get(session_id) if session_id is not None else None
+        result = curation.plan(new, system_prompt=system_prompt, guidance=guidance)
+        return build_view(curation, result, new_id=new.id, calls=self.calls(session_id))
 
 
 def last_user_item(curation: SessionCuration) -> Item | None:

@@ -22,14 +22,18 @@ from typing import TYPE_CHECKING, TypeVar
 
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
+from engine.curation_calls import Price
 from engine.curation_result import CurationResult
 from engine.early_stream import EarlyStream
 from engine.errors import ModelError, ModelErrorKind
+from engine.model_summaries import SummaryLevel
 from engine.prompt import continuation, in_conversation, title_from
 from engine.protocols import (
     ChatModel,
     ChatStore,
+    CuratorModel,
     MemorySource,
+    ModelSummarizer,
     ReplyFinished,
     TextDelta,
     TokenCounter,
@@ -41,7 +45,10 @@ from engine.text import encodable
 
 if TYPE_CHECKING:
     # The curation engine is imported on first use, in a worker thread (see session_curations).
+    from engine.advice_rules import Guidance
     from engine.context_view import ContextView
+    from engine.curator_advice import AdviceOutcome, CuratorBrief
+    from engine.summary_service import SummaryService
 
 T = TypeVar("T")
 
@@ -173,7 +180,19 @@ class TurnService:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         memory: MemorySource | None = None,
+        curator: CuratorModel | None = None,
+        summarizer: ModelSummarizer | None = None,
+        summary_level: SummaryLevel = SummaryLevel.DETAILED,
+        price: Price | None = None,
     ) -> None:
+        """
+        Args:
+            curator: Advises each turn's curation when the chat model is not the offline one.
+            summarizer: Writes summaries in the background (:meth:`write_summaries`); None: the
+                engine's offline summaries.
+            summary_level: How long the model's summaries are.
+            price: What the curation model's tokens cost, for the panel's estimate.
+        """
         self.store = store
         self.model = model
         self.counter = counter
@@ -192,6 +211,14 @@ class TurnService:
             profile=profile,
             memory=memory,
         )
+        self.curator = curator
+        self.curations.price = price
+        self.summaries: SummaryService | None = None
+        if summarizer is not None:
+            from engine.summary_service import SummaryService
+
+            self.summaries = SummaryService(self.curations, summarizer)
+            self.curations.summary_level = summary_level
 
     @property
     def window(self) -> int:
@@ -202,6 +229,13 @@ class TurnService:
     @property
     def system_prompt(self) -> str:
         return self.curations.system_prompt
+
+    async def write_summaries(self, session_id: int) -> int:
+        """Have the model write the summaries the session's last plans asked for (run it in the
+        background after a turn: it never holds up typing or sending); how many were written."""
+        if self.summaries is None or self.model.is_offline:
+            return 0
+        return await self.summaries.run(session_id)
 
     async def preview(self, session_id: int | None) -> ContextView:
         """What the context would look like if the last user message were sent now (changes nothing)."""
@@ -282,8 +316,13 @@ class TurnService:
         with self.curations.lock:
             return self.curations.preview(session_id)
 
-    def _curate(self, session_id: int) -> _Planned:
-        """Plan this request, apply the plan and write it (states and ledger) in one transaction."""
+    def _curate(self, session_id: int, outcome: AdviceOutcome | None = None) -> _Planned:
+        """Plan this request, apply the plan and write it (states and ledger) in one transaction.
+
+        Args:
+            outcome: The curator model's answer for this turn (None: this turn had no curator pass;
+                a request planned again is planned with the advice it had).
+        """
         from engine.curation_state import save
 
         with self.curations.lock:
@@ -291,24 +330,73 @@ class TurnService:
             new = last_user_item(curation)
             if new is None:
                 raise NothingToRetry(session_id)
-            result = curation.plan(new, system_prompt=self.curations.system_prompt_for(session_id))
+            guidance = self._judge(session_id, outcome, new.id) if outcome is not None else None
+            if guidance is None:
+                guidance = self.curations.guidance.get(session_id)
+            result = curation.plan(
+                new, system_prompt=self.curations.system_prompt_for(session_id), guidance=guidance
+            )
             save(self.store, session_id, curation, curation.apply(result))
             return _Planned(result, new.id, [PromptMessage(m.role, m.content) for m in result.messages])
+
+    def _judge(self, session_id: int, outcome: AdviceOutcome, new_id: int) -> Guidance:
+        """The curator's answer checked against the session; its cost and its line in the
+        decision log noted. Hold the lock."""
+        from engine.advice_rules import judge
+        from engine.curator import RECENT_TURNS
+
+        curation = self.curations.get(session_id)
+        new = curation.by_id[new_id]
+        guidance = judge(
+            outcome,
+            new=new,
+            by_id=curation.by_id,
+            entities=curation.registry.records,
+            recent_from=new.turn - RECENT_TURNS,
+        )
+        self.curations.guidance[session_id] = guidance
+        self.curations.decisions(session_id).append(f"turn {new.turn}: {guidance.note}")
+        tally = self.curations.tally(session_id)
+        tally.add(outcome.usage)
+        tally.close_turn()
+        return guidance
+
+    def _brief(self, session_id: int) -> CuratorBrief | None:
+        from engine.curator_brief import brief_for
+
+        with self.curations.lock:
+            curation = self.curations.get(session_id)
+            new = last_user_item(curation)
+            if new is None:
+                return None
+            return brief_for(curation, new, self.curations.decisions(session_id))
+
+    async def _advise(self, session_id: int) -> AdviceOutcome | None:
+        """The curator model's advice for this turn, or None when there is no curator pass."""
+        if self.curator is None or self.model.is_offline:
+            return None
+        brief = await self._io(self._brief, session_id)
+        return await self.curator.advise(brief) if brief is not None else None
 
     def _view(self, session_id: int, planned: _Planned) -> ContextView:
         """What the UI shows of a plan (not needed to send it: built while the request is out)."""
         from engine.context_building import build_view
 
         with self.curations.lock:
-            return build_view(self.curations.get(session_id), planned.result, new_id=planned.new_id)
+            return build_view(
+                self.curations.get(session_id),
+                planned.result,
+                new_id=planned.new_id,
+                calls=self.curations.calls(session_id),
+            )
 
     def _prepare(
-        self, session_id: int, resume: StoredMessage | None
+        self, session_id: int, resume: StoredMessage | None, outcome: AdviceOutcome | None = None
     ) -> tuple[_Planned, float | None, StoredMessage]:
         """Everything the request needs, in one trip to a worker thread (each trip back to a busy
         event loop cost 10-15 ms): curate, read the temperature, and begin the reply (or
         reopen the cut one)."""
-        planned = self._curate(session_id)
+        planned = self._curate(session_id, outcome)
         with self.curations.lock:
             temperature = self.curations.settings(session_id).temperature
         if resume is None:
@@ -335,7 +423,9 @@ class TurnService:
         notice = await self._learn_window()
         if notice is not None:
             yield notice
-        planned, temperature, reply = await self._io(self._prepare, session_id, resume)
+        # A continued reply goes on with the plan it had; a new request may be advised first.
+        outcome = await self._advise(session_id) if resume is None else None
+        planned, temperature, reply = await self._io(self._prepare, session_id, resume, outcome)
         prompt = planned.prompt
         prefix = resume.content if resume is not None else ""
         arrived: list[str] = []

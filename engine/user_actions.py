@@ -15,6 +15,7 @@ from engine.items import Item, ItemState
 from engine.ledger import EntryKind, LedgerEntry
 from engine.operations import Operation, OpKind
 from engine.summaries import Summarizer
+from engine.summary_book import SummaryBook
 
 
 class CurationRefused(ValueError):
@@ -27,6 +28,7 @@ class UserActions:
     turn: int
     policy: ConsentChoice | None
     summarizer: Summarizer
+    model_summaries: SummaryBook | None
     _fixed: set[int]
     _restored: set[int]
 
@@ -118,7 +120,7 @@ class UserActions:
             item.forgotten = False  # the user's latest word on it is this answer
             after = ItemState.SUMMARIZED if choice is ConsentChoice.SUMMARIZE else ItemState.PRUNED
             if after is ItemState.SUMMARIZED:
-                item.summary = item.summary or self.summarizer.summarize(item)
+                item.summary = item.summary or self.summary_now(item)
             operation = Operation(
                 OpKind.TRANSFORM if choice is ConsentChoice.SUMMARIZE else OpKind.PRUNE,
                 item.id,
@@ -182,7 +184,7 @@ class UserActions:
                         "answered by your choice for this session (apply to all)",
                     )
                 )
-            item.summary = item.summary or self.summarizer.summarize(item)
+            item.summary = item.summary or self.summary_now(item)
             operation = Operation(
                 OpKind.TRANSFORM,
                 item.id,
@@ -197,6 +199,13 @@ class UserActions:
             ledger.append(LedgerEntry.of(operation))
         request = ConsentRequest(self.turn, tuple(asked)) if asked else None
         return CurationDelta(items=tuple(changed), ledger=tuple(ledger)), request
+
+    def summary_now(self, item: Item) -> str:
+        """A summary of ``item`` at once: the model's when it has written one (and asked for, to
+        replace this one later, when not), else the offline summarizer's."""
+        if self.model_summaries is not None:
+            return self.model_summaries.now(item)
+        return self.summarizer.summarize(item)
 
     def _item(self, item_id: int) -> Item:
         try:
