@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from engine.items import MemoryRole
 from engine.mentions import Mention
 
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2
 """Raise this whenever extraction, stemming or role classification changes what a text yields:
-stored analyses of another version are ignored and redone."""
+stored analyses of another version are ignored and redone. 2: the "attempt" memory role."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,18 @@ _PATTERNS: tuple[tuple[MemoryRole, re.Pattern[str]], ...] = (
         re.compile(r"\b(fixed|solved|resolved|works now|working now|that did it|that worked)\b", re.I),
     ),
     (
+        # Before errors: "I tried X and it still fails" tells of an attempt, not a new error.
+        MemoryRole.ATTEMPT,
+        re.compile(
+            r"\b(i tried|i've tried|we tried|tried (?:to|running|setting|adding|removing|changing|using)"
+            r"|let me try|let'?s try|(?:maybe|you could|could you|please) try|try (?:running|setting|adding"
+            r"|removing|changing|using|to)|attempted|as a workaround|workaround"
+            r"|still (?:fails|failing|broken|crashes|doesn'?t work|does not work)"
+            r"|(?:didn'?t|did not|doesn'?t|does not) (?:help|fix it|work either))\b",
+            re.I,
+        ),
+    ),
+    (
         MemoryRole.ERROR,
         re.compile(r"\b(error|exception|traceback|crash(?:es|ed)?|fails?|failed|failing|bug|broken)\b", re.I),
     ),
