@@ -219,6 +219,33 @@ def _v8_shown_message_counts(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX messages_shown ON messages (session_id, status, id)")
 
 
+def _v9_message_summaries(conn: sqlite3.Connection) -> None:
+    # Summaries a model wrote (they cost tokens: kept across runs). A row is valid for the text
+    # it was written from (source_hash); it goes when its message's text changes.
+    conn.execute(
+        """
+        CREATE TABLE message_summaries (
+            message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+            level TEXT NOT NULL CHECK (level IN ('brief', 'detailed')),
+            source_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            PRIMARY KEY (message_id, level)
+        )
+        """
+    )
+    conn.execute(
+        """
+        CREATE TRIGGER message_summaries_stale AFTER UPDATE OF content ON messages
+        WHEN NEW.content IS NOT OLD.content
+        BEGIN
+            DELETE FROM message_summaries WHERE message_id = NEW.id;
+        END
+        """
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
     _v2_curation,
@@ -228,6 +255,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v6_trash_and_transcript_ids,
     _v7_message_analyses,
     _v8_shown_message_counts,
+    _v9_message_summaries,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 

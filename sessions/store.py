@@ -24,6 +24,7 @@ from engine.consent import ConsentChoice
 from engine.errors import StoreError
 from engine.ledger import LedgerEntry
 from engine.memory import Memory
+from engine.model_summaries import StoredSummary
 from engine.protocols import CurationSnapshot, ItemRecord
 from engine.registry import EntityRecord
 from sessions import (
@@ -34,6 +35,7 @@ from sessions import (
     message_records,
     search_records,
     session_rows,
+    summary_records,
 )
 from sessions.migrations import check_version, migrate
 from sessions.paths import ensure_private_dir
@@ -274,6 +276,12 @@ class SqliteChatStore:
     def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
         if analyses:
             self._run(lambda conn: analysis_records.save(conn, version, analyses))
+
+    def load_summaries(self, session_id: int) -> list[StoredSummary]:
+        return self._run(lambda conn: summary_records.load(conn, session_id))
+
+    def save_summary(self, summary: StoredSummary) -> None:
+        self._run(lambda conn: summary_records.save(conn, summary))
 
     def save_curation(
         self,
