@@ -356,9 +356,7 @@ class TurnService:
         )
         self.curations.guidance[session_id] = guidance
         self.curations.decisions(session_id).append(f"turn {new.turn}: {guidance.note}")
-        tally = self.curations.tally(session_id)
-        tally.add(outcome.usage)
-        tally.close_turn()
+        self.curations.tally(session_id).add(outcome.usage)
         return guidance
 
     def _brief(self, session_id: int) -> CuratorBrief | None:
@@ -399,6 +397,7 @@ class TurnService:
         planned = self._curate(session_id, outcome)
         with self.curations.lock:
             temperature = self.curations.settings(session_id).temperature
+            self.curations.tally(session_id).close_turn()  # what curation spent for this request
         if resume is None:
             reply = self.store.add_message(
                 session_id, "assistant", "", status=MessageStatus.STREAMING, model=self.model.name

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import re
 import tomllib
@@ -77,6 +78,35 @@ class MemorySettings(_Section):
     """Minutes without a message after which a session is assessed (as at its end, or on /remember)."""
 
 
+class CurationSettings(_Section):
+    """What a connected model does for curation (nothing when the offline model is in use)."""
+
+    curator: bool = True
+    """Ask the model each turn which older messages and entities the new message needs (the
+    curator pass, at most ``curator_timeout`` seconds); false: the heuristics decide alone."""
+    curator_model: str | None = None
+    """A cheaper model for the curator pass and for summaries, on the chat model's server; by
+    default the chat model itself."""
+    curator_timeout: float = Field(default=2.0, gt=0, allow_inf_nan=False)
+    """Seconds the curator pass may take before the heuristics decide alone."""
+    model_summaries: bool = True
+    """Have the model write summaries in the background; false: the offline summaries."""
+    prices: dict[str, list[float]] = Field(default_factory=dict)
+    """Model name → [US$ per million prompt tokens, per million completion tokens], for the
+    estimated cost of curation calls (well-known models have a built-in price)."""
+
+    @field_validator("prices")
+    @classmethod
+    def _two_prices(cls, value: dict[str, list[float]]) -> dict[str, list[float]]:
+        for name, price in value.items():
+            if len(price) != 2 or any(not math.isfinite(p) or p < 0 for p in price):
+                raise ValueError(
+                    f"the price of {name!r} should be two non-negative numbers: "
+                    "[per million prompt tokens, per million completion tokens]"
+                )
+        return value
+
+
 class Config(_Section):
     """Everything the user can set in ``config.toml``."""
 
@@ -96,6 +126,9 @@ class Config(_Section):
 
     memory: MemorySettings = Field(default_factory=MemorySettings)
     """Cross-session memory."""
+
+    curation: CurationSettings = Field(default_factory=CurationSettings)
+    """What a connected model does for curation."""
 
     keys: dict[str, str] = Field(default_factory=dict)
     """Key bindings to change: action id → key(s), e.g. ``retry = "ctrl+t"`` or ``pin = "P,ctrl+p"``.
@@ -277,6 +310,13 @@ _HEADER = """\
 #     [memory]
 #     enabled = true            # keep what matters from a session for the next ones
 #     inactivity_minutes = 30   # a session idle this long is assessed, as at its end
+#
+#     [curation]                # with a connected model (never the offline one)
+#     curator = true            # the model advises which older messages each request needs
+#     curator_model = "gpt-4o-mini"   # a cheaper model for that and summaries (default: the chat model)
+#     curator_timeout = 2.0     # seconds before the heuristics decide alone
+#     model_summaries = true    # the model writes summaries in the background
+#     prices = { "my-model" = [0.15, 0.60] }   # US$ per million prompt / completion tokens
 
 """
 

@@ -18,13 +18,34 @@ from tui.screens.consent import ConsentScreen
 from tui.widgets.composer import Composer
 from tui.widgets.message_view import MessageView
 
+CURATION_OFF = "\n[curation]\ncurator = false\nmodel_summaries = false\n"
+
 
 def make_app(
-    *, base_url: str | None = None, model: str | None = None, env: dict[str, str] | None = None
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    env: dict[str, str] | None = None,
+    curation_models: bool = False,
 ) -> HeedfulApp:
-    """The app as `heedful` builds it, against the test's data dir and config (see conftest)."""
+    """The app as `heedful` builds it, against the test's data dir and config (see conftest).
+
+    Args:
+        curation_models: Let a connected model advise curation and write summaries (on by default
+            in the product). Off unless a test is about them: their requests would take the fake
+            server's queued faults and change its request counts.
+    """
+    if not curation_models:
+        _turn_off_curation_models()
     services, theme = build_services(base_url=base_url, model=model, env=env or {})
     return HeedfulApp(services, theme=theme)
+
+
+def _turn_off_curation_models() -> None:
+    path = paths.config_path()
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if "[curation]" not in text:
+        write_config(text + CURATION_OFF)
 
 
 def write_config(text: str) -> Path:

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
 USAGE_GROUP = "usage"
+SUMMARY_GROUP = "summaries"
+"""Model summaries being written after a turn (never waited for)."""
 NARROW_WIDTH = 90
 """Terminals narrower than this hide the context panel until F2 asks for it."""
 EXACT_COUNT_CHARS = 100_000
@@ -301,12 +303,22 @@ class ChatScreen(Screen[None]):
             # Not awaited: planning the next request again takes ~0.1 s in a 10,000-message
             # session, and the user may send the next message meanwhile.
             self._after_turn()
+            if self.session is not None:
+                self._write_summaries(self.session.id)
 
     @work(exclusive=True, group=USAGE_GROUP, exit_on_error=False)
     async def _after_turn(self) -> None:
         """Show what the next request would send, then ask about the user's messages if needed."""
         await self.refresh_usage()
         self._offer_consent()
+
+    @work(exclusive=True, group=SUMMARY_GROUP, exit_on_error=False)
+    async def _write_summaries(self, session_id: int) -> None:
+        """Have the model write the summaries the last plan asked for, in the background (a newer
+        turn's run replaces this one); then the panel shows them, unless a turn is under way."""
+        written = await self.services.turns.write_summaries(session_id)
+        if written and not self.busy and self.session is not None and self.session.id == session_id:
+            await self.refresh_usage()
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:

@@ -19,6 +19,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.context_view import EntityView, ItemView, Mark, Section
+from engine.curation_calls import CallsReport, CallUsage
 from tui.messages import ContextAction
 from tui.sanitize import inert
 
@@ -213,7 +214,7 @@ class ContextPanel(Vertical):
         _say(
             self._saved,
             f"saved {approx}{compact(view.saved_tokens)} this turn · "
-            f"{compact(view.session_saved_tokens)} in this session",
+            f"{compact(view.session_saved_tokens)} in this session" + _calls_line(view.calls),
         )
         self._fill_rows()
         notes = [*view.notes, MARK_LEGEND]
@@ -352,3 +353,18 @@ class ContextPanel(Vertical):
         self.remove_class("-filtering")
         self._fill_rows()
         self.rows.focus()
+
+
+def _calls_line(calls: CallsReport | None) -> str:
+    """What curation's own model calls cost, beside what curation saved (nothing when none)."""
+    if calls is None or not calls.session.calls:
+        return ""
+
+    def spent(usage: CallUsage) -> str:
+        money = f" ≈ ${calls.price.of(usage):.4f}" if calls.price is not None else ""
+        return f"{compact(usage.tokens)}{money}"
+
+    return (
+        f"\ncuration calls: {spent(calls.turn)} this turn · {spent(calls.session)} "
+        f"in this session ({calls.session.calls} calls)"
+    )
