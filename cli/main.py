@@ -38,6 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--consent", choices=("keep", "summarize", "remove"), default="keep")
     replay.add_argument("--probes", type=Path, metavar="PROBES.jsonl")
     replay.add_argument("--output", type=Path, metavar="FILE", help="default: standard output")
+    replay.add_argument(
+        "--base-url",
+        dest="live_base_url",
+        metavar="URL",
+        help="a live OpenAI-compatible server for summaries and the curator pass (default: offline)",
+    )
+    replay.add_argument(
+        "--model", dest="live_model", metavar="NAME", help="the live model (default: gpt-4o-mini)"
+    )
     _add_session_commands(commands)
     return parser
 
@@ -113,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             consent=args.consent,
             probes=args.probes,
             output=args.output,
+            base_url=args.live_base_url or args.base_url,
+            model=args.live_model or args.model,
         )
     if args.command == "sessions":
         from cli import sessions_cmd

@@ -1,13 +1,16 @@
 """``heedful replay``: feed a transcript through the curation engine and print the contexts as JSON.
 
-Offline and deterministic. Messages go through the same store and engine as in the app: each is
-stored, a user message triggers curation, and the plan is applied and logged. Probes are curated as
+Offline and deterministic, unless ``--base-url`` and ``--model`` name a live model for summaries and
+the curator pass (:mod:`cli.replay_live`; the output then has a ``curation_calls`` section).
+Messages go through the same store and engine as in the app: each is stored, a user message
+triggers curation, and the plan is applied and logged. Probes are curated as
 if each were the next user message after the whole transcript, independently of one another (a
 plan never changes state). The output format is an external contract; keep it stable.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import statistics
@@ -24,6 +27,7 @@ from engine.curation_result import CurationResult
 from engine.curation_state import save
 from engine.curator import SessionCuration
 from engine.errors import StoreError
+from engine.model_summaries import SummaryLevel
 from engine.tokens import load_counter
 from sessions import paths
 from sessions.store import SqliteChatStore, open_store
@@ -93,6 +97,8 @@ def replay(
     profile: str,
     consent: str,
     probes: Path | None,
+    base_url: str | None = None,
+    model: str | None = None,
 ) -> dict[str, object]:
     """Run the replay and return the output document.
 
@@ -100,6 +106,31 @@ def replay(
         TranscriptError: A file could not be read or has a bad line.
         StoreError: The database could not be used.
     """
+    return asyncio.run(
+        _replay(
+            transcript,
+            context_window=context_window,
+            budget_ratio=budget_ratio,
+            profile=profile,
+            consent=consent,
+            probes=probes,
+            base_url=base_url,
+            model=model,
+        )
+    )
+
+
+async def _replay(
+    transcript: Path,
+    *,
+    context_window: int,
+    budget_ratio: float | None,
+    profile: str,
+    consent: str,
+    probes: Path | None,
+    base_url: str | None,
+    model: str | None,
+) -> dict[str, object]:
     # An exported session keeps its superseded and failed replies; the app never sends them, nor does this.
     messages = [message for message in read_transcript(transcript) if message.in_conversation]
     probe_list = read_probes(probes) if probes is not None else []
@@ -111,6 +142,13 @@ def replay(
         budget_ratio=budget_ratio,
         policy=ConsentChoice(consent),
     )
+    live = None
+    if base_url is not None:
+        from cli.replay_live import LiveCuration
+
+        live = LiveCuration.connect(base_url, model or "gpt-4o-mini", counter, window=context_window)
+        level = SummaryLevel.BRIEF if profile == "cost" else SummaryLevel.DETAILED
+        live.attach(curation, level)
     ids: dict[int, str] = {}
     timings: list[float] = []
     last: CurationResult | None = None
@@ -127,27 +165,32 @@ def replay(
                 save(store, session.id, curation, curation.pin(item.id))
             if message.role != "user":
                 continue
+            guidance = await live.advise(curation, item) if live is not None else None
             started = time.perf_counter()
-            result = curation.plan(item)
+            result = curation.plan(item, guidance=guidance)
             delta = curation.apply(result)
             timings.append((time.perf_counter() - started) * 1000)
             save(store, session.id, curation, delta)
             last = result
+            if live is not None:
+                if guidance is not None:
+                    live.note(guidance, item.turn)
+                await live.write_summaries(curation, store, session.id)
         probe_contexts = []
         for number, probe in enumerate(probe_list, start=1):
             probe_item = curation.analyse(
                 -number, "user", probe.content, counter.count(probe.content), label=probe.id
             )
             probe_ids = {**ids, -number: probe.id}
-            probe_contexts.append(
-                {"id": probe.id, "context": _context(curation.plan(probe_item), curation, probe_ids)}
-            )
+            guidance = await live.advise(curation, probe_item) if live is not None else None
+            planned = curation.plan(probe_item, guidance=guidance)
+            probe_contexts.append({"id": probe.id, "context": _context(planned, curation, probe_ids)})
         ledger = [entry.as_json() for entry in store.ledger(session.id)]
     for entry in ledger:
         target = entry["target"]
         if isinstance(target, str) and target.lstrip("-").isdigit():
             entry["target"] = ids.get(int(target), target)
-    return {
+    document: dict[str, object] = {
         "tokenizer": counter.description,
         "context_window": context_window,
         "budget_tokens": curation.budget.tokens,
@@ -162,6 +205,9 @@ def replay(
         "probes": probe_contexts,
         "ledger": ledger,
     }
+    if live is not None:
+        document["curation_calls"] = live.report()
+    return document
 
 
 def run_replay(
@@ -173,6 +219,8 @@ def run_replay(
     consent: str,
     probes: Path | None,
     output: Path | None,
+    base_url: str | None = None,
+    model: str | None = None,
 ) -> int:
     try:
         document = replay(
@@ -182,6 +230,8 @@ def run_replay(
             profile=profile,
             consent=consent,
             probes=probes,
+            base_url=base_url,
+            model=model,
         )
     except (TranscriptError, ValueError) as err:
         print(f"heedful replay: {err}", file=sys.stderr)
