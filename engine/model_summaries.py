@@ -28,6 +28,10 @@ class SummaryLevel(enum.StrEnum):
 
 MIN_SUMMARY_TOKENS = 24
 """A summary's target is never below this many tokens, however small its source."""
+MODEL_SUMMARY_FROM_TOKENS = 2 * MIN_SUMMARY_TOKENS
+"""A model is asked to summarize only a message at least this long (its summary's target is then
+at most half of it). A shorter one would cost a call of a few hundred tokens to save a handful
+per request: the offline summary does as well there."""
 
 
 def source_hash(text: str) -> str:

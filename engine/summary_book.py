@@ -4,13 +4,21 @@ The planner asks :meth:`SummaryBook.ready` when it wants to summarize an item. A
 of the item's current text is returned; otherwise the item is noted as wanted (for the background
 summary service) and None tells the planner to leave the item as it is for now. An item whose
 summary the model could not write falls back to the offline extractive summary, so a failing
-model delays forgetting by a turn, never forever.
+model delays forgetting by a turn, never forever. An item too short for a model's summary to
+pay for its call (:data:`~engine.model_summaries.MODEL_SUMMARY_FROM_TOKENS`) gets the offline one
+at once.
 """
 
 from __future__ import annotations
 
 from engine.items import Item
-from engine.model_summaries import StoredSummary, SummaryLevel, SummaryRequest, source_hash
+from engine.model_summaries import (
+    MODEL_SUMMARY_FROM_TOKENS,
+    StoredSummary,
+    SummaryLevel,
+    SummaryRequest,
+    source_hash,
+)
 from engine.summaries import ExtractiveSummarizer, Summarizer
 
 
@@ -44,7 +52,7 @@ class SummaryBook:
         found = self.written(item)
         if found is not None:
             return found
-        if self._failed.get(item.id) == source_hash(item.text):
+        if item.tokens < MODEL_SUMMARY_FROM_TOKENS or self._failed.get(item.id) == source_hash(item.text):
             return self.fallback.summarize(item)
         self.want(item)
         return None
@@ -63,7 +71,7 @@ class SummaryBook:
         return self.fallback.summarize(item)
 
     def want(self, item: Item) -> None:
-        if item.id in self._asked or item.id in self._wanted:
+        if item.id in self._asked or item.id in self._wanted or item.tokens < MODEL_SUMMARY_FROM_TOKENS:
             return
         self._wanted[item.id] = SummaryRequest(
             source_id=item.id,

@@ -101,7 +101,8 @@ def test_a_summary_of_text_that_changed_since_is_not_used() -> None:
 
 def test_a_summary_the_user_asked_for_is_quick_now_and_rewritten_by_the_model_later() -> None:
     curation, book = session(window=100_000)
-    user_item = curation.items[0]
+    pasted = "Here are my notes from the incident: " + DETAIL * 2
+    user_item = curation.add_message(300, "user", pasted, COUNTER.count(pasted))
     delta = curation.answer_consent({user_item.id: ConsentChoice.SUMMARIZE})
     assert user_item.state is ItemState.SUMMARIZED
     quick = user_item.summary
@@ -113,3 +114,14 @@ def test_a_summary_the_user_asked_for_is_quick_now_and_rewritten_by_the_model_la
     assert delta.items == (user_item,)
     (entry,) = delta.ledger
     assert entry.reason.startswith("summary rewritten by fake-model")
+
+
+def test_a_message_too_short_for_a_model_summary_to_pay_gets_the_offline_one_at_once() -> None:
+    # A one-line reply: a model call of a few hundred tokens to save a handful is not made.
+    curation, book = session()
+    short = "Yes: deploy.sh runs at 02:00 UTC on db-stage-2."
+    item = curation.add_message(200, "assistant", short, COUNTER.count(short))
+    summary = book.ready(item)
+    assert summary is not None and "deploy.sh" in summary and "db-stage-2" in summary
+    book.want(item)
+    assert not book.is_waiting(item.id) and not book.take_wanted()
