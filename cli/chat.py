@@ -5,18 +5,23 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from engine.budget import profile_named
 from engine.context_service import ContextService
-from engine.curation_calls import Price
 from engine.errors import StoreError
 from engine.memory_assessment import OfflineAssessor
 from engine.memory_service import MemoryService
-from engine.model_summaries import SummaryLevel
-from engine.protocols import ChatModel, CuratorModel, MemoryAssessor, ModelSummarizer, TokenCounter
+from engine.protocols import (
+    NO_CURATION_MODELS,
+    ChatModel,
+    CurationModels,
+    CuratorModel,
+    MemoryAssessor,
+    ModelSummarizer,
+    TokenCounter,
+)
 from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
 from engine.turn import TurnService
@@ -58,21 +63,12 @@ def build_assessor(choice: ModelChoice, config: Config) -> MemoryAssessor:
     return OpenAIMemoryAssessor(clients, choice.model)
 
 
-@dataclass(frozen=True, slots=True)
-class CurationModels:
-    """What a connected model adds to curation: the curator pass, summaries, and their price."""
-
-    curator: CuratorModel | None = None
-    summarizer: ModelSummarizer | None = None
-    price: Price | None = None
-
-
 def build_curation_models(choice: ModelChoice, config: Config, counter: TokenCounter) -> CurationModels:
     """The curator and the summarizer on the chat model's server (the config's curator model, or
     the chat model itself); none for the offline model or where the config turns them off."""
     settings = config.curation
     if choice.offline or not (settings.curator or settings.model_summaries):
-        return CurationModels()
+        return NO_CURATION_MODELS
     from providers.memory_assessor import client_factory
     from providers.prices import price_for
     from providers.windows import known_window
@@ -164,7 +160,16 @@ def build_services(
         memory.expire_now()  # memories past their expiry go before anything can read them
     except StoreError as err:
         notices.append(Notice(f"Old memories could not be expired: {err.user_message}", "warning"))
-    curation_models = build_curation_models(choice, loaded.config, counter)
+    from providers.catalog import ModelCatalog
+
+    models = ModelCatalog(
+        loaded.config,
+        environment,
+        base_url=base_url,
+        default=(chat_model, choice),
+        build=lambda chosen: build_model(chosen, loaded.config, counter),
+        curation=lambda chosen: build_curation_models(chosen, loaded.config, counter),
+    )
     turns = TurnService(
         store,
         chat_model,
@@ -173,21 +178,9 @@ def build_services(
         profile=profile,
         retry_policy=RetryPolicy(retries=loaded.config.max_retries),
         memory=memory,
-        curator=curation_models.curator,
-        summarizer=curation_models.summarizer,
-        summary_level=SummaryLevel.BRIEF if profile.name == "cost" else SummaryLevel.DETAILED,
-        price=curation_models.price,
+        curation_models=models.curation_for,
     )
     memory.on_change = turns.curations.refresh_memory
-    from providers.catalog import ModelCatalog
-
-    models = ModelCatalog(
-        loaded.config,
-        environment,
-        base_url=base_url,
-        default=chat_model,
-        build=lambda chosen: build_model(chosen, loaded.config, counter),
-    )
     services = AppServices(
         store=store,
         turns=turns,

@@ -51,7 +51,11 @@ class LiveCuration:
     def attach(self, curation: SessionCuration, level: SummaryLevel) -> None:
         curation.model_summaries = SummaryBook(level)
 
-    async def advise(self, curation: SessionCuration, new: Item) -> Guidance:
+    async def advise(self, curation: SessionCuration, new: Item) -> Guidance | None:
+        """The curator's checked advice for ``new``; None when the conversation fits the budget
+        whole (the app does not ask then either)."""
+        if curation.fits_verbatim(new):
+            return None
         outcome = await self.curator.advise(brief_for(curation, new, self.decisions))
         self.usage += outcome.usage
         guidance = judge(

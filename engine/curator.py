@@ -545,13 +545,21 @@ class SessionCuration(UserActions):
             if guidance is None
             else LedgerEntry(EntryKind.CURATOR, turn, "curator", guidance.source.value, guidance.note),
             prioritized={i: w for i, w in retained.items() if i in chosen},
-            verbatim_tokens=system_cost
-            + memory_cost
-            + self._all_cost
-            - (cost(new.tokens) if new.id in self.by_id else 0)
-            + cost(new.tokens)
-            + REPLY_PRIMING_TOKENS,
+            verbatim_tokens=self._verbatim_cost(new, system_cost + memory_cost),
         )
+
+    def _verbatim_cost(self, new: Item, fixed_cost: int) -> int:
+        """What sending the whole conversation verbatim for ``new`` costs, with ``fixed_cost`` for
+        the system prompt and the memory section."""
+        others = self._all_cost - (cost(new.tokens) if new.id in self.by_id else 0)
+        return fixed_cost + others + cost(new.tokens) + REPLY_PRIMING_TOKENS
+
+    def fits_verbatim(self, new: Item, *, system_prompt: str = "") -> bool:
+        """Whether the whole conversation, every message verbatim, fits the budget for ``new``:
+        then there is nothing to forget, and the curator model is not asked (a round trip and its
+        tokens on every message of a short chat, for no change)."""
+        system_cost = cost(self.counter.count(system_prompt)) if system_prompt else 0
+        return self._verbatim_cost(new, system_cost + self._memory_cost) <= self.budget.tokens
 
     def _summary_for_plan(self, item: Item) -> str | None:
         if self.model_summaries is not None:

@@ -23,6 +23,7 @@ from engine.chat import (
     StoredMessage,
 )
 from engine.consent import ConsentChoice
+from engine.curation_calls import Price
 from engine.items import ItemState
 from engine.ledger import LedgerEntry
 from engine.registry import EntityRecord
@@ -127,10 +128,37 @@ class ModelSummarizer(Protocol):
 class CuratorModel(Protocol):
     """Advises the curation engine each turn (``providers.openai_curator``)."""
 
+    @property
+    def model(self) -> str:
+        """The name of the model that advises."""
+        ...
+
+    @property
+    def timeout(self) -> float:
+        """Seconds :meth:`advise` may take before it gives up (the request waits meanwhile)."""
+        ...
+
     async def advise(self, brief: CuratorBrief) -> AdviceOutcome:
         """The model's advice on ``brief``, within its time limit; never raises (on any failure
         the outcome's advice is None and its problem says why)."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class CurationModels:
+    """What a connected chat model brings to curation: the curator pass, summaries, their price.
+
+    They go with the chat model in use: a session switched to another model (a local one, say)
+    is never sent to the first model's server for curation.
+    """
+
+    curator: CuratorModel | None = None
+    summarizer: ModelSummarizer | None = None
+    price: Price | None = None
+    """What the curation model's tokens cost, when known (the panel's estimate)."""
+
+
+NO_CURATION_MODELS = CurationModels()
 
 
 # --- tokens ----------------------------------------------------------------------------------

@@ -57,8 +57,8 @@ class SessionCurations:
         self.lock = threading.Lock()
         self._cached: dict[int, SessionCuration] = {}
         self._settings: dict[int, SessionSettings] = {}
-        self.summary_level: SummaryLevel | None = None
-        """With a model that writes summaries: the level curations ask it for (None: offline summaries)."""
+        self.model_summaries = False
+        """A model writes the summaries (brief ones under the cost profile); False: offline ones."""
         self.price: Price | None = None
         """What the curation model's tokens cost, when known (for the panel's estimate)."""
         self.guidance: dict[int, Guidance] = {}
@@ -109,16 +109,27 @@ class SessionCurations:
             # Analysed now (a session from before analyses were stored, or edited since): kept
             # so that the next opening reads them.
             self.store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
-            if self.summary_level is not None:
-                from engine.summary_book import SummaryBook
-
-                curation.model_summaries = SummaryBook(self.summary_level)
-                curation.model_summaries.load(self.store.load_summaries(session_id))
             self._give_memory(curation, session_id)
             self._cached[session_id] = curation
         else:
             curation.fit_window(self.window())  # the server may have said the window is smaller
+        self._fit_summaries(curation, session_id)
         return curation
+
+    def _fit_summaries(self, curation: SessionCuration, session_id: int) -> None:
+        """Give the curation the model's summaries (those stored, and a book of those wanted), or
+        take them away when the model in use writes none: it must not wait for one that will
+        never come."""
+        cost = self.profile_for(session_id).name == ProfileName.COST
+        level = SummaryLevel.BRIEF if cost else SummaryLevel.DETAILED
+        book = curation.model_summaries
+        if not self.model_summaries:
+            curation.model_summaries = None
+        elif book is None or book.level is not level:
+            from engine.summary_book import SummaryBook
+
+            curation.model_summaries = SummaryBook(level)
+            curation.model_summaries.load(self.store.load_summaries(session_id))
 
     def _history(self, session_id: int) -> Iterator[tuple[StoredMessage, Analysis | None]]:
         """The session's messages with their stored analyses, read a part at a time: all of a
@@ -154,7 +165,8 @@ class SessionCurations:
     def calls(self, session_id: int | None) -> CallsReport | None:
         """What the panel shows of the session's curation calls; None when there have been none."""
         tally = self._tallies.get(session_id) if session_id is not None else None
-        return tally.report(self.price) if tally is not None else None
+        report = tally.report(self.price) if tally is not None else None
+        return report if report is not None and report.session.calls else None
 
     def cached(self, session_id: int) -> SessionCuration | None:
         """The session's curation if it is built (to keep it in step), else None. Hold :attr:`lock`."""

@@ -18,37 +18,55 @@ from engine.session_curations import SessionCurations
 
 
 class SummaryService:
-    def __init__(self, curations: SessionCurations, summarizer: ModelSummarizer) -> None:
+    def __init__(self, curations: SessionCurations) -> None:
         self.curations = curations
-        self.summarizer = summarizer
+        self._running: set[int] = set()
+        """Sessions a run is writing for. Changed under the curations' lock, together with taking
+        the wanted requests, so that no request is left unasked between two runs."""
 
-    async def run(self, session_id: int) -> int:
-        """Write every summary the session's curation wants now; how many were written.
+    async def run(self, session_id: int, summarizer: ModelSummarizer) -> int:
+        """Have ``summarizer`` write every summary the session's curation wants, until none is
+        wanted; how many were written. Returns 0 at once while another run writes for the session:
+        that one takes what is wanted now as well (a run is never cut short by a newer turn, so a
+        fast typist does not starve a slow summary).
 
-        Cancelling it (the app closes, a newer run replaces it) hands the unwritten requests back,
-        so the next run asks for them again.
+        Cancelling it (the app closes) hands the unwritten requests back, so the next run asks
+        for them again.
         """
+        if not await asyncio.to_thread(self._start, session_id):
+            return 0
         written = 0
-        while requests := await asyncio.to_thread(self._take, session_id):
-            left = list(requests)
-            try:
+        left: list[SummaryRequest] = []
+        try:
+            while requests := await asyncio.to_thread(self._take, session_id):
+                left = list(requests)
                 while left:
-                    outcome = await self.summarizer.summarize(left[0])
-                    await asyncio.to_thread(self._deliver, session_id, left[0], outcome)
+                    outcome = await summarizer.summarize(left[0])
+                    await asyncio.to_thread(self._deliver, session_id, left[0], outcome, summarizer.model)
                     written += outcome.text is not None
                     left.pop(0)
-            except BaseException:
-                self._hand_back(session_id, left)
-                raise
+        except BaseException:
+            self._hand_back(session_id, left)
+            raise
         return written
+
+    def _start(self, session_id: int) -> bool:
+        with self.curations.lock:
+            if session_id in self._running:
+                return False
+            self._running.add(session_id)
+            return True
 
     def _take(self, session_id: int) -> list[SummaryRequest]:
         with self.curations.lock:
             curation = self.curations.cached(session_id)
             book = curation.model_summaries if curation is not None else None
-            return book.take_wanted() if book is not None else []
+            taken = book.take_wanted() if book is not None else []
+            if not taken:
+                self._running.discard(session_id)
+            return taken
 
-    def _deliver(self, session_id: int, request: SummaryRequest, outcome: SummaryOutcome) -> None:
+    def _deliver(self, session_id: int, request: SummaryRequest, outcome: SummaryOutcome, model: str) -> None:
         store = self.curations.store
         self.curations.tally(session_id).add(outcome.usage)
         stored: StoredSummary | None = None
@@ -58,7 +76,7 @@ class SummaryService:
                 request.level,
                 request.hash,
                 outcome.text,
-                outcome.model or self.summarizer.model,
+                outcome.model or model,
             )
             # Outside the lock: the store skips it if the message changed or went meanwhile.
             store.save_summary(stored)
@@ -76,6 +94,7 @@ class SummaryService:
     def _hand_back(self, session_id: int, requests: list[SummaryRequest]) -> None:
         # Synchronous: this runs while the task is being cancelled.
         with self.curations.lock:
+            self._running.discard(session_id)
             curation = self.curations.cached(session_id)
             if curation is not None and curation.model_summaries is not None:
                 curation.model_summaries.returned(requests)

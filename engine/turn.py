@@ -22,18 +22,16 @@ from typing import TYPE_CHECKING, TypeVar
 
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
-from engine.curation_calls import Price
 from engine.curation_result import CurationResult
 from engine.early_stream import EarlyStream
 from engine.errors import ModelError, ModelErrorKind
-from engine.model_summaries import SummaryLevel
 from engine.prompt import continuation, in_conversation, title_from
 from engine.protocols import (
+    NO_CURATION_MODELS,
     ChatModel,
     ChatStore,
-    CuratorModel,
+    CurationModels,
     MemorySource,
-    ModelSummarizer,
     ReplyFinished,
     TextDelta,
     TokenCounter,
@@ -76,6 +74,15 @@ class UserMessageSaved:
 
     session: Session
     message: StoredMessage
+
+
+@dataclass(frozen=True, slots=True)
+class CuratorAsked:
+    """The curator model is being asked what this request needs; the request waits for its
+    answer, at most ``timeout`` seconds."""
+
+    model: str
+    timeout: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +148,7 @@ class ReplyFailed:
 
 TurnEvent = (
     UserMessageSaved
+    | CuratorAsked
     | ContextCurated
     | ReplyStarted
     | ReplyResumed
@@ -180,21 +188,15 @@ class TurnService:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         memory: MemorySource | None = None,
-        curator: CuratorModel | None = None,
-        summarizer: ModelSummarizer | None = None,
-        summary_level: SummaryLevel = SummaryLevel.DETAILED,
-        price: Price | None = None,
+        curation_models: Callable[[ChatModel], CurationModels] | None = None,
     ) -> None:
         """
         Args:
-            curator: Advises each turn's curation when the chat model is not the offline one.
-            summarizer: Writes summaries in the background (:meth:`write_summaries`); None: the
-                engine's offline summaries.
-            summary_level: How long the model's summaries are.
-            price: What the curation model's tokens cost, for the panel's estimate.
+            curation_models: The curator and summarizer that go with a chat model (asked again
+                whenever the model changes; never for the offline model). None: the engine's
+                heuristics and offline summaries only.
         """
         self.store = store
-        self.model = model
         self.counter = counter
         self.retry_policy = retry_policy or RetryPolicy()
         self._flush_interval = flush_interval
@@ -211,14 +213,26 @@ class TurnService:
             profile=profile,
             memory=memory,
         )
-        self.curator = curator
-        self.curations.price = price
-        self.summaries: SummaryService | None = None
-        if summarizer is not None:
-            from engine.summary_service import SummaryService
+        self._curation_models = curation_models
+        self._helpers = NO_CURATION_MODELS
+        self._summaries: SummaryService | None = None
+        """Made on first use (it imports the curation engine)."""
+        self.model = model
 
-            self.summaries = SummaryService(self.curations, summarizer)
-            self.curations.summary_level = summary_level
+    @property
+    def model(self) -> ChatModel:
+        return self._model
+
+    @model.setter
+    def model(self, model: ChatModel) -> None:
+        """Talk to ``model`` from the next request on, with the curation helpers that go with it."""
+        self._model = model
+        helpers = NO_CURATION_MODELS
+        if self._curation_models is not None and not model.is_offline:
+            helpers = self._curation_models(model)
+        self._helpers = helpers
+        self.curations.price = helpers.price
+        self.curations.model_summaries = helpers.summarizer is not None
 
     @property
     def window(self) -> int:
@@ -233,9 +247,14 @@ class TurnService:
     async def write_summaries(self, session_id: int) -> int:
         """Have the model write the summaries the session's last plans asked for (run it in the
         background after a turn: it never holds up typing or sending); how many were written."""
-        if self.summaries is None or self.model.is_offline:
+        summarizer = self._helpers.summarizer
+        if summarizer is None:
             return 0
-        return await self.summaries.run(session_id)
+        if self._summaries is None:
+            from engine.summary_service import SummaryService
+
+            self._summaries = SummaryService(self.curations)
+        return await self._summaries.run(session_id, summarizer)
 
     async def preview(self, session_id: int | None) -> ContextView:
         """What the context would look like if the last user message were sent now (changes nothing)."""
@@ -365,16 +384,11 @@ class TurnService:
         with self.curations.lock:
             curation = self.curations.get(session_id)
             new = last_user_item(curation)
-            if new is None:
+            if new is None or curation.fits_verbatim(
+                new, system_prompt=self.curations.system_prompt_for(session_id)
+            ):
                 return None
             return brief_for(curation, new, self.curations.decisions(session_id))
-
-    async def _advise(self, session_id: int) -> AdviceOutcome | None:
-        """The curator model's advice for this turn, or None when there is no curator pass."""
-        if self.curator is None or self.model.is_offline:
-            return None
-        brief = await self._io(self._brief, session_id)
-        return await self.curator.advise(brief) if brief is not None else None
 
     def _view(self, session_id: int, planned: _Planned) -> ContextView:
         """What the UI shows of a plan (not needed to send it: built while the request is out)."""
@@ -422,8 +436,15 @@ class TurnService:
         notice = await self._learn_window()
         if notice is not None:
             yield notice
-        # A continued reply goes on with the plan it had; a new request may be advised first.
-        outcome = await self._advise(session_id) if resume is None else None
+        # A continued reply goes on with the plan it had; a new request may be advised first
+        # (not when there is no curator, or the conversation fits the budget whole).
+        outcome: AdviceOutcome | None = None
+        curator = self._helpers.curator
+        if curator is not None and resume is None:
+            brief = await self._io(self._brief, session_id)
+            if brief is not None:
+                yield CuratorAsked(curator.model, curator.timeout)
+                outcome = await curator.advise(brief)
         planned, temperature, reply = await self._io(self._prepare, session_id, resume, outcome)
         prompt = planned.prompt
         prefix = resume.content if resume is not None else ""

@@ -8,28 +8,39 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from engine.protocols import ChatModel
+from engine.protocols import ChatModel, CurationModels
 from providers.resolve import ModelChoice, resolve_model
 from sessions.config import Config
 
 
 class ModelCatalog:
+    """Args:
+    default: The model the app started with, and what it was resolved from.
+    build: Makes a chat model.
+    curation: Makes the curation helpers (curator, summarizer) that go with a chat model.
+    """
+
     def __init__(
         self,
         config: Config,
         env: Mapping[str, str],
         *,
         base_url: str | None,
-        default: ChatModel,
+        default: tuple[ChatModel, ModelChoice],
         build: Callable[[ModelChoice], ChatModel],
+        curation: Callable[[ModelChoice], CurationModels],
     ) -> None:
         self._config = config
         self._env = env
         self._base_url = base_url
         self._build = build
-        self.default = default
+        self._curation = curation
+        self.default = default[0]
         """The model the app started with (the command line's or the config's)."""
         self._built: dict[str, ChatModel] = {}
+        self._choices: dict[int, ModelChoice] = {id(self.default): default[1]}
+        """What each model built here was resolved from, by the model's identity (each is kept)."""
+        self._helpers: dict[int, CurationModels] = {}
 
     def get(self, name: str) -> tuple[ChatModel, tuple[str, ...]]:
         """The model called ``name``, and anything the user should know about it (a missing key...)."""
@@ -39,4 +50,15 @@ class ModelCatalog:
         choice = resolve_model(self._config, self._env, base_url=self._base_url, model=name)
         model = self._build(choice)
         self._built[name] = model
+        self._choices[id(model)] = choice
         return model, tuple(choice.notices)
+
+    def curation_for(self, model: ChatModel) -> CurationModels:
+        """The curator and summarizer on ``model``'s own server, built once per model; none for a
+        model this catalog did not build."""
+        key = id(model)
+        found = self._helpers.get(key)
+        if found is None:
+            choice = self._choices.get(key)
+            found = self._helpers[key] = self._curation(choice) if choice is not None else CurationModels()
+        return found

@@ -143,6 +143,14 @@ class OpenAICurator:
         self._fence = fence
         self._clock = clock
 
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def timeout(self) -> float:
+        return self._timeout
+
     async def advise(self, brief: CuratorBrief) -> AdviceOutcome:
         """The model's advice on ``brief``; never raises (but may be cancelled)."""
         started = self._clock()

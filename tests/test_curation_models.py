@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from engine.chat import MessageStatus
 from engine.items import ItemState
 from engine.ledger import EntryKind
-from engine.model_summaries import SummaryLevel
+from engine.protocols import CurationModels
 from engine.tokens import load_counter
-from engine.turn import ReplyCompleted, TurnService
+from engine.turn import ContextCurated, CuratorAsked, ReplyCompleted, TurnService
 from providers.openai_curator import OpenAICurator
 from providers.openai_summarizer import OpenAISummarizer
 from sessions.store import SqliteChatStore
@@ -61,7 +61,7 @@ def service(
     store: SqliteChatStore,
     server: FakeOpenAIServer,
     *,
-    window: int = 100_000,
+    window: int = 1_000,
     curator_timeout: float = 2.0,
     summaries: bool = False,
 ) -> TurnService:
@@ -71,22 +71,35 @@ def service(
         return openai.AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0)
 
     model = OpenAIChatModel(model="fake-model", base_url=server.base_url, api_key="k", context_window=window)
-    turns = TurnService(
-        store,
-        model,
-        COUNTER,
-        system_prompt="",
-        curator=OpenAICurator(clients, "fake-model", timeout=curator_timeout),
-        summarizer=OpenAISummarizer(clients, "fake-model", counter=COUNTER) if summaries else None,
-        summary_level=SummaryLevel.DETAILED,
+    helpers = CurationModels(
+        OpenAICurator(clients, "fake-model", timeout=curator_timeout),
+        OpenAISummarizer(clients, "fake-model", counter=COUNTER) if summaries else None,
     )
+    turns = TurnService(store, model, COUNTER, system_prompt="", curation_models=lambda _: helpers)
     _open.append(turns)
     return turns
 
 
-async def turn(turns: TurnService, session_id: int | None, text: str) -> int:
+def history(store: SqliteChatStore, *, pairs: int = 6) -> int:
+    """A session whose earlier turns (long replies) are well over a 1,000-token window's budget:
+    every new message has something to forget, so the curator is asked."""
+    session = store.create_session("a long chat")
+    for number in range(pairs):
+        question = f"How do I set up service-{number} behind the proxy?"
+        answer = f"For service-{number}: " + "Set the upstream, reload the proxy, check the logs. " * 25
+        store.add_message(session.id, "user", question, tokens=COUNTER.count(question))
+        store.add_message(session.id, "assistant", answer, tokens=COUNTER.count(answer))
+    return session.id
+
+
+async def turn(
+    turns: TurnService, session_id: int | None, text: str, *, seen: list[object] | None = None
+) -> int:
+    """Send ``text``; the session's id (the events in ``seen``, when given)."""
     session = None
     async for event in turns.send(session_id, text):
+        if seen is not None:
+            seen.append(event)
         if isinstance(event, ReplyCompleted):
             session = event.message.session_id
     assert session is not None, "the turn completed"
@@ -127,12 +140,9 @@ async def test_an_injected_drop_all_user_messages_never_removes_the_users_words(
 
     fake_server.reply = reply
     turns = service(store, fake_server)
-    session_id = None
+    session_id = history(store)
     for number in range(8):
-        session_id = await turn(
-            turns, session_id, f"My note number {number}: keep the retry limit at {number}."
-        )
-    assert session_id is not None
+        await turn(turns, session_id, f"My note number {number}: keep the retry limit at {number}.")
 
     user = [m for m in store.messages(session_id) if m.role == "user"]
     snapshot = store.load_curation(session_id)
@@ -163,9 +173,15 @@ async def test_a_slow_curator_falls_back_to_the_heuristic_and_the_turn_goes_on(
     fake_server.reply = reply
     fake_server.on_request = slow_curator
     turns = service(store, fake_server, curator_timeout=0.5)
+    session_id = history(store)
     started = time.monotonic()
-    session_id = await turn(turns, None, "How do I rotate the API keys?")
+    seen: list[object] = []
+    await turn(turns, session_id, "How do I rotate the API keys?", seen=seen)
     assert time.monotonic() - started < 1.4, "the turn did not wait for the curator's answer"
+    # The user is told why the reply waits, before it is planned.
+    kinds = [type(e) for e in seen]
+    assert kinds.index(CuratorAsked) < kinds.index(ContextCurated)
+    assert next(e for e in seen if isinstance(e, CuratorAsked)) == CuratorAsked("fake-model", 0.5)
     (note,) = [e for e in store.ledger(session_id) if e.kind is EntryKind.CURATOR]
     assert note.action == "fallback"
     assert "0.5" in note.reason and "the heuristic decided alone" in note.reason
@@ -178,11 +194,35 @@ async def test_invalid_json_from_the_curator_falls_back_and_says_so(
 ) -> None:
     fake_server.reply = lambda body: "{not json" if is_curator(body) else "An answer."
     turns = service(store, fake_server)
-    session_id = await turn(turns, None, "Hello there, a question about deploy.sh")
+    session_id = await turn(turns, history(store), "Hello there, a question about deploy.sh")
     view = await turns.preview(session_id)
     (note,) = [e for e in store.ledger(session_id) if e.kind is EntryKind.CURATOR]
     assert note.action == "fallback"
     assert any("heuristic decided alone" in n for n in view.notes)
+
+
+async def test_a_conversation_that_fits_whole_is_sent_without_asking_the_curator(
+    fake_server: FakeOpenAIServer, store: SqliteChatStore
+) -> None:
+    # Nothing to forget: a curator round trip would only delay the reply and cost tokens.
+    fake_server.reply = lambda body: json.dumps(NEUTRAL) if is_curator(body) else "Short answer."
+    turns = service(store, fake_server)
+    seen: list[object] = []
+    session_id = await turn(turns, None, "What does deploy.sh do?")
+    session_id = await turn(turns, session_id, "And where is it run from?", seen=seen)
+    assert not [e for e in seen if isinstance(e, CuratorAsked)]
+    assert not [r for r in fake_server.requests if is_curator(r["body"])]
+    assert not [e for e in store.ledger(session_id) if e.kind is EntryKind.CURATOR]
+    view = await turns.preview(session_id)
+    assert view.calls is None, "the panel shows no curation calls: there were none"
+
+    # Once the conversation outgrows the budget, each new message is shown to the curator.
+    fake_server.reply = lambda body: json.dumps(NEUTRAL) if is_curator(body) else "A long answer. " * 120
+    for number in range(3):
+        await turn(turns, session_id, f"Tell me more, part {number}.")
+    asked = [r for r in fake_server.requests if is_curator(r["body"])]
+    notes = [e for e in store.ledger(session_id) if e.kind is EntryKind.CURATOR]
+    assert 1 <= len(asked) <= 3 and len(notes) == len(asked)
 
 
 async def test_the_curators_reasons_show_in_the_context_and_its_calls_are_counted(
@@ -200,8 +240,8 @@ async def test_the_curators_reasons_show_in_the_context_and_its_calls_are_counte
 
     fake_server.reply = reply
     turns = service(store, fake_server)
-    session_id = await turn(turns, None, "Where is settings.toml read?")
-    session_id = await turn(turns, session_id, "And what does settings.toml hold?")
+    session_id = await turn(turns, history(store), "Where is settings.toml read?")
+    await turn(turns, session_id, "And what does settings.toml hold?")
     view = await turns.preview(session_id)
     entity = next(e for e in (*view.active, *view.retained) if e.label == "settings.toml")
     assert entity.reason in (
@@ -295,6 +335,7 @@ async def test_typing_and_sending_go_on_while_a_slow_summary_is_being_written(
                 if summary_in_flight():
                     break
             assert summary_in_flight(), "the budget is tight enough that a summary is wanted"
+            slow = next(r for r in fake_server.requests if is_summary(r["body"]) and r["outcome"] is None)
 
             composer = chat(app).query_one(Composer)
             composer.focus()
@@ -304,8 +345,79 @@ async def test_typing_and_sending_go_on_while_a_slow_summary_is_being_written(
             answered = len([r for r in fake_server.requests if r["body"].get("stream")])
             await say(pilot, app, "and sending", not_now=True)
             assert len([r for r in fake_server.requests if r["body"].get("stream")]) == answered + 1
-            assert summary_in_flight(), "the summary was still being written all along"
+            assert slow["outcome"] is None, "the summary was still being written all along"
             release.set()
             await wait_for(pilot, lambda: not summary_in_flight())
+            assert slow["outcome"] != "client_disconnected", "a newer turn did not cut the summary short"
     finally:
         release.set()
+
+
+async def test_curation_goes_with_the_model_a_session_switches_to(fake_server: FakeOpenAIServer) -> None:
+    # A session moved to a local model must not have its conversation sent to the first model's
+    # server by the curator; the offline model is never asked anything.
+    from textual.widgets import Static
+
+    from tests.apphelpers import make_app, make_sessions, say, write_config
+    from tests.test_slash import type_command
+
+    def curator_calls(server: FakeOpenAIServer) -> list[str]:
+        return [r["body"]["model"] for r in server.requests if is_curator(r["body"])]
+
+    long_answer = "Set the upstream, reload the proxy, check the logs. " * 25
+    make_sessions(("a long chat", [text for n in range(6) for text in (f"Question {n}?", long_answer)]))
+    with FakeOpenAIServer() as local:
+        for server in (fake_server, local):
+            server.reply = lambda body: json.dumps(NEUTRAL) if is_curator(body) else "An answer."
+        write_config(
+            'model = "cloud/big-model"\n'
+            f'[providers.cloud]\nbase_url = "{fake_server.base_url}"\nmodels = {{ big-model = 1000 }}\n'
+            f'[providers.local]\nbase_url = "{local.base_url}"\nmodels = {{ small-model = 1000 }}\n'
+            "[memory]\nenabled = false\n"
+        )
+        app = make_app(curation_models=True)
+        async with app.run_test(size=(120, 40), notifications=True) as pilot:
+            await say(pilot, app, "First on the default model?", not_now=True)
+            assert curator_calls(fake_server) == ["big-model"]
+            saved = str(app.screen.query_one("#context-saved", Static).render())
+            assert "curation calls:" in saved and "(1 call)" in saved, saved
+            await type_command(pilot, app, "/model local/small-model")
+            await say(pilot, app, "Now on the local one?", not_now=True)
+            assert curator_calls(fake_server) == ["big-model"], "nothing more went to the first server"
+            assert curator_calls(local) == ["small-model"]
+            await type_command(pilot, app, "/model offline")
+            await say(pilot, app, "And offline?", not_now=True)
+            assert len(curator_calls(fake_server)) + len(curator_calls(local)) == 2
+
+
+async def test_stopping_while_the_curator_is_asked_keeps_the_message_and_retry_answers_it(
+    fake_server: FakeOpenAIServer, store: SqliteChatStore
+) -> None:
+    def slow_curator(request: dict[str, Any]) -> None:
+        if is_curator(request["body"]):
+            time.sleep(0.5)
+
+    fake_server.reply = lambda body: json.dumps(NEUTRAL) if is_curator(body) else "An answer."
+    fake_server.on_request = slow_curator
+    turns = service(store, fake_server)
+    session_id = history(store)
+    asked = asyncio.Event()
+
+    async def send() -> None:
+        async for event in turns.send(session_id, "Which port does service-3 use?"):
+            if isinstance(event, CuratorAsked):
+                asked.set()
+
+    task = asyncio.create_task(send())
+    await asyncio.wait_for(asked.wait(), 5)
+    task.cancel()  # Esc: the user stops the turn while the curator is thinking
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    last = store.messages(session_id)[-1]
+    assert last.role == "user" and last.content == "Which port does service-3 use?"
+    async for event in turns.retry(session_id):
+        if isinstance(event, ReplyCompleted):
+            assert event.message.content == "An answer."
+            break
+    else:
+        raise AssertionError("the retry was answered")

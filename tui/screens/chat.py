@@ -312,10 +312,11 @@ class ChatScreen(Screen[None]):
         await self.refresh_usage()
         self._offer_consent()
 
-    @work(exclusive=True, group=SUMMARY_GROUP, exit_on_error=False)
+    @work(group=SUMMARY_GROUP, exit_on_error=False)
     async def _write_summaries(self, session_id: int) -> None:
-        """Have the model write the summaries the last plan asked for, in the background (a newer
-        turn's run replaces this one); then the panel shows them, unless a turn is under way."""
+        """Have the model write the summaries the last plan asked for, in the background (while a
+        run is under way, it takes them and this one ends at once); then the panel shows them,
+        unless a turn is under way."""
         written = await self.services.turns.write_summaries(session_id)
         if written and not self.busy and self.session is not None and self.session.id == session_id:
             await self.refresh_usage()

@@ -12,6 +12,7 @@ from engine.chat import MessageStatus
 from engine.errors import StoreError
 from engine.turn import (
     ContextCurated,
+    CuratorAsked,
     NothingToContinue,
     NothingToRetry,
     ReplyCompleted,
@@ -76,6 +77,8 @@ class TurnView(ChatPart):
                 screen.composer.clear()
                 screen.draft.show("")
                 await messages.add(event.message)
+            elif isinstance(event, CuratorAsked):
+                screen.context_panel.show_curating(event.model, event.timeout)
             elif isinstance(event, ContextCurated):
                 screen.show_context(event.view)
             elif isinstance(event, ReplyStarted):

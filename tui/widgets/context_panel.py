@@ -222,6 +222,10 @@ class ContextPanel(Vertical):
             notes.append(f"≈ approximate counts ({counter}): the model's own tokenizer is not available.")
         _say(self._note, "\n".join(inert(n) for n in notes))
 
+    def show_curating(self, model: str, seconds: float) -> None:
+        """Say why the request waits: the curator model is choosing what it carries."""
+        _say(self._saved, f"asking {inert(model)} what this request needs (at most {seconds:g} s)…")
+
     def _fill_rows(self) -> None:
         view = self.view
         if view is None:
@@ -362,9 +366,10 @@ def _calls_line(calls: CallsReport | None) -> str:
 
     def spent(usage: CallUsage) -> str:
         money = f" ≈ ${calls.price.of(usage):.4f}" if calls.price is not None else ""
-        return f"{compact(usage.tokens)}{money}"
+        return f"{compact(usage.tokens)} tokens{money}"
 
+    count = calls.session.calls
     return (
         f"\ncuration calls: {spent(calls.turn)} this turn · {spent(calls.session)} "
-        f"in this session ({calls.session.calls} calls)"
+        f"in this session ({count} call{'s' if count != 1 else ''})"
     )
