@@ -119,3 +119,19 @@ def test_paths_follow_the_overrides_and_xdg(monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.delenv("HEEDFUL_CONFIG")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     assert paths.config_path() == tmp_path / "cfg" / "heedful" / "config.toml"
+
+
+def test_curation_settings_are_read_and_a_bad_price_is_explained(tmp_path: Path) -> None:
+    config, problems = load(
+        tmp_path,
+        '[curation]\ncurator = false\ncurator_model = "gpt-4o-mini"\ncurator_timeout = 3.5\n'
+        'prices = { "local-model" = [0.0, 0.0] }\n',
+    )
+    assert problems == []
+    assert not config.curation.curator and config.curation.model_summaries
+    assert config.curation.curator_model == "gpt-4o-mini" and config.curation.curator_timeout == 3.5
+    assert config.curation.prices == {"local-model": [0.0, 0.0]}
+
+    _, problems = load(tmp_path, '[curation]\nprices = { "m" = [0.15] }\ncurator_timeout = 0\n')
+    assert any("curation.prices" in p and "two non-negative numbers" in p for p in problems), problems
+    assert any("curation.curator_timeout" in p for p in problems), problems

@@ -12,6 +12,7 @@ import pytest
 
 from cli.main import main
 from engine.tokens import load_counter
+from tests.fake_openai import FakeOpenAIServer
 
 COUNTER = load_counter("", model_is_offline=True)
 
@@ -241,3 +242,51 @@ def test_tool_results_expire_once_unreferenced_even_with_room_to_spare(
     # Referred to again, it is recalled verbatim.
     probe_sources = [s for m in out["probes"][0]["context"]["messages"] for s in m["sources"]]  # type: ignore[index]
     assert "t1" in probe_sources
+
+
+def test_a_live_model_writes_the_summaries_and_the_calls_are_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_server: FakeOpenAIServer
+) -> None:
+    def answer(body: dict[str, object]) -> str:
+        if body.get("response_format"):  # the curator: no advice to give
+            return json.dumps(
+                {"retain": [], "demote": [], "drop": [], "clear_all": False, "resolved": [], "roles": []}
+                | {"summary": "nothing to add"}
+            )
+        return "MODEL SUMMARY: the deploy and the database were discussed at length."
+
+    fake_server.reply = answer
+    transcript = tmp_path / "t.jsonl"
+    rows = []
+    for n in range(12):
+        question = f"What did we decide about deploy.sh and db-stage-2? (question {n})"
+        reply = (
+            f"We decided to deploy the billing service from deploy.sh on Friday {n + 1} March at 02:00 "
+            f"UTC. The migration failed with ECONNREFUSED on port {5400 + n} because db-stage-2 was down. "
+        ) * 3
+        rows += [
+            {"id": f"u{n}", "role": "user", "content": question},
+            {"id": f"a{n}", "role": "assistant", "content": reply},
+        ]
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+    args = [str(transcript), "--context-window", "1200", "--consent", "keep"]
+    code, live, _ = run(capsys, *args, "--base-url", fake_server.base_url, "--model", "fake-model")
+    assert code == 0 and live is not None
+    calls = live["curation_calls"]
+    assert calls["model"] == "fake-model" and calls["summaries_written"] > 0  # type: ignore[index]
+    assert calls["calls"] > calls["summaries_written"] and calls["prompt_tokens"] > 0  # type: ignore[index]
+    sent = "\n".join(m["content"] for m in live["final"]["messages"])  # type: ignore[index]
+    assert "MODEL SUMMARY" in sent, "the model's summaries stand in for older replies"
+    assert "ECONNREFUSED" in sent and "db-stage-2" in sent, "every entity of a summarized reply is kept"
+    users = {str(r["id"]): str(r["content"]) for r in rows if r["role"] == "user"}
+    assert not [e for e in live["ledger"] if e["target"] in users and e["action"] != "tag"], (  # type: ignore[union-attr]
+        "without consent, no user message was touched"
+    )
+    assert {r["body"]["model"] for r in fake_server.requests} == {"fake-model"}
+
+    # Without --base-url nothing is asked of any model: offline and as before.
+    asked = len(fake_server.requests)
+    code, offline, _ = run(capsys, *args)
+    assert code == 0 and offline is not None and "curation_calls" not in offline
+    assert len(fake_server.requests) == asked

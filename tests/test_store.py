@@ -282,3 +282,28 @@ def test_a_version_3_database_is_migrated_and_its_old_messages_are_searchable(db
         conn.close()
     finally:
         store.close()
+
+
+def test_a_model_summary_is_kept_across_reopening_until_its_message_changes(
+    store: SqliteChatStore, db_path: Path
+) -> None:
+    # Model summaries cost tokens: kept across runs, but never used for text they were not written from.
+    from engine.model_summaries import StoredSummary, SummaryLevel, source_hash
+
+    session = store.create_session("s")
+    reply = store.add_message(session.id, "assistant", "We decided on PostgreSQL 16 for the cluster.")
+    other = store.add_message(session.id, "assistant", "The deploy runs from deploy.sh at 02:00.")
+    hashed = source_hash(reply.content)
+    summary = StoredSummary(reply.id, SummaryLevel.DETAILED, hashed, "PostgreSQL 16.", "m")
+    store.save_summary(summary)
+    # Written from text the message no longer has (it changed while the model wrote): not kept.
+    store.save_summary(StoredSummary(other.id, SummaryLevel.DETAILED, source_hash("old text"), "x y z", "m"))
+    store.close()
+
+    reopened = open_store(db_path).store
+    try:
+        assert reopened.load_summaries(session.id) == [summary]
+        reopened.update_message(reply.id, content="We decided on PostgreSQL 17 after all.")
+        assert reopened.load_summaries(session.id) == []
+    finally:
+        reopened.close()
