@@ -17,7 +17,8 @@ from engine.curator import CurationRefused
 from engine.items import ItemState
 from engine.ledger import EntryKind
 from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import TurnService, UserMessageSaved
+from engine.turn import TurnService
+from engine.turn_events import UserMessageSaved
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore, open_store
 from tests.fake_openai import FakeOpenAIServer

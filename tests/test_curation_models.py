@@ -23,7 +23,8 @@ from engine.items import ItemState
 from engine.ledger import EntryKind
 from engine.protocols import CurationModels
 from engine.tokens import load_counter
-from engine.turn import ContextCurated, CuratorAsked, ReplyCompleted, TurnService
+from engine.turn import TurnService
+from engine.turn_events import ContextCurated, CuratorAsked, ReplyCompleted
 from providers.openai_curator import OpenAICurator
 from providers.openai_summarizer import OpenAISummarizer
 from sessions.store import SqliteChatStore

@@ -22,7 +22,7 @@ from cli.chat import build_services
 from cli.main import main
 from engine.chat import MessageStatus
 from engine.errors import ModelErrorKind
-from engine.turn import ReplyFailed
+from engine.turn_events import ReplyFailed
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import make_app, send, stored_messages, views, write_config

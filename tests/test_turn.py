@@ -12,17 +12,14 @@ from engine.chat import MessageStatus
 from engine.errors import ModelErrorKind
 from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import (
-    STOPPED_BY_USER,
-    TAIL_PAGE,
+from engine.turn import STOPPED_BY_USER, TAIL_PAGE, NothingToRetry, TurnService
+from engine.turn_events import (
     ContextCurated,
-    NothingToRetry,
     ReplyCompleted,
     ReplyFailed,
     ReplyStarted,
     ReplyTextArrived,
     TurnEvent,
-    TurnService,
     UserMessageSaved,
 )
 from providers.offline import OfflineModel

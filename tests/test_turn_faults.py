@@ -19,16 +19,15 @@ from engine.errors import ModelErrorKind
 from engine.prompt import CONTINUE_INSTRUCTION
 from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import (
+from engine.turn import NothingToContinue, TurnService
+from engine.turn_events import (
     ContextCurated,
-    NothingToContinue,
     ReplyCompleted,
     ReplyFailed,
     ReplyResumed,
     RetryScheduled,
     TurnEvent,
     TurnNotice,
-    TurnService,
     UserMessageSaved,
 )
 from providers.openai_chat import OpenAIChatModel

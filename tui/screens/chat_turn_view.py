@@ -10,11 +10,10 @@ from dataclasses import replace
 
 from engine.chat import MessageStatus
 from engine.errors import StoreError
-from engine.turn import (
+from engine.turn import NothingToContinue, NothingToRetry
+from engine.turn_events import (
     ContextCurated,
     CuratorAsked,
-    NothingToContinue,
-    NothingToRetry,
     ReplyCompleted,
     ReplyFailed,
     ReplyResumed,

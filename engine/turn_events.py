@@ -1,0 +1,106 @@
+"""What a turn reports as it goes (:meth:`engine.turn.TurnService.send` and friends yield these):
+the app renders them, tests and tools read them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.chat import Session, StoredMessage
+from engine.errors import ModelError
+from engine.protocols import UsageReport
+
+if TYPE_CHECKING:
+    from engine.context_view import ContextView
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessageSaved:
+    """The user's message is safely in the store (and the session exists)."""
+
+    session: Session
+    message: StoredMessage
+
+
+@dataclass(frozen=True, slots=True)
+class CuratorAsked:
+    """The curator model is being asked what this request needs; the request waits for its
+    answer, at most ``timeout`` seconds."""
+
+    model: str
+    timeout: float
+
+
+@dataclass(frozen=True, slots=True)
+class ContextCurated:
+    """The engine decided what this request sends; ``view`` is what the context panel shows."""
+
+    view: ContextView
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyStarted:
+    """The request is on its way; ``message`` is the reply's (empty, streaming) row."""
+
+    message: StoredMessage
+    superseded: tuple[int, ...] = ()
+    """Ids of earlier replies that a retry replaced."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyResumed:
+    """Continuing an interrupted reply: its text streams on after what ``message`` already holds."""
+
+    message: StoredMessage
+
+
+@dataclass(frozen=True, slots=True)
+class RetryScheduled:
+    """The request failed in a way worth repeating; the engine asks again after ``delay`` seconds."""
+
+    error: ModelError
+    delay: float
+    retry: int
+    """Which automatic retry this will be (from 1)."""
+    retries: int
+    """How many automatic retries there are in all."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnNotice:
+    """Something the user should know about this turn that is not a failure (the budget shrank...)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyTextArrived:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyCompleted:
+    message: StoredMessage
+    usage: UsageReport | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyFailed:
+    """The request failed; ``message`` is the reply row as stored (failed, or interrupted with text)."""
+
+    message: StoredMessage
+    error: ModelError
+
+
+TurnEvent = (
+    UserMessageSaved
+    | CuratorAsked
+    | ContextCurated
+    | ReplyStarted
+    | ReplyResumed
+    | RetryScheduled
+    | TurnNotice
+    | ReplyTextArrived
+    | ReplyCompleted
+    | ReplyFailed
+)
