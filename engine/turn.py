@@ -185,8 +185,7 @@ class TurnService:
         """Store ``text`` as the user's message (creating the session if needed), then reply to it."""
         text = encodable(text)
         session, message = await self._io(self._save_user_message, session_id, text)
-        yield UserMessageSaved(session, message)
-        async for event in self._reply(session.id, superseded=()):
+        async for event in self._reply(session.id, superseded=(), saved=UserMessageSaved(session, message)):
             yield event
 
     async def resume(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
@@ -352,8 +351,24 @@ class TurnService:
                 curation.add_message(reply.id, "assistant", reply.content, reply.tokens or 0)
 
     async def _reply(
-        self, session_id: int, *, superseded: tuple[int, ...], resume: StoredMessage | None = None
+        self,
+        session_id: int,
+        *,
+        superseded: tuple[int, ...],
+        resume: StoredMessage | None = None,
+        saved: UserMessageSaved | None = None,
     ) -> AsyncGenerator[TurnEvent, None]:
+        """Plan, send and stream one reply.
+
+        Args:
+            saved: The user's message just stored. It is reported once the request is on its way
+                (drawing it would otherwise hold up planning, on the same interpreter), or
+                before anything that may keep the request waiting: the server asked for its
+                window, the curator model asked for advice.
+        """
+        if self.model.name not in self._window_asked and saved is not None:
+            yield saved
+            saved = None
         notice = await self._learn_window()
         if notice is not None:
             yield notice
@@ -364,9 +379,17 @@ class TurnService:
         if curator is not None and resume is None:
             brief = await self._io(self._brief, session_id)
             if brief is not None:
+                if saved is not None:
+                    yield saved
+                    saved = None
                 yield CuratorAsked(curator.model, curator.timeout)
                 outcome = await curator.advise(brief)
-        planned, temperature, reply = await self._io(self._prepare, session_id, resume, outcome)
+        try:
+            planned, temperature, reply = await self._io(self._prepare, session_id, resume, outcome)
+        except Exception:
+            if saved is not None:
+                yield saved  # stored all the same: the user must see it (and not send it twice)
+            raise
         prompt = planned.prompt
         prefix = resume.content if resume is not None else ""
         arrived: list[str] = []
@@ -379,6 +402,8 @@ class TurnService:
         early: EarlyStream | None = EarlyStream(self.model.stream(request, temperature=temperature))
         try:
             # Inside the try: a stop meanwhile still closes the reply just begun.
+            if saved is not None:
+                yield saved
             view = await self._io(self._view, session_id, planned)
             yield ContextCurated(view)
             yield ReplyStarted(reply, superseded) if resume is None else ReplyResumed(reply)

@@ -320,3 +320,34 @@ async def test_every_request_sends_the_curated_context_and_logs_why(
         assert {str(i) for i, r in states.items() if r.state.value != "active"} == {e.target for e in demoted}
     finally:
         again.close()
+
+
+async def test_the_users_message_is_reported_before_the_request_and_even_when_planning_fails(
+    store: SqliteChatStore, fake_server: FakeOpenAIServer
+) -> None:
+    from engine.errors import StoreError
+
+    turns = service(store, remote(fake_server))
+    await collect(turns.send(None, "first"))  # the server's window is asked once, before this
+    session = store.latest_session()
+    assert session is not None
+    seen: list[TurnEvent] = []
+    async for event in turns.send(session.id, "second"):
+        seen.append(event)
+        if isinstance(event, UserMessageSaved):
+            # Drawn once the request is planned and sent: planning did not wait for the screen.
+            last = store.messages(session.id)[-1]
+            assert last.role == "assistant" and last.status is MessageStatus.STREAMING
+    assert [type(e) for e in seen][:2] == [UserMessageSaved, ContextCurated]
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise StoreError("The disk is full.")
+
+    store.save_curation = broken  # type: ignore[method-assign]
+    seen.clear()
+    with pytest.raises(StoreError):
+        async for event in turns.send(session.id, "third, when the disk fills up"):
+            seen.append(event)
+    # The message is stored all the same, and the screen was told, so it is not typed twice.
+    assert [type(e) for e in seen] == [UserMessageSaved]
+    assert store.messages(session.id)[-1].content == "third, when the disk fills up"
