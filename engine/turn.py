@@ -404,9 +404,10 @@ class TurnService:
             # Inside the try: a stop meanwhile still closes the reply just begun.
             if saved is not None:
                 yield saved
+            # The reply's place right after the message: the screen lays both out at once.
+            yield ReplyStarted(reply, superseded) if resume is None else ReplyResumed(reply)
             view = await self._io(self._view, session_id, planned)
             yield ContextCurated(view)
-            yield ReplyStarted(reply, superseded) if resume is None else ReplyResumed(reply)
             while True:
                 request = continuation(prompt, prefix) if resume is not None else prompt
                 try:

@@ -93,9 +93,10 @@ async def test_offline_turn_stores_both_messages_in_order(store: SqliteChatStore
     turns = service(store, OfflineModel(COUNTER, word_delay=0))
     events = await collect(turns.send(None, "hello"))
     assert isinstance(events[0], UserMessageSaved)
-    # The engine curates the request before it is sent; the panel is told what it decided.
-    assert isinstance(events[1], ContextCurated)
-    assert isinstance(events[2], ReplyStarted)
+    # The engine curates the request before it is sent; the panel is told what it decided once
+    # the reply has its place on screen.
+    assert isinstance(events[1], ReplyStarted)
+    assert isinstance(events[2], ContextCurated)
     assert any(isinstance(e, ReplyTextArrived) for e in events)
     assert isinstance(events[-1], ReplyCompleted)
     session = events[0].session
@@ -188,8 +189,8 @@ async def test_each_fault_keeps_the_message_and_retry_recovers(
     assert reply.error == failure.error.user_message
 
     retried = await collect(turns.retry(session_id))
-    assert isinstance(retried[0], ContextCurated)
-    assert isinstance(retried[1], ReplyStarted) and retried[1].superseded == (reply.id,)
+    assert isinstance(retried[0], ReplyStarted) and retried[0].superseded == (reply.id,)
+    assert isinstance(retried[1], ContextCurated)
     assert isinstance(retried[-1], ReplyCompleted)
     assert retried[-1].message.content == "Echo: " + text
     statuses = [m.status for m in store.messages(session_id)]
@@ -338,7 +339,7 @@ async def test_the_users_message_is_reported_before_the_request_and_even_when_pl
             # Drawn once the request is planned and sent: planning did not wait for the screen.
             last = store.messages(session.id)[-1]
             assert last.role == "assistant" and last.status is MessageStatus.STREAMING
-    assert [type(e) for e in seen][:2] == [UserMessageSaved, ContextCurated]
+    assert [type(e) for e in seen][:3] == [UserMessageSaved, ReplyStarted, ContextCurated]
 
     def broken(*args: object, **kwargs: object) -> None:
         raise StoreError("The disk is full.")
