@@ -60,10 +60,11 @@ class CallsReport:
 class CallTally:
     """One session's curation calls, summed as they happen (from the turn and the summary service)."""
 
-    def __init__(self) -> None:
+    def __init__(self, earlier: CallUsage = NO_USAGE) -> None:
+        """``earlier``: what the session's calls cost before this run of the app."""
         self._since_turn = NO_USAGE
         self._turn = NO_USAGE
-        self._session = NO_USAGE
+        self._session = earlier
 
     def add(self, usage: CallUsage) -> None:
         self._since_turn += usage

@@ -645,6 +645,10 @@ class SessionCuration(UserActions):
             if operation.op is OpKind.TAG and operation.detail:
                 item.memory_role = MemoryRole(operation.detail)
                 item.prior = None  # the role weighs into the cached prior
+                # Stored again with its analysis: a rebuilt session keeps the refined role.
+                self._unstored.append(
+                    (item.id, Analysis(item.mentions, self.terms_of(item), item.memory_role))
+                )
             if operation.changes_state and operation.after is not None:
                 item.state = operation.after
                 if operation.op is OpKind.TRANSFORM:

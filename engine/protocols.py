@@ -23,7 +23,7 @@ from engine.chat import (
     StoredMessage,
 )
 from engine.consent import ConsentChoice
-from engine.curation_calls import Price
+from engine.curation_calls import CallUsage, Price
 from engine.items import ItemState
 from engine.ledger import LedgerEntry
 from engine.registry import EntityRecord
@@ -291,6 +291,14 @@ class ChatStore(Protocol):
 
     def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
         """Store analyses (message id, analysis) made at ``version``; messages gone since are skipped."""
+        ...
+
+    def add_curation_calls(self, session_id: int, usage: CallUsage) -> None:
+        """Add ``usage`` to what the session's curation calls (curator, summaries) have cost."""
+        ...
+
+    def curation_calls(self, session_id: int) -> CallUsage:
+        """What the session's curation calls have cost so far (nothing for a new session)."""
         ...
 
     def load_summaries(self, session_id: int) -> list[StoredSummary]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from engine.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
 from engine.chat import SessionSettings, StoredMessage
-from engine.curation_calls import CallsReport, CallTally, Price
+from engine.curation_calls import CallsReport, CallTally, CallUsage, Price
 from engine.model_summaries import SummaryLevel
 from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
 from engine.protocols import ChatStore, MemorySource, TokenCounter
@@ -155,16 +155,22 @@ class SessionCurations:
         return found
 
     def tally(self, session_id: int) -> CallTally:
-        """The session's curation calls so far (kept while the app runs). Hold :attr:`lock` or
+        """The session's curation calls so far (read from the store once). Hold :attr:`lock` or
         accept a racy sum: :class:`CallTally` adds are single assignments."""
         found = self._tallies.get(session_id)
         if found is None:
-            found = self._tallies[session_id] = CallTally()
+            found = self._tallies[session_id] = CallTally(self.store.curation_calls(session_id))
         return found
+
+    def spend(self, session_id: int, usage: CallUsage) -> None:
+        """Account for curation calls made for the session (counted now, kept in the store)."""
+        self.tally(session_id).add(usage)
+        if usage.calls:
+            self.store.add_curation_calls(session_id, usage)
 
     def calls(self, session_id: int | None) -> CallsReport | None:
         """What the panel shows of the session's curation calls; None when there have been none."""
-        tally = self._tallies.get(session_id) if session_id is not None else None
+        tally = self.tally(session_id) if session_id is not None else None
         report = tally.report(self.price) if tally is not None else None
         return report if report is not None and report.session.calls else None
 

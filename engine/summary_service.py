@@ -68,7 +68,7 @@ class SummaryService:
 
     def _deliver(self, session_id: int, request: SummaryRequest, outcome: SummaryOutcome, model: str) -> None:
         store = self.curations.store
-        self.curations.tally(session_id).add(outcome.usage)
+        self.curations.spend(session_id, outcome.usage)
         stored: StoredSummary | None = None
         if outcome.text is not None:
             stored = StoredSummary(

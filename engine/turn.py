@@ -295,7 +295,7 @@ class TurnService:
         )
         self.curations.guidance[session_id] = guidance
         self.curations.decisions(session_id).append(f"turn {new.turn}: {guidance.note}")
-        self.curations.tally(session_id).add(outcome.usage)
+        self.curations.spend(session_id, outcome.usage)
         return guidance
 
     def _brief(self, session_id: int) -> CuratorBrief | None:

@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from engine.consent import ConsentChoice
+from engine.curation_calls import CallUsage
 from engine.items import ItemState
 from engine.ledger import EntryKind, LedgerEntry
 from engine.mentions import EntityKind
@@ -115,6 +116,28 @@ def save(
             " ON CONFLICT (session_id) DO UPDATE SET saved_tokens = saved_tokens + excluded.saved_tokens",
             (session_id, saved_tokens),
         )
+
+
+def add_calls(conn: sqlite3.Connection, session_id: int, usage: CallUsage) -> None:
+    """Add ``usage`` to what the session's curation calls have cost."""
+    conn.execute(
+        "INSERT INTO session_curation (session_id, calls_prompt_tokens, calls_completion_tokens, calls)"
+        " VALUES (?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET"
+        " calls_prompt_tokens = calls_prompt_tokens + excluded.calls_prompt_tokens,"
+        " calls_completion_tokens = calls_completion_tokens + excluded.calls_completion_tokens,"
+        " calls = calls + excluded.calls",
+        (session_id, usage.prompt_tokens, usage.completion_tokens, usage.calls),
+    )
+
+
+def read_calls(conn: sqlite3.Connection, session_id: int) -> CallUsage:
+    """What the session's curation calls have cost so far."""
+    row = conn.execute(
+        "SELECT calls_prompt_tokens, calls_completion_tokens, calls FROM session_curation"
+        " WHERE session_id = ?",
+        (session_id,),
+    ).fetchone()
+    return CallUsage(*row) if row else CallUsage()
 
 
 def read_ledger(conn: sqlite3.Connection, session_id: int, target: str | None) -> list[LedgerEntry]:

@@ -246,6 +246,13 @@ def _v9_message_summaries(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v10_curation_calls(conn: sqlite3.Connection) -> None:
+    # What curation's own model calls have cost in a session, shown beside the tokens it saved
+    # (which are kept too): both survive a restart.
+    for column in ("calls_prompt_tokens", "calls_completion_tokens", "calls"):
+        conn.execute(f"ALTER TABLE session_curation ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial,
     _v2_curation,
@@ -256,6 +263,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v7_message_analyses,
     _v8_shown_message_counts,
     _v9_message_summaries,
+    _v10_curation_calls,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 

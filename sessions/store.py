@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from engine.analysis import Analysis
 from engine.chat import MessagePage, MessageStatus, Role, Session, SessionSettings, StoredMessage
 from engine.consent import ConsentChoice
+from engine.curation_calls import CallUsage
 from engine.errors import StoreError
 from engine.ledger import LedgerEntry
 from engine.memory import Memory
@@ -276,6 +277,12 @@ class SqliteChatStore:
     def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
         if analyses:
             self._run(lambda conn: analysis_records.save(conn, version, analyses))
+
+    def add_curation_calls(self, session_id: int, usage: CallUsage) -> None:
+        self._run(lambda conn: curation_records.add_calls(conn, session_id, usage))
+
+    def curation_calls(self, session_id: int) -> CallUsage:
+        return self._run(lambda conn: curation_records.read_calls(conn, session_id))
 
     def load_summaries(self, session_id: int) -> list[StoredSummary]:
         return self._run(lambda conn: summary_records.load(conn, session_id))

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.chat import MessageStatus
-from engine.items import ItemState
+from engine.items import ItemState, MemoryRole
 from engine.ledger import EntryKind
 from engine.protocols import CurationModels
 from engine.tokens import load_counter
@@ -242,15 +242,31 @@ async def test_the_curators_reasons_show_in_the_context_and_its_calls_are_counte
     fake_server.reply = reply
     turns = service(store, fake_server)
     session_id = await turn(turns, history(store), "Where is settings.toml read?")
-    await turn(turns, session_id, "And what does settings.toml hold?")
+    await turn(turns, session_id, "And what does that file hold?")  # named by the curator only
     view = await turns.preview(session_id)
     entity = next(e for e in (*view.active, *view.retained) if e.label == "settings.toml")
-    assert entity.reason in (
-        "in the new message",  # named again by the new message: that says more
-        "the curator model: the user keeps coming back",
-    )
+    assert entity.reason == "the curator model: the user keeps coming back to it"
     assert view.calls is not None and view.calls.session.calls >= 2
     assert view.calls.session.tokens > 0
+    # What they cost is kept with the session, as the tokens saved are: a restart shows it again.
+    reopened = await service(store, fake_server).preview(session_id)
+    assert reopened.calls is not None and reopened.calls.session == view.calls.session
+    assert reopened.session_saved_tokens == view.session_saved_tokens
+
+
+async def test_a_memory_role_from_the_curator_outlives_reopening_the_session(
+    fake_server: FakeOpenAIServer, store: SqliteChatStore
+) -> None:
+    session_id = history(store)
+    first_answer = store.messages(session_id)[1]
+    role = {"ref": f"#{first_answer.id}", "role": "attempted fix"}
+    fake_server.reply = lambda body: json.dumps({**NEUTRAL, "roles": [role]}) if is_curator(body) else "Ok."
+    turns = service(store, fake_server)
+    await turn(turns, session_id, "Did the proxy change for service-0 help?")
+    with turns.curations.lock:
+        assert turns.curations.get(session_id).by_id[first_answer.id].memory_role is MemoryRole.ATTEMPT
+        turns.curations.forget(session_id)  # as a restart would: rebuilt from the store
+        assert turns.curations.get(session_id).by_id[first_answer.id].memory_role is MemoryRole.ATTEMPT
 
 
 def drop_entities(body: dict[str, Any]) -> str:
