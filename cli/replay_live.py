@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from engine.advice_rules import Guidance, judge
+from engine.advice_rules import Guidance
 from engine.curation_calls import NO_USAGE, CallUsage
 from engine.curation_state import save
-from engine.curator import RECENT_TURNS, SessionCuration
+from engine.curator import SessionCuration
 from engine.curator_brief import brief_for
 from engine.items import Item
 from engine.model_summaries import StoredSummary, SummaryLevel
@@ -58,13 +58,7 @@ class LiveCuration:
             return None
         outcome = await self.curator.advise(brief_for(curation, new, self.decisions))
         self.usage += outcome.usage
-        guidance = judge(
-            outcome,
-            new=new,
-            by_id=curation.by_id,
-            entities=curation.registry.records,
-            recent_from=new.turn - RECENT_TURNS,
-        )
+        guidance = curation.judge(outcome, new)
         self.fallbacks += outcome.advice is None
         return guidance
 

@@ -16,7 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from engine.advice_rules import CURATOR, Guidance, advised, advised_why, explain_entities, summarize_all
+from engine.advice_rules import (
+    CURATOR,
+    Guidance,
+    advised,
+    advised_why,
+    explain_entities,
+    judge,
+    summarize_all,
+)
 from engine.analysis import Analysis, analyse_text, term_counts
 from engine.budget import DEFAULT_PROFILE, Budget, Profile
 from engine.chat import Role
@@ -28,7 +36,7 @@ from engine.curation_result import (
     cost,
     preview,
 )
-from engine.curator_advice import AdviceSource
+from engine.curator_advice import AdviceOutcome, AdviceSource
 from engine.forgetting import BUDGET, demote
 from engine.index import EntityIndex, TermIndex
 from engine.items import Item, ItemState, MemoryRole
@@ -553,6 +561,16 @@ class SessionCuration(UserActions):
         the system prompt and the memory section."""
         others = self._all_cost - (cost(new.tokens) if new.id in self.by_id else 0)
         return fixed_cost + others + cost(new.tokens) + REPLY_PRIMING_TOKENS
+
+    def judge(self, outcome: AdviceOutcome, new: Item) -> Guidance:
+        """The curator model's answer about ``new``, checked against this session."""
+        return judge(
+            outcome,
+            new=new,
+            by_id=self.by_id,
+            entities=self.registry.records,
+            recent_from=new.turn - RECENT_TURNS,
+        )
 
     def fits_verbatim(self, new: Item, *, system_prompt: str = "") -> bool:
         """Whether the whole conversation, every message verbatim, fits the budget for ``new``:

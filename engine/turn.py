@@ -281,18 +281,9 @@ class TurnService:
     def _judge(self, session_id: int, outcome: AdviceOutcome, new_id: int) -> Guidance:
         """The curator's answer checked against the session; its cost and its line in the
         decision log noted. Hold the lock."""
-        from engine.advice_rules import judge
-        from engine.curator import RECENT_TURNS
-
         curation = self.curations.get(session_id)
         new = curation.by_id[new_id]
-        guidance = judge(
-            outcome,
-            new=new,
-            by_id=curation.by_id,
-            entities=curation.registry.records,
-            recent_from=new.turn - RECENT_TURNS,
-        )
+        guidance = curation.judge(outcome, new)
         self.curations.guidance[session_id] = guidance
         self.curations.decisions(session_id).append(f"turn {new.turn}: {guidance.note}")
         self.curations.spend(session_id, outcome.usage)
