@@ -331,6 +331,19 @@ class TurnService:
             reply = self.store.update_message(resume.id, status=MessageStatus.STREAMING)
         return planned, temperature, reply
 
+    def _complete(self, session_id: int, reply_id: int, text: str, resumed: bool) -> StoredMessage:
+        """Store the whole reply and add it to the session's curation, in one trip to the
+        worker thread: each trip waits for the event loop, busy drawing the reply's last words."""
+        done = self.store.update_message(
+            reply_id,
+            content=text,
+            status=MessageStatus.COMPLETE,
+            tokens=self.counter.count(text),
+            error="",  # a continued reply is whole now: its old "cut off" no longer applies
+        )
+        self._remember_reply(session_id, done, resumed=resumed)
+        return done
+
     def _remember_reply(self, session_id: int, reply: StoredMessage, *, resumed: bool = False) -> None:
         with self.curations.lock:
             if resumed:
@@ -461,16 +474,9 @@ class TurnService:
             with self.curations.lock:
                 self.curations.forget(session_id)
             raise
-        text = prefix + "".join(arrived)
         done = await self._io(
-            self.store.update_message,
-            reply.id,
-            content=text,
-            status=MessageStatus.COMPLETE,
-            tokens=self.counter.count(text),
-            error="",  # a continued reply is whole now: its old "cut off" no longer applies
+            self._complete, session_id, reply.id, prefix + "".join(arrived), resume is not None
         )
-        await self._io(self._remember_reply, session_id, done, resumed=resume is not None)
         yield ReplyCompleted(done, usage)
 
     async def _learn_window(self) -> TurnNotice | None:
