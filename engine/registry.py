@@ -90,7 +90,9 @@ class EntityRegistry:
         """Each entity's verdict for a prompt at ``turn``; ``kept`` maps refs carried by the prompt to why."""
         verdicts = dict(self._verdicts)
         records = self.records
-        for ref in self._unsettled.union(kept):
+        # Sorted: the order of the verdicts is the order of the ledger's entity lines, and set
+        # order changes with the interpreter's hash seed (replay must be deterministic).
+        for ref in sorted(self._unsettled.union(kept)):
             record = records.get(ref)
             if record is None:
                 continue

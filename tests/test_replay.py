@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -290,3 +291,39 @@ def test_a_live_model_writes_the_summaries_and_the_calls_are_reported(
     code, offline, _ = run(capsys, *args)
     assert code == 0 and offline is not None and "curation_calls" not in offline
     assert len(fake_server.requests) == asked
+
+
+def test_replay_is_the_same_whatever_the_interpreters_hash_seed(tmp_path: Path) -> None:
+    # Set iteration order changes with PYTHONHASHSEED; nothing of it may reach the output.
+    source = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev" / "conv-26.jsonl"
+    if not source.exists():
+        pytest.skip("the development set is not next to this checkout")
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:150]))
+    outputs = []
+    for seed in ("1", "2"):
+        output = tmp_path / f"out{seed}.json"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "cli",
+                "replay",
+                str(transcript),
+                "--context-window",
+                "3000",
+                "--output",
+                str(output),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            # A throwaway database each: a kept one would give the second run's messages other ids.
+            env={**{k: v for k, v in os.environ.items() if k != "HEEDFUL_DATA_DIR"}, "PYTHONHASHSEED": seed},
+        )
+        assert done.returncode == 0, done.stderr
+        document = json.loads(output.read_text())
+        del document["curate_ms"]  # timings differ between any two runs
+        outputs.append(document)
+    assert outputs[0]["ledger"] and outputs[0] == outputs[1]
