@@ -31,11 +31,17 @@ def empty_view(curation: SessionCuration, tokens: int) -> ContextView:
         notes=(),
         consent=None,
         over_budget=False,
+        upcoming=True,
     )
 
 
 def build_view(
-    curation: SessionCuration, result: CurationResult, *, new_id: int, calls: CallsReport | None = None
+    curation: SessionCuration,
+    result: CurationResult,
+    *,
+    new_id: int,
+    calls: CallsReport | None = None,
+    upcoming: bool = False,
 ) -> ContextView:
     """The view of ``result``, a plan for the message ``new_id`` (``calls``: what curation's own
     model calls cost so far)."""
@@ -70,6 +76,7 @@ def build_view(
         consent=result.consent,
         over_budget=result.over_budget,
         calls=calls,
+        upcoming=upcoming,
     )
 
 

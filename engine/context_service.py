@@ -177,4 +177,4 @@ class ContextService:
             head = text[:DRAFT_CHARS]
             draft = curation.analyse(DRAFT_ID, "user", head, curations.counter.count(head))
             result = curation.plan(draft, system_prompt=curations.system_prompt_for(session_id))
-            return build_view(curation, result, new_id=DRAFT_ID)
+            return build_view(curation, result, new_id=DRAFT_ID, upcoming=True)

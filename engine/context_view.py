@@ -94,6 +94,9 @@ class ContextView:
     over_budget: bool
     calls: CallsReport | None = None
     """What curation's own model calls (the curator pass, summaries) cost; None: there were none."""
+    upcoming: bool = False
+    """A plan for a request not sent yet (between turns, or for a draft): what it saves is not
+    counted in :attr:`session_saved_tokens`, and the calls of "this turn" were the last turn's."""
 
     @property
     def fraction(self) -> float:

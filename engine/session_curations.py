@@ -219,7 +219,7 @@ class SessionCurations:
             return empty_view(curation, system + memory + REPLY_PRIMING_TOKENS)
         guidance = self.guidance.get(session_id) if session_id is not None else None
         result = curation.plan(new, system_prompt=system_prompt, guidance=guidance)
-        return build_view(curation, result, new_id=new.id, calls=self.calls(session_id))
+        return build_view(curation, result, new_id=new.id, calls=self.calls(session_id), upcoming=True)
 
 
 def last_user_item(curation: SessionCuration) -> Item | None:

@@ -221,5 +221,6 @@ async def test_tokens_saved_add_up_over_the_session_and_survive_a_restart(
     await chat(turns, session_id, "Tell me about the meadow.")
     view = await turns.preview(session_id)
     assert view.session_saved_tokens > before
+    assert view.upcoming, "a preview is the next request's plan, not counted in the total yet"
     again = await TurnService(store, model, COUNTER, system_prompt="").preview(session_id)
     assert again.session_saved_tokens == view.session_saved_tokens

@@ -15,7 +15,7 @@ from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.consent import ConsentScreen
 from tui.screens.inspect import InspectScreen
-from tui.widgets.context_panel import ContextPanel
+from tui.widgets.context_panel import ContextPanel, compact
 
 REPLY = "Noted, thanks. " * 25
 """About 125 tokens: a few replies fill the 490-token budget of a 700-token window."""
@@ -239,3 +239,19 @@ async def test_a_draft_says_what_it_would_bring_back(fake_server: FakeOpenAIServ
         assert screen.draft_hint.display
         await pilot.press("enter")  # sent: the hint goes
         await wait_for(pilot, lambda: not screen.draft_hint.display)
+
+
+async def test_between_turns_the_panel_says_its_saving_is_the_next_requests(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    small_window(fake_server)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for n in range(4):
+            await say(pilot, app, f"Turn {n}: the billing deploy fails again, now at step {n}.", not_now=True)
+        view = context(app)
+        assert view.upcoming and view.saved_tokens > 0
+        saved = str(chat(app).context_panel.query_one("#context-saved", Static).render())
+        # Not "this turn": the last turn saved something else, and is already in the total.
+        assert f"{compact(view.saved_tokens)} in the next request" in saved, saved
+        assert f"{compact(view.session_saved_tokens)} so far in this session" in saved, saved

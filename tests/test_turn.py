@@ -96,7 +96,7 @@ async def test_offline_turn_stores_both_messages_in_order(store: SqliteChatStore
     # The engine curates the request before it is sent; the panel is told what it decided once
     # the reply has its place on screen.
     assert isinstance(events[1], ReplyStarted)
-    assert isinstance(events[2], ContextCurated)
+    assert isinstance(events[2], ContextCurated) and not events[2].view.upcoming  # this turn's own plan
     assert any(isinstance(e, ReplyTextArrived) for e in events)
     assert isinstance(events[-1], ReplyCompleted)
     session = events[0].session

@@ -211,10 +211,14 @@ class ContextPanel(Vertical):
         filled = min(BAR_WIDTH, round(fraction * BAR_WIDTH))
         _say(self._bar, "█" * filled + "░" * (BAR_WIDTH - filled) + f" {fraction:.0%}")
         self._bar.set_classes(usage_level(fraction))
+        # Between turns the panel shows the next request's plan: its saving is not the last
+        # turn's, and is not in the session's total yet.
+        request = "in the next request" if view.upcoming else "this turn"
         _say(
             self._saved,
-            f"saved {approx}{compact(view.saved_tokens)} this turn · "
-            f"{compact(view.session_saved_tokens)} in this session" + _calls_line(view.calls),
+            f"saved {approx}{compact(view.saved_tokens)} {request} · "
+            f"{compact(view.session_saved_tokens)} so far in this session"
+            + _calls_line(view.calls, "last turn" if view.upcoming else "this turn"),
         )
         self._fill_rows()
         notes = [*view.notes, MARK_LEGEND]
@@ -359,7 +363,7 @@ class ContextPanel(Vertical):
         self.rows.focus()
 
 
-def _calls_line(calls: CallsReport | None) -> str:
+def _calls_line(calls: CallsReport | None, turn: str) -> str:
     """What curation's own model calls cost, beside what curation saved (nothing when none)."""
     if calls is None or not calls.session.calls:
         return ""
@@ -370,6 +374,6 @@ def _calls_line(calls: CallsReport | None) -> str:
 
     count = calls.session.calls
     return (
-        f"\ncuration calls: {spent(calls.turn)} this turn · {spent(calls.session)} "
+        f"\ncuration calls: {spent(calls.turn)} {turn} · {spent(calls.session)} "
         f"in this session ({count} call{'s' if count != 1 else ''})"
     )
