@@ -25,28 +25,26 @@ from engine.advice_rules import (
     judge,
     summarize_all,
 )
-from engine.analysis import Analysis, analyse_text, term_counts
+from engine.analysis import Analysis
 from engine.budget import DEFAULT_PROFILE, Budget, Profile
-from engine.chat import Role
 from engine.consent import ConsentChoice, ConsentItem, ConsentRequest
 from engine.curation_result import (
     ContextMessage,
     CurationDelta,
     CurationResult,
     cost,
-    preview,
 )
 from engine.curator_advice import AdviceOutcome, AdviceSource
 from engine.forgetting import BUDGET, demote
-from engine.index import EntityIndex, TermIndex
 from engine.items import Item, ItemState, MemoryRole
 from engine.ledger import EntryKind, LedgerEntry
 from engine.model_summaries import StoredSummary
 from engine.operations import Operation, OpKind, Scores
 from engine.prompt import REPLY_PRIMING_TOKENS
 from engine.protocols import TokenCounter
-from engine.registry import EntityChange, EntityRegistry, EntityState
-from engine.scoring import RECURRENCE_TURNS, score_items
+from engine.registry import EntityChange, EntityState
+from engine.scoring import score_items
+from engine.session_items import SessionItems
 from engine.summaries import ExtractiveSummarizer, Summarizer
 from engine.summary_book import SummaryBook
 from engine.summary_section import SummarySection
@@ -57,12 +55,9 @@ __all__ = ["RECENT_TURNS", "CurationRefused", "SessionCuration"]
 
 RECENT_TURNS = 2
 """The last this-many turns before the new message are always sent verbatim (when they fit)."""
-RECENT_TERMS_KEPT = 64
-"""How many items' term counts :meth:`SessionCuration.terms_of` keeps at hand (plans compare the
-new message with the last few turns only)."""
 
 
-class SessionCuration(UserActions):
+class SessionCuration(SessionItems, UserActions):
     """One session's curation state and the engine that plans its turns."""
 
     def __init__(
@@ -75,7 +70,7 @@ class SessionCuration(UserActions):
         summarizer: Summarizer | None = None,
         policy: ConsentChoice | None = None,
     ) -> None:
-        self.counter = counter
+        super().__init__(counter)
         self.profile = profile
         self.budget = Budget(window, budget_ratio if budget_ratio is not None else profile.budget_ratio)
         self.summarizer = summarizer or ExtractiveSummarizer()
@@ -83,20 +78,7 @@ class SessionCuration(UserActions):
         """Summaries a model writes in the background, when one is connected (engine.summary_book)."""
         self.policy = policy
         """The user's answer for every consent request of this session ("apply to all"), if given."""
-        self.items: list[Item] = []
-        self.by_id: dict[int, Item] = {}
-        self.turn = 0
-        self.registry = EntityRegistry()
-        self._terms = TermIndex()
-        self._entities = EntityIndex()
         self._summary_section = SummarySection(counter)
-        self._pending: list[LedgerEntry] = []
-        self._touched: set[str] = set()
-        """Entity refs mentioned since the last apply: their records (turns) must be saved."""
-        self._all_cost = 0
-        """What sending every item verbatim would cost (kept as items are added)."""
-        self._fixed: set[int] = set()
-        """Pinned and system items: always sent."""
         self._recalled: set[int] = set()
         """Items the last applied plan recalled (sent verbatim while pruned or summarized)."""
         self._left_out: set[int] = set()
@@ -111,94 +93,11 @@ class SessionCuration(UserActions):
         self.memory = ""
         """The memory section this session's prompts carry (see :mod:`engine.memory`); "" for none."""
         self._memory_cost = 0
-        self._unstored: list[tuple[int, Analysis]] = []
-        self._recent_terms: dict[int, dict[str, int]] = {}
-        """Term counts of recently planned-with items (see :meth:`terms_of`), oldest first."""
         self._prioritized: dict[int, str] = {}
         """Items the last applied plan kept on the curator model's advice, with its reason (logged
         when they start being kept, or for another reason, not on every turn)."""
 
-    # --- items -----------------------------------------------------------------------------------
-
-    def analyse(
-        self,
-        item_id: int,
-        role: Role,
-        text: str,
-        tokens: int,
-        *,
-        name: str | None = None,
-        label: str | None = None,
-        analysis: Analysis | None = None,
-    ) -> Item:
-        """An item for ``text`` with its entities, terms and role, not yet part of the session.
-
-        Args:
-            item_id: The stored message's id.
-            role: Who wrote it.
-            text: Its content.
-            tokens: Its token count.
-            name: The speaker's name, when the conversation has named speakers.
-            label: How reasons and summaries refer to it (default ``#id``; replay uses transcript ids).
-            analysis: What an earlier reading of ``text`` found (stored): spares reading it again.
-        """
-        read = analysis or analyse_text(text, name)
-        turn = self.turn + 1 if role == "user" else max(self.turn, 1)
-        return Item(
-            id=item_id,
-            role=role,
-            text=text,
-            tokens=tokens,
-            turn=turn,
-            position=len(self.items),
-            name=name,
-            label=label or f"#{item_id}",
-            mentions=read.mentions,
-            terms=read.terms,
-            memory_role=read.memory_role,
-            preview=preview(text),
-        )
-
-    def add(self, item: Item, *, log: bool = True, stored: bool = False) -> Item:
-        """Make ``item`` (from :meth:`analyse`) part of the session: index it and note its entities.
-
-        Args:
-            item: The item.
-            log: Record its memory-role tag in the ledger (not when rebuilding a stored session).
-            stored: Its analysis came from the store; otherwise :meth:`take_unstored` hands it over.
-        """
-        if item.id in self.by_id:
-            raise ValueError(f"item {item.id} is already in the session")
-        terms = self.terms_of(item)
-        if not stored:
-            self._unstored.append((item.id, Analysis(item.mentions, terms, item.memory_role)))
-        item.position = len(self.items)
-        self.turn = item.turn
-        self.items.append(item)
-        self.by_id[item.id] = item
-        self._all_cost += cost(item.tokens)
-        self._terms.add(item.id, terms)
-        item.terms = None  # the index has them; recent items' are read again (see terms_of)
-        self._entities.add(item.id, item.refs)
-        for ref in self.registry.observe(item.mentions, item.turn):
-            if len(self.registry.records[ref].turns) > RECURRENCE_TURNS:
-                continue  # recurrence is already at its maximum for this entity
-            for other in self._entities.items_with(ref):
-                cached = self.by_id[other]
-                cached.recurrence = cached.prior = None
-        self._touched.update(item.refs)
-        if item.role == "system" or item.pinned:
-            self._fixed.add(item.id)
-        if log and item.memory_role is not MemoryRole.CONTEXT:
-            tag = Operation(
-                OpKind.TAG, item.id, "memory role from the text", item.turn, detail=item.memory_role.value
-            )
-            self._pending.append(LedgerEntry.of(tag))
-        return item
-
-    def items_mentioning(self, ref: str) -> Iterable[int]:
-        """Ids of the items that mention the entity ``ref``."""
-        return self._entities.items_with(ref)
+    # --- the prompt's fixed parts ---------------------------------------------------------------
 
     def set_memory(self, text: str) -> None:
         """Carry ``text`` as the prompt's memory section from the next plan on ("" for none)."""
@@ -210,38 +109,7 @@ class SessionCuration(UserActions):
         if window != self.budget.window:
             self.budget = Budget(window, self.budget.ratio)
 
-    def terms_of(self, item: Item) -> dict[str, int]:
-        """The item's term counts: its own until it is indexed, then read again from its text.
-
-        Holding every item's counts doubled the memory of a long session (a million entries at
-        10,000 messages) for the sake of the few recent items a plan compares with.
-        """
-        if item.terms is not None:
-            return item.terms
-        found = self._recent_terms.get(item.id)
-        if found is None:
-            found = self._recent_terms[item.id] = term_counts(item.text, item.name)
-            if len(self._recent_terms) > RECENT_TERMS_KEPT:
-                del self._recent_terms[next(iter(self._recent_terms))]
-        return found
-
-    def take_unstored(self) -> list[tuple[int, Analysis]]:
-        """Analyses of items added since the last call that the store does not have yet."""
-        taken, self._unstored = self._unstored, []
-        return taken
-
-    def add_message(
-        self,
-        item_id: int,
-        role: Role,
-        text: str,
-        tokens: int,
-        *,
-        name: str | None = None,
-        label: str | None = None,
-    ) -> Item:
-        """:meth:`analyse` then :meth:`add`."""
-        return self.add(self.analyse(item_id, role, text, tokens, name=name, label=label))
+    # --- a stored session ------------------------------------------------------------------------
 
     def load_record(
         self,
