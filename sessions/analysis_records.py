@@ -25,19 +25,35 @@ def encode(analysis: Analysis) -> str:
     )
 
 
+_KINDS = {kind.value: kind for kind in EntityKind}
+_ROLES = {role.value: role for role in MemoryRole}
+# Enum(value) costs a function call and more: a 10,000-message session decodes ~120k of these.
+
+MENTIONS_KEPT = 50_000
+_mentions: dict[tuple[str, str, str], Mention] = {}
+"""Mentions already decoded, shared (they are frozen): the same entities recur across thousands of
+messages, and making a frozen dataclass per occurrence was most of decoding. Cleared when full."""
+
+
+def _mention(kind: str, label: str, ref: str) -> Mention:
+    key = (kind, label, ref)
+    found = _mentions.get(key)
+    if found is None:
+        if len(_mentions) >= MENTIONS_KEPT:
+            _mentions.clear()
+        found = _mentions[key] = Mention(_KINDS[kind], sys.intern(label), sys.intern(ref))
+    return found
+
+
 def decode(text: str) -> Analysis | None:
     """The analysis in ``text``, or None if it cannot be read (it is then made again)."""
     try:
         data = json.loads(text)
-        mentions = tuple(
-            # Interned: the same entities recur across thousands of messages.
-            Mention(EntityKind(kind), sys.intern(label), sys.intern(ref))
-            for kind, label, ref in data["m"]
-        )
+        mentions = tuple(_mention(kind, label, ref) for kind, label, ref in data["m"])
         terms = data["t"]
         if not isinstance(terms, dict):
             return None
-        return Analysis(mentions, terms, MemoryRole(data["r"]))
+        return Analysis(mentions, terms, _ROLES[data["r"]])
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
 

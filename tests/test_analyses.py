@@ -14,6 +14,7 @@ from engine.context_building import build_view
 from engine.curator import SessionCuration
 from engine.session_curations import SessionCurations, last_user_item
 from engine.tokens import LazyTokenCounter, load_counter
+from sessions import analysis_records
 from sessions.store import SqliteChatStore, open_store
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
@@ -123,3 +124,16 @@ def test_a_session_is_rebuilt_a_part_at_a_time_with_every_message_and_its_analys
     assert [i.id for i in again.items] == [m.id for m in store.messages(session_id)]
     assert again.take_unstored() == []  # each message's analysis was found with its part
     assert _planned(again) == _planned(first)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        '{"m": [["planet", "Mars", "planet:mars"]], "t": {}, "r": "context"}',  # a kind this version lacks
+        '{"m": [], "t": {}, "r": "villain"}',  # a memory role it lacks
+        '{"m": [[["path"], "a", "b"]], "t": {}, "r": "context"}',  # not even a string
+        '{"m": [], "t": [], "r": "context"}',
+    ],
+)
+def test_a_stored_analysis_this_version_cannot_read_is_made_again(row: str) -> None:
+    assert analysis_records.decode(row) is None
