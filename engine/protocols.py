@@ -138,6 +138,12 @@ class CuratorModel(Protocol):
         """Seconds :meth:`advise` may take before it gives up (the request waits meanwhile)."""
         ...
 
+    @property
+    def resting(self) -> bool:
+        """The model failed several times in a row and is not being asked for now: :meth:`advise`
+        answers at once, with no advice and the reason."""
+        ...
+
     async def advise(self, brief: CuratorBrief) -> AdviceOutcome:
         """The model's advice on ``brief``, within its time limit; never raises (on any failure
         the outcome's advice is None and its problem says why)."""

@@ -382,7 +382,9 @@ class TurnService:
         curator = self._helpers.curator
         if curator is not None and resume is None:
             brief = await self._io(self._brief, session_id)
-            if brief is not None:
+            if brief is not None and curator.resting:
+                outcome = await curator.advise(brief)  # at once: no advice, and why
+            elif brief is not None:
                 if saved is not None:
                     yield saved
                     saved = None

@@ -47,6 +47,11 @@ if TYPE_CHECKING:
 
 CURATOR_TIMEOUT = 2.0
 """Seconds the whole pass may take: the user is waiting for the reply meanwhile."""
+FAILURES_BEFORE_REST = 3
+REST_TURNS = 10
+"""After this many failed passes in a row the model is not asked for this many turns: a model too
+slow for the time limit (a local one on a CPU, say) would otherwise hold every request up by the
+whole limit, and keep its server busy with answers nobody waits for."""
 MAX_ENTRIES = 40
 """At most this many refs per list of the answer are taken."""
 MAX_REF = 200
@@ -142,6 +147,11 @@ class OpenAICurator:
         self._timeout = timeout
         self._fence = fence
         self._clock = clock
+        self._failures = 0
+        """Failed passes in a row."""
+        self._rest_left = 0
+        """Turns left before the model is asked again."""
+        self._rest_why = ""
 
     @property
     def model(self) -> str:
@@ -151,8 +161,32 @@ class OpenAICurator:
     def timeout(self) -> float:
         return self._timeout
 
+    @property
+    def resting(self) -> bool:
+        return self._rest_left > 0
+
     async def advise(self, brief: CuratorBrief) -> AdviceOutcome:
         """The model's advice on ``brief``; never raises (but may be cancelled)."""
+        if self._rest_left > 0:
+            self._rest_left -= 1
+            turns = self._rest_left + 1
+            return AdviceOutcome(
+                None,
+                AdviceSource.FALLBACK,
+                problem=f"not asked: {self._rest_why} {FAILURES_BEFORE_REST} times in a row; "
+                f"asked again in {turns} turn{'s' if turns != 1 else ''}",
+            )
+        outcome = await self._ask(brief)
+        if outcome.advice is not None:
+            self._failures = 0
+        else:
+            self._failures += 1
+            if self._failures >= FAILURES_BEFORE_REST:
+                self._failures, self._rest_left = 0, REST_TURNS
+                self._rest_why = outcome.problem.split(";")[-1].strip() or "it failed"
+        return outcome
+
+    async def _ask(self, brief: CuratorBrief) -> AdviceOutcome:
         started = self._clock()
         request = brief_request(brief, self._fence())
         problems: list[str] = []

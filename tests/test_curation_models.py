@@ -25,7 +25,7 @@ from engine.protocols import CurationModels
 from engine.tokens import load_counter
 from engine.turn import TurnService
 from engine.turn_events import ContextCurated, CuratorAsked, ReplyCompleted
-from providers.openai_curator import OpenAICurator
+from providers.openai_curator import FAILURES_BEFORE_REST, REST_TURNS, OpenAICurator
 from providers.openai_summarizer import OpenAISummarizer
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
@@ -188,6 +188,31 @@ async def test_a_slow_curator_falls_back_to_the_heuristic_and_the_turn_goes_on(
     assert "0.5" in note.reason and "the heuristic decided alone" in note.reason
     reply_row = store.messages(session_id)[-1]
     assert reply_row.status is MessageStatus.COMPLETE and reply_row.content == "An answer."
+
+
+async def test_a_curator_too_slow_every_time_is_left_alone_for_a_while(
+    fake_server: FakeOpenAIServer, store: SqliteChatStore
+) -> None:
+    # A local model on a CPU, say: each turn would wait the whole limit for nothing.
+    fake_server.reply = lambda body: json.dumps(NEUTRAL) if is_curator(body) else "An answer."
+    fake_server.on_request = lambda request: time.sleep(0.8) if is_curator(request["body"]) else None
+    turns = service(store, fake_server, curator_timeout=0.3)
+    session_id = history(store)
+    for number in range(FAILURES_BEFORE_REST):
+        await turn(turns, session_id, f"Question {number} about the proxy?")
+    asked = len([r for r in fake_server.requests if is_curator(r["body"])])
+    assert asked == FAILURES_BEFORE_REST
+
+    seen: list[object] = []
+    started = time.monotonic()
+    await turn(turns, session_id, "And one more about the proxy?", seen=seen)
+    assert time.monotonic() - started < 0.3, "the turn did not wait for the curator"
+    assert len([r for r in fake_server.requests if is_curator(r["body"])]) == asked
+    assert not [e for e in seen if isinstance(e, CuratorAsked)], "the panel does not say it is asking"
+    note = [e for e in store.ledger(session_id) if e.kind is EntryKind.CURATOR][-1]
+    assert note.action == "fallback"
+    assert f"no answer within 0.3 s {FAILURES_BEFORE_REST} times in a row" in note.reason
+    assert f"asked again in {REST_TURNS} turns" in note.reason
 
 
 async def test_invalid_json_from_the_curator_falls_back_and_says_so(

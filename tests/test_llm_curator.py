@@ -21,7 +21,13 @@ from engine.curator_advice import (
     RoleHint,
 )
 from engine.items import MemoryRole
-from providers.openai_curator import OpenAICurator, advice_from, brief_request
+from providers.openai_curator import (
+    FAILURES_BEFORE_REST,
+    REST_TURNS,
+    OpenAICurator,
+    advice_from,
+    brief_request,
+)
 from tests.fake_openai import FakeOpenAIServer
 
 FENCE = "f3nc3"
@@ -117,6 +123,27 @@ async def test_a_slow_server_means_no_advice_after_the_time_limit(fake_server: F
     assert time.monotonic() - started < 3
     assert outcome.advice is None and outcome.problem == "no answer within 2 s"
     assert 1.9 < outcome.seconds < 3
+
+
+async def test_a_model_failing_in_a_row_rests_then_is_asked_again(fake_server: FakeOpenAIServer) -> None:
+    fake_server.reply = "{not json"  # invalid every time: each pass is two wasted requests
+    model = curator(fake_server)
+    for _ in range(FAILURES_BEFORE_REST):
+        assert (await model.advise(BRIEF)).advice is None
+    sent = len(fake_server.requests)
+    assert model.resting
+    for left in range(REST_TURNS, 0, -1):
+        outcome = await model.advise(BRIEF)
+        assert outcome.advice is None and f"asked again in {left} turn" in outcome.problem
+        assert outcome.usage.calls == 0
+    assert len(fake_server.requests) == sent, "nothing was sent while it rested"
+    assert not model.resting
+    fake_server.reply = answering({"json_schema": json.dumps(GOOD)})  # the model was fixed meanwhile
+    assert (await model.advise(BRIEF)).advice is not None
+    fake_server.reply = "{not json"
+    for _ in range(FAILURES_BEFORE_REST - 1):  # a success started the count again
+        await model.advise(BRIEF)
+    assert not model.resting
 
 
 def test_instructions_in_the_brief_stay_data_inside_the_fence() -> None:
