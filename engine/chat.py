@@ -55,6 +55,10 @@ class SessionSettings:
     temperature: float | None = None
 
 
+OFFLINE_MODEL = "offline"
+"""The name of the built-in offline model (``providers.offline``) and of the replies it writes."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredMessage:
     """A message as it is kept in the store."""
@@ -75,6 +79,12 @@ class StoredMessage:
     @property
     def is_reply(self) -> bool:
         return self.role == "assistant"
+
+    @property
+    def is_digest(self) -> bool:
+        """A reply of the built-in offline model: a digest of what it was sent (counts, a quote,
+        how to connect a model), which names nothing of the conversation's own."""
+        return self.role == "assistant" and self.model == OFFLINE_MODEL
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,9 @@ def rebuild(
         if not in_conversation(message):
             continue
         tokens = message.tokens if message.tokens is not None else counter.count(message.content)
-        item = curation.analyse(message.id, message.role, message.content, tokens, analysis=analysis)
+        item = curation.analyse(
+            message.id, message.role, message.content, tokens, analysis=analysis, digest=message.is_digest
+        )
         curation.add(item, log=False, stored=analysis is not None)
         record = snapshot.items.get(message.id)
         if record is not None:

@@ -58,6 +58,7 @@ class SessionItems:
         name: str | None = None,
         label: str | None = None,
         analysis: Analysis | None = None,
+        digest: bool = False,
     ) -> Item:
         """An item for ``text`` with its entities, terms and role, not yet part of the session.
 
@@ -69,6 +70,8 @@ class SessionItems:
             name: The speaker's name, when the conversation has named speakers.
             label: How reasons and summaries refer to it (default ``#id``; replay uses transcript ids).
             analysis: What an earlier reading of ``text`` found (stored): spares reading it again.
+            digest: An offline model's digest (see ``StoredMessage.is_digest``): its entities are
+                not the conversation's ("Press", "13 tokens"), so none are taken from it.
         """
         read = analysis or analyse_text(text, name)
         turn = self.turn + 1 if role == "user" else max(self.turn, 1)
@@ -81,7 +84,7 @@ class SessionItems:
             position=len(self.items),
             name=name,
             label=label or f"#{item_id}",
-            mentions=read.mentions,
+            mentions=() if digest else read.mentions,
             terms=read.terms,
             memory_role=read.memory_role,
             preview=preview(text),
@@ -157,6 +160,7 @@ class SessionItems:
         *,
         name: str | None = None,
         label: str | None = None,
+        digest: bool = False,
     ) -> Item:
         """:meth:`analyse` then :meth:`add`."""
-        return self.add(self.analyse(item_id, role, text, tokens, name=name, label=label))
+        return self.add(self.analyse(item_id, role, text, tokens, name=name, label=label, digest=digest))

@@ -352,7 +352,9 @@ class TurnService:
                 return
             curation = self.curations.cached(session_id)
             if curation is not None and in_conversation(reply):
-                curation.add_message(reply.id, "assistant", reply.content, reply.tokens or 0)
+                curation.add_message(
+                    reply.id, "assistant", reply.content, reply.tokens or 0, digest=reply.is_digest
+                )
 
     async def _reply(
         self,

@@ -52,15 +52,18 @@ def quiet_first_run() -> None:
     write_config("[memory]\nenabled = false\n")
 
 
+WROTE_IT = "gpt-4o-mini"
+"""The seeded replies' model: written by a real model earlier (the offline one writes only
+digests, which the engine takes no entities from), shown now with no model connected."""
+
+
 def seed_conversation(*, failed_reply: bool = False) -> None:
     store = open_store(paths.database_path()).store
     session = store.create_session("Login fails with JWTError")
     for role, content in CONVERSATION:
-        store.add_message(session.id, role, content, tokens=len(content) // 4, model="offline")  # type: ignore[arg-type]
+        store.add_message(session.id, role, content, tokens=len(content) // 4, model=WROTE_IT)  # type: ignore[arg-type]
     if failed_reply:
-        reply = store.add_message(
-            session.id, "assistant", "", status=MessageStatus.STREAMING, model="offline"
-        )
+        reply = store.add_message(session.id, "assistant", "", status=MessageStatus.STREAMING, model=WROTE_IT)
         store.update_message(
             reply.id,
             content="Glad it",
@@ -173,7 +176,7 @@ def seed_long_conversation() -> int:
             f"For the {topic}, item {n} is fine as it is." for n in range(30)
         )
         for role, content in (("user", question), ("assistant", answer)):
-            store.add_message(session.id, role, content, tokens=len(content) // 4, model="offline")  # type: ignore[arg-type]
+            store.add_message(session.id, role, content, tokens=len(content) // 4, model=WROTE_IT)  # type: ignore[arg-type]
             count += 1
     store.close()
     with sqlite3.connect(paths.database_path()) as db:

@@ -110,6 +110,20 @@ async def test_offline_turn_stores_both_messages_in_order(store: SqliteChatStore
     assert reply.model == "offline"
 
 
+async def test_the_offline_models_digests_add_no_entities_of_their_own(store: SqliteChatStore) -> None:
+    # Its replies quote counts ("30 tokens") and how to connect a model ("Press F3", "OpenAI"):
+    # the panel's entities must stay the conversation's.
+    turns = service(store, OfflineModel(COUNTER, word_delay=0))
+    first = await collect(turns.send(None, "Where is deploy.sh read? It fails with ConnectionRefusedError"))
+    session_id = first[0].session.id  # type: ignore[union-attr]
+    await collect(turns.send(session_id, "And the retry in deploy.sh?"))
+    wanted = {"deploy.sh", "ConnectionRefusedError"}
+    assert {e.label for e in (await turns.preview(session_id)).active} == wanted
+    # Also once the session is read back from the store.
+    reopened = TurnService(store, OfflineModel(COUNTER, word_delay=0), COUNTER, system_prompt="")
+    assert {e.label for e in (await reopened.preview(session_id)).active} == wanted
+
+
 async def test_a_second_message_continues_the_session(store: SqliteChatStore) -> None:
     turns = service(store, OfflineModel(COUNTER, word_delay=0))
     first = await collect(turns.send(None, "one"))
