@@ -72,6 +72,8 @@ class OpenAIChatModel:
         self._server_window: int | None = None
         self._key_hint = key_hint
         self._client: openai.AsyncOpenAI | None = None
+        self._warming: asyncio.Future[openai.AsyncOpenAI] | None = None
+        """The client being made in a thread, awaited by whatever needs it meanwhile."""
 
     @property
     def name(self) -> str:
@@ -87,11 +89,23 @@ class OpenAIChatModel:
 
     async def warm_up(self) -> None:
         """Import the openai package and build the client in a thread: done by the first request
-        instead, it held the event loop for about 0.35 s (0.3 s of it the import)."""
+        instead, it held the event loop for about 0.35 s (0.3 s of it the import). A request
+        made meanwhile waits for the same warm-up. Never raises: a client that cannot be made is
+        the failure of the request that needs it."""
+        if self._client is not None:
+            return
+        if self._warming is None:
+            self._warming = asyncio.ensure_future(asyncio.to_thread(self._new_client))
+        warming = self._warming
+        try:
+            client = await asyncio.shield(warming)  # one caller cancelled leaves it to the others
+        except Exception:
+            return
+        finally:
+            if warming.done() and self._warming is warming:
+                self._warming = None
         if self._client is None:
-            client = await asyncio.to_thread(self._new_client)
-            if self._client is None:  # a request may have made one meanwhile
-                self._client = client
+            self._client = client
 
     def _get_client(self) -> openai.AsyncOpenAI:
         if self._client is None:
@@ -125,6 +139,7 @@ class OpenAIChatModel:
         if self._window_asked:
             return self._server_window
         self._window_asked = True
+        await self.warm_up()  # not the import on the event loop
         import openai
 
         try:
@@ -150,6 +165,7 @@ class OpenAIChatModel:
             ModelError: on any failure of the request, the connection or the server's answer,
                 including a stream that ends without a finish reason (kind ``CUT``).
         """
+        await self.warm_up()  # not the import on the event loop
         import openai
 
         phase: _Phase = "request"
@@ -212,6 +228,7 @@ class OpenAIChatModel:
         Raises:
             ModelError: as :meth:`stream` does.
         """
+        await self.warm_up()
         import openai
 
         try:

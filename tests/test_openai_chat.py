@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
@@ -125,6 +126,29 @@ async def test_warming_up_asks_the_server_nothing_and_the_first_request_then_str
     events = await collect(model)
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == ECHO
     assert isinstance(events[-1], ReplyFinished)
+
+
+async def test_a_request_made_while_the_model_warms_up_waits_for_that_warm_up(
+    make_model: MakeModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The app opens a long session first, then warms the model up: a message sent meanwhile
+    # must not build a second client (nor import openai) on the event loop.
+    model = make_model()
+    made: list[str] = []
+    slowly = model._new_client
+
+    def new_client() -> object:
+        made.append(threading.current_thread().name)
+        time.sleep(0.2)
+        return slowly()
+
+    monkeypatch.setattr(model, "_new_client", new_client)
+    warming = asyncio.ensure_future(model.warm_up())
+    await asyncio.sleep(0.05)
+    events = await collect(model)
+    await warming
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == ECHO
+    assert len(made) == 1 and made[0] != threading.main_thread().name
 
 
 async def test_the_model_describes_itself(make_model: MakeModel) -> None:
