@@ -6,7 +6,7 @@ against the fake server, is in test_llm_curator.py and test_curation_models.py.
 
 from __future__ import annotations
 
-from engine.advice_rules import Guidance, judge
+from engine.advice_rules import Guidance
 from engine.consent import ConsentChoice
 from engine.curator import RECENT_TURNS, SessionCuration
 from engine.curator_advice import AdviceOutcome, AdviceSource, CuratorAdvice, Resolved, Retain, RoleHint
@@ -50,13 +50,7 @@ def advise(curation: SessionCuration, new: Item, advice: CuratorAdvice | None, p
     outcome = AdviceOutcome(advice, AdviceSource.FALLBACK if advice is None else AdviceSource.STRUCTURED)
     if problem:
         outcome = AdviceOutcome(advice, outcome.source, problem=problem)
-    return judge(
-        outcome,
-        new=new,
-        by_id=curation.by_id,
-        entities=curation.registry.records,
-        recent_from=new.turn - RECENT_TURNS,
-    )
+    return curation.judge(outcome, new)
 
 
 def user_ids(curation: SessionCuration) -> set[int]:

@@ -195,29 +195,27 @@ def test_the_data_dir_keeps_the_replayed_session_when_set(
         conn.close()
 
 
-def test_the_installed_command_runs_offline(tmp_path: Path) -> None:
-    transcript = tmp_path / "t.jsonl"
-    write_transcript(transcript, turns=2)
-    output = tmp_path / "out.json"
+def replay_command(transcript: Path, window: int, env: dict[str, str] | None = None) -> dict[str, object]:
+    """``python -m cli replay`` run as the shell would; its output document."""
+    output = transcript.with_suffix(".out.json")
+    command = ["replay", str(transcript), "--context-window", str(window), "--output", str(output)]
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cli",
-            "replay",
-            str(transcript),
-            "--context-window",
-            "4000",
-            "--output",
-            str(output),
-        ],
+        [sys.executable, "-m", "cli", *command],
         capture_output=True,
         text=True,
         check=False,
-        timeout=60,
+        timeout=120,
+        env=env,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(output.read_text())["messages"] == 4
+    document: dict[str, object] = json.loads(output.read_text())
+    return document
+
+
+def test_the_installed_command_runs_offline(tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    write_transcript(transcript, turns=2)
+    assert replay_command(transcript, 4000)["messages"] == 4
 
 
 def test_tool_results_expire_once_unreferenced_even_with_room_to_spare(
@@ -302,28 +300,9 @@ def test_replay_is_the_same_whatever_the_interpreters_hash_seed(tmp_path: Path) 
     transcript.write_text("".join(source.read_text(encoding="utf-8").splitlines(keepends=True)[:150]))
     outputs = []
     for seed in ("1", "2"):
-        output = tmp_path / f"out{seed}.json"
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "cli",
-                "replay",
-                str(transcript),
-                "--context-window",
-                "3000",
-                "--output",
-                str(output),
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-            # A throwaway database each: a kept one would give the second run's messages other ids.
-            env={**{k: v for k, v in os.environ.items() if k != "HEEDFUL_DATA_DIR"}, "PYTHONHASHSEED": seed},
-        )
-        assert done.returncode == 0, done.stderr
-        document = json.loads(output.read_text())
+        # A throwaway database each: a kept one would give the second run's messages other ids.
+        env = {**{k: v for k, v in os.environ.items() if k != "HEEDFUL_DATA_DIR"}, "PYTHONHASHSEED": seed}
+        document = replay_command(transcript, 3000, env)
         del document["curate_ms"]  # timings differ between any two runs
         outputs.append(document)
     assert outputs[0]["ledger"] and outputs[0] == outputs[1]
