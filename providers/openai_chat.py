@@ -88,10 +88,9 @@ class OpenAIChatModel:
         return self._context_window
 
     async def warm_up(self) -> None:
-        """Import the openai package and build the client in a thread: done by the first request
-        instead, it held the event loop for about 0.35 s (0.3 s of it the import). A request
-        made meanwhile waits for the same warm-up. Never raises: a client that cannot be made is
-        the failure of the request that needs it."""
+        """Import openai and build the client in a thread (done by the first request, that held the
+        event loop ~0.35 s). A request made meanwhile awaits the same warm-up. Never raises: a
+        client that cannot be made fails the request that needs it."""
         if self._client is not None:
             return
         if self._warming is None:
