@@ -1,64 +1,41 @@
 """The curation engine: each turn, decide what the model sees, within budget, explainably and reversibly.
 
-:class:`SessionCuration` holds one session's items, indexes and entity registry in memory. Each
-turn, :meth:`SessionCuration.plan` scores the items against the new message, fits a prompt into the
-budget and proposes operations; :meth:`SessionCuration.apply` carries them out and returns a
-:class:`CurationDelta` that the store writes in one transaction (state changes and ledger together).
-Planning never mutates anything, so ``heedful replay`` can curate probe questions side by side.
-
-The prompt, in order: the system prompt, the memory section (memories of earlier sessions, when the
-session has one and it fits), system items, a summary section for summarized items that still
-matter, then verbatim items in conversation order (pinned, retained, recalled, the recent turns) and
-the new message last.
+:class:`SessionCuration` holds one session's items, indexes and entity registry in memory
+(:mod:`engine.session_items`). Each turn, :meth:`SessionCuration.plan` (:mod:`engine.planning`)
+scores the items against the new message, fits a prompt into the budget and proposes operations;
+:meth:`SessionCuration.apply` carries them out and returns a :class:`CurationDelta` that the store
+writes in one transaction (state changes and ledger together). The user's own actions are in
+:mod:`engine.user_actions`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 
-from engine.advice_rules import (
-    CURATOR,
-    Guidance,
-    advised,
-    advised_why,
-    explain_entities,
-    judge,
-    summarize_all,
-)
 from engine.analysis import Analysis
 from engine.budget import DEFAULT_PROFILE, Budget, Profile
-from engine.consent import ConsentChoice, ConsentItem, ConsentRequest
+from engine.consent import ConsentChoice, ConsentItem
 from engine.curation_result import (
-    ContextMessage,
     CurationDelta,
     CurationResult,
     cost,
 )
-from engine.curator_advice import AdviceOutcome, AdviceSource
-from engine.forgetting import BUDGET, demote
 from engine.items import Item, ItemState, MemoryRole
 from engine.ledger import EntryKind, LedgerEntry
 from engine.model_summaries import StoredSummary
-from engine.operations import Operation, OpKind, Scores
-from engine.prompt import REPLY_PRIMING_TOKENS
+from engine.operations import Operation, OpKind
+from engine.planning import RECENT_TURNS, Planning
 from engine.protocols import TokenCounter
-from engine.registry import EntityChange, EntityState
-from engine.scoring import ScoreTable, score_items
-from engine.session_items import SessionItems
+from engine.registry import EntityChange
 from engine.summaries import ExtractiveSummarizer, Summarizer
 from engine.summary_book import SummaryBook
 from engine.summary_section import SummarySection
-from engine.text import terms
 from engine.user_actions import CurationRefused, UserActions
 
 __all__ = ["RECENT_TURNS", "CurationRefused", "SessionCuration"]
 
-RECENT_TURNS = 2
-"""The last this-many turns before the new message are always sent verbatim (when they fit)."""
 
-
-class SessionCuration(SessionItems, UserActions):
+class SessionCuration(Planning, UserActions):
     """One session's curation state and the engine that plans its turns."""
 
     def __init__(
@@ -129,378 +106,6 @@ class SessionCuration(SessionItems, UserActions):
         if pinned:
             self._fixed.add(item_id)
 
-    # --- planning --------------------------------------------------------------------------------
-
-    def plan(self, new: Item, *, system_prompt: str = "", guidance: Guidance | None = None) -> CurationResult:
-        """The prompt for ``new`` (the newest user message) and the operations that get there.
-
-        In phases, each on a :class:`_Draft`: what is always sent, the recent turns, scores,
-        what else fits, the operations on the rest, the prompt itself, and what it says of the
-        session's entities.
-
-        Args:
-            guidance: The curator model's checked advice for ``new`` (ignored if for another message).
-        """
-        if guidance is not None and guidance.for_item != new.id:
-            guidance = None
-        draft = self._fixed_part(new, system_prompt, guidance)
-        self._take_recent(draft)
-        scores = self._score(draft)
-        self._choose(draft, scores)
-        self._operate(draft, scores)
-        messages, verbatim, summary_message, stand_ins = self._assemble(draft, scores, system_prompt)
-        entities, consent = self._explain(draft, verbatim, summary_message)
-        turn, retained = draft.turn, draft.retained
-        return CurationResult(
-            turn=turn,
-            budget_tokens=self.budget.tokens,
-            messages=tuple(messages),
-            tokens=sum(m.tokens for m in messages) + REPLY_PRIMING_TOKENS,
-            operations=tuple(draft.operations),
-            scores=scores,
-            entities=entities,
-            consent=consent,
-            left_out=tuple(sorted(draft.left_out)),
-            over_budget=draft.over_budget,
-            notes=tuple(draft.notes),
-            new_summaries=draft.new_summaries,
-            stand_ins=stand_ins,
-            curator_note=None
-            if guidance is None
-            else LedgerEntry(EntryKind.CURATOR, turn, "curator", guidance.source.value, guidance.note),
-            prioritized={i: w for i, w in retained.items() if i in draft.chosen},
-            verbatim_tokens=self._verbatim_cost(new, draft.system_cost + draft.memory_cost),
-        )
-
-    def _fixed_part(self, new: Item, system_prompt: str, guidance: Guidance | None) -> _Draft:
-        """What every request carries (system prompt, memory section, pinned and system items, the
-        new message), and the room it leaves."""
-        budget = self.budget.tokens - REPLY_PRIMING_TOKENS
-        draft = _Draft(new, guidance, budget)
-        draft.system_cost = cost(self.counter.count(system_prompt)) if system_prompt else 0
-        draft.fixed = fixed = [self.by_id[i] for i in sorted(self._fixed) if i != new.id]
-        fixed_cost = draft.system_cost + cost(new.tokens) + sum(cost(i.tokens) for i in fixed)
-        # The memory section goes only where it fits beside what is always sent; it never crowds
-        # out the conversation's own pinned items or the new message.
-        draft.memory_cost = self._memory_cost if fixed_cost + self._memory_cost <= budget else 0
-        if self._memory_cost and not draft.memory_cost:
-            draft.notes.append(
-                "The memory section (earlier sessions) did not fit this request and was left out."
-            )
-        fixed_cost += draft.memory_cost
-        draft.over_budget = fixed_cost > budget
-        if draft.over_budget:
-            draft.notes.append(
-                f"Pinned items and the new message alone take {fixed_cost:,} tokens, over the budget of "
-                f"{budget:,}: nothing else is sent. Unpin something or start a new session."
-            )
-        draft.remaining = max(0, budget - fixed_cost)
-        return draft
-
-    def _take_recent(self, draft: _Draft) -> None:
-        """The last turns go verbatim while they fit, newest first; the rest are candidates."""
-        new = draft.new
-        fixed_ids = {i.id for i in draft.fixed}
-        recent_floor = draft.turn - RECENT_TURNS
-        recent: list[Item] = []
-        for item in reversed(self.items):  # turns grow with position: the recent ones are at the end
-            if item.turn < recent_floor:
-                break
-            # A recent message the user chose to forget or summarize is not sent as if it were not.
-            if item is not new and item.id not in fixed_ids and item.state is ItemState.ACTIVE:
-                recent.append(item)
-        recent.reverse()
-        draft.recent = recent
-        for item in reversed(recent):
-            if cost(item.tokens) <= draft.remaining:
-                draft.chosen.add(item.id)
-                draft.remaining -= cost(item.tokens)
-            else:
-                draft.left_out.append(item.id)
-        draft.excluded = fixed_ids | {i.id for i in recent} | {new.id}
-        draft.candidates = [i for i in self.items if i.id not in draft.excluded]
-
-    def _score(self, draft: _Draft) -> ScoreTable:
-        """Every candidate scored against the new message (and what the curator says matters)."""
-        new, guidance = draft.new, draft.guidance
-        recent_terms: dict[str, int] = {}
-        recent_refs: set[str] = set()
-        for item in draft.recent[-2 * RECENT_TURNS :]:
-            for term, count in self.terms_of(item).items():
-                recent_terms[term] = recent_terms.get(term, 0) + count
-            recent_refs |= item.refs
-        new_terms, new_refs, new_labels = self.terms_of(new), new.refs, [m.label for m in new.mentions]
-        if guidance is not None and guidance.retain_entities:
-            # What the curator says still matters counts as if the new message named it.
-            records = self.registry.records
-            labels = [records[ref].label for ref in guidance.retain_entities if ref in records]
-            new_refs = new_refs | frozenset(guidance.retain_entities)
-            new_labels += labels
-            new_terms = dict(new_terms)
-            for term in (t for label in labels for t in terms(label)):
-                new_terms[term] = new_terms.get(term, 0) + 1
-        return score_items(
-            draft.candidates,
-            session=self.items,
-            by_id=self.by_id,
-            excluded=draft.excluded,
-            new_terms=new_terms,
-            new_refs=new_refs,
-            new_entity_terms=frozenset(t for label in new_labels for t in terms(label)),
-            recent_terms=recent_terms,
-            recent_refs=recent_refs,
-            turn=draft.turn,
-            profile=self.profile,
-            term_index=self._terms,
-            entity_index=self._entities,
-            registry=self.registry,
-        )
-
-    def _choose(self, draft: _Draft, scores: ScoreTable) -> None:
-        """What else is sent verbatim: what the user restored, the user's own messages (or a
-        consent question about them), then the best-scoring others while they fit."""
-        candidates, chosen, guidance = draft.candidates, draft.chosen, draft.guidance
-        draft.reserve = (
-            int(draft.budget * self.profile.memory_share)
-            if any(self._may_summarize(i) for i in candidates)
-            else 0
-        )
-        room = max(0, draft.remaining - draft.reserve)
-        totals = scores.total
-        # Tool and search results expire as soon as the new message stops referring to them
-        # directly (sitting next to a relevant message is not enough).
-        named = scores.named(self.profile.recall_threshold)
-        beside = scores.beside(self.profile.recall_threshold)
-        active = ItemState.ACTIVE
-        eligible = [
-            i
-            for i in reversed(candidates)
-            if not i.forgotten
-            and (i.id in named or (i.role != "tool" and (i.state is active or i.id in beside)))
-        ]
-        if guidance is not None:
-            eligible, draft.retained, draft.set_aside = advised(eligible, candidates, guidance, named)
-        retained = draft.retained
-        # Best first (what the curator retains before all); newest first among equal scores (the
-        # list is newest first and sorting is stable).
-        eligible.sort(key=lambda i: (i.id in retained, totals[i.id]), reverse=True)
-        smallest = cost(min((i.tokens for i in eligible), default=0))
-
-        ideal: set[int] = set()
-        ideal_room = room
-        for item in eligible:
-            if ideal_room < smallest:
-                break  # nothing else can fit
-            if cost(item.tokens) <= ideal_room:
-                ideal.add(item.id)
-                ideal_room -= cost(item.tokens)
-
-        # What the user just restored is sent first, while it fits: they asked for it back.
-        for item_id in sorted(self._restored - draft.excluded):
-            item = self.by_id[item_id]
-            if item.state is active and cost(item.tokens) <= room:
-                chosen.add(item.id)
-                room -= cost(item.tokens)
-        protected = self._protected_user_items(candidates)
-        asked = self._consent_items
-        draft.advised_consent = advised_consent = (
-            guidance.ask_user if guidance is not None and self.policy is None else {}
-        )
-        for item in protected:
-            proposed = advised_consent.get(item.id)
-            if proposed is None and item.id not in ideal and not item.kept_by_user and self.policy is None:
-                proposed = (
-                    ConsentChoice.SUMMARIZE
-                    if totals[item.id] >= self.profile.summarize_threshold
-                    else ConsentChoice.REMOVE
-                )
-            if proposed is not None:
-                request = asked.get((item.id, proposed))
-                if request is None:
-                    request = ConsentItem(item.id, item.preview, item.tokens, proposed)
-                    asked[item.id, proposed] = request
-                draft.consent_items.append(request)
-        draft.protected_ids = protected_ids = {i.id for i in protected}
-        for item in reversed(protected):  # newest first: candidates are in conversation order
-            if item.id in chosen:
-                continue
-            if cost(item.tokens) <= room:
-                chosen.add(item.id)
-                room -= cost(item.tokens)
-            else:
-                draft.left_out.append(item.id)
-        for item in eligible:
-            if room < smallest:
-                break
-            if item.id in protected_ids or item.id in chosen:
-                continue
-            if cost(item.tokens) <= room:
-                chosen.add(item.id)
-                room -= cost(item.tokens)
-        draft.room = room
-
-    def _operate(self, draft: _Draft, scores: ScoreTable) -> None:
-        """The operations on the candidates: recall what comes back, note what the curator
-        keeps, and demote (summarize or prune) what does not fit or was advised away."""
-        guidance, turn, chosen, retained = draft.guidance, draft.turn, draft.chosen, draft.retained
-        active = ItemState.ACTIVE
-        recalled = self._recalled
-        for item in draft.candidates:
-            if item.id in draft.protected_ids:
-                continue
-            if item.id in chosen:
-                why = retained.get(item.id)
-                # A recall is logged when an item comes back, not again on every turn it stays.
-                if item.state is not active and item.id not in recalled:
-                    draft.operations.append(
-                        Operation(
-                            OpKind.RECALL,
-                            item.id,
-                            f"{CURATOR}: {why}" if why else self._recall_reason(scores[item.id]),
-                            turn,
-                            scores=scores[item.id],
-                            reversible=True,
-                        )
-                    )
-                elif why is not None and item.state is active and self._prioritized.get(item.id) != why:
-                    draft.operations.append(
-                        Operation(
-                            OpKind.PRIORITIZE, item.id, f"{CURATOR}: {why}", turn, scores=scores[item.id]
-                        )
-                    )
-            elif item.state is active:
-                forced = guidance is not None and item.id in draft.set_aside
-                operation = demote(
-                    item,
-                    scores[item.id],
-                    turn,
-                    policy=self.policy,
-                    # Advised away: summarized when it may be (demote), otherwise pruned.
-                    profile=summarize_all(self.profile)
-                    if forced and guidance is not None and item.id in guidance.demote_items
-                    else self.profile,
-                    summary_of=self._summary_for_plan,
-                    new_summaries=draft.new_summaries,
-                    waiting=draft.waiting,
-                    why=advised_why(guidance, item.id) if forced else BUDGET,
-                )
-                if operation is not None:
-                    draft.operations.append(operation)
-                    if operation.after is not None:
-                        draft.after_state[item.id] = operation.after
-        if draft.left_out:
-            draft.notes.append(
-                f"{len(draft.left_out)} message(s) did not fit and were left out of this request only; "
-                "nothing about them changed."
-            )
-
-    def _assemble(
-        self, draft: _Draft, scores: ScoreTable, system_prompt: str
-    ) -> tuple[list[ContextMessage], list[Item], ContextMessage | None, dict[int, str]]:
-        """The prompt's messages in order; also the items sent verbatim, the summary section and
-        the quick summaries standing in for ones a model is still writing."""
-        new, chosen, new_summaries = draft.new, draft.chosen, draft.new_summaries
-        # An item whose summary a model is still writing stays as it is, and a quick summary
-        # stands in for it in this request.
-        stand_ins = {i: self._stand_in(self.by_id[i]) for i in draft.waiting}
-        summary_message = self._summary_section.build(
-            [
-                i
-                for i in draft.candidates
-                if i.id not in chosen
-                and (draft.after_state.get(i.id, i.state) is ItemState.SUMMARIZED or i.id in stand_ins)
-            ],
-            {**new_summaries, **stand_ins} if stand_ins else new_summaries,
-            scores,
-            draft.room + draft.reserve,
-        )
-        messages: list[ContextMessage] = []
-        if system_prompt:
-            messages.append(ContextMessage("system", system_prompt, (), "system", draft.system_cost))
-        if draft.memory_cost:
-            messages.append(ContextMessage("system", self.memory, (), "memory", draft.memory_cost))
-        messages.extend(
-            ContextMessage(i.role, i.text, (i.id,), "system", cost(i.tokens))
-            for i in draft.fixed
-            if i.role == "system"
-        )
-        if summary_message is not None:
-            messages.append(summary_message)
-        verbatim = [
-            i for i in self.items if i is not new and (i.id in chosen or (i.pinned and i.role != "system"))
-        ]
-        messages.extend(ContextMessage(i.role, i.text, (i.id,), "verbatim", cost(i.tokens)) for i in verbatim)
-        messages.append(ContextMessage(new.role, new.text, (new.id,), "verbatim", cost(new.tokens)))
-        return messages, verbatim, summary_message, stand_ins
-
-    def _explain(
-        self, draft: _Draft, verbatim: list[Item], summary_message: ContextMessage | None
-    ) -> tuple[dict[str, tuple[EntityState, str]], ConsentRequest | None]:
-        """Each entity's state and reason in this prompt, the curator's roles and notes, and the
-        consent question about the user's messages, if any."""
-        new, guidance, turn, notes = draft.new, draft.guidance, draft.turn, draft.notes
-        kept_refs = self._kept_refs(verbatim, summary_message, new)
-        entities = self.registry.classify(turn, kept_refs)
-        if guidance is not None:
-            explain_entities(entities, guidance)
-            for item_id, role in guidance.roles.items():
-                item = self.by_id[item_id]
-                if item.memory_role is not role:
-                    draft.operations.append(
-                        Operation(OpKind.TAG, item_id, f"memory role from {CURATOR}", turn, detail=role.value)
-                    )
-            if guidance.source is AdviceSource.FALLBACK:
-                notes.append(
-                    f"The curator model gave no advice ({guidance.problem}); the heuristic decided alone."
-                )
-            elif draft.advised_consent:
-                notes.append(
-                    f"The curator model suggested forgetting {len(draft.advised_consent)} of your messages; "
-                    "they stay unless you agree."
-                )
-        for mention in new.mentions:
-            entities[mention.ref] = (EntityState.ACTIVE, "in the new message")
-        consent_items = draft.consent_items
-        consent = ConsentRequest(turn, tuple(consent_items)) if consent_items else None
-        if consent is not None:
-            notes.append(
-                f"Heedful would like to summarize or remove {len(consent_items)} of your messages "
-                f"({consent.tokens:,} tokens); they stay as they are until you answer."
-            )
-        return entities, consent
-
-    def _verbatim_cost(self, new: Item, fixed_cost: int) -> int:
-        """What sending the whole conversation verbatim for ``new`` costs, with ``fixed_cost`` for
-        the system prompt and the memory section."""
-        others = self._all_cost - (cost(new.tokens) if new.id in self.by_id else 0)
-        return fixed_cost + others + cost(new.tokens) + REPLY_PRIMING_TOKENS
-
-    def judge(self, outcome: AdviceOutcome, new: Item) -> Guidance:
-        """The curator model's answer about ``new``, checked against this session."""
-        return judge(
-            outcome,
-            new=new,
-            by_id=self.by_id,
-            entities=self.registry.records,
-            recent_from=new.turn - RECENT_TURNS,
-        )
-
-    def fits_verbatim(self, new: Item, *, system_prompt: str = "") -> bool:
-        """Whether the whole conversation, every message verbatim, fits the budget for ``new``:
-        then there is nothing to forget, and the curator model is not asked (a round trip and its
-        tokens on every message of a short chat, for no change)."""
-        system_cost = cost(self.counter.count(system_prompt)) if system_prompt else 0
-        return self._verbatim_cost(new, system_cost + self._memory_cost) <= self.budget.tokens
-
-    def _summary_for_plan(self, item: Item) -> str | None:
-        if self.model_summaries is not None:
-            return self.model_summaries.ready(item)
-        return self.summarizer.summarize(item)
-
-    def _stand_in(self, item: Item) -> str:
-        book = self.model_summaries
-        return book.stand_in(item) if book is not None else self.summarizer.summarize(item)
-
     def adopt_summary(self, summary: StoredSummary, model: str) -> CurationDelta:
         """A summary the model wrote: used from the next plan on, and in place of the quick one an
         item summarized meanwhile carries (the user asked for it, or the model failed once)."""
@@ -526,40 +131,6 @@ class SessionCuration(SessionItems, UserActions):
             detail=f"{len(summary.text):,} characters",
         )
         return CurationDelta(items=(item,), ledger=(LedgerEntry.of(operation),))
-
-    def _may_summarize(self, item: Item) -> bool:
-        return item.state is ItemState.SUMMARIZED or (item.state is ItemState.ACTIVE and not item.pinned)
-
-    def _recall_reason(self, score: Scores) -> str:
-        if score.relevance >= self.profile.recall_threshold:
-            return "the new message is about the same thing (wording)"
-        if score.entities >= 0.5:
-            return "the new message refers to what it mentions"
-        return "it sits next to a message the new message refers to"
-
-    def _protected_user_items(self, candidates: Sequence[Item]) -> list[Item]:
-        """Active user items that may not be demoted now: no consent yet, or the user said keep."""
-        if self.policy in (ConsentChoice.SUMMARIZE, ConsentChoice.REMOVE):
-            return [i for i in candidates if i.user_owned and i.state is ItemState.ACTIVE and i.kept_by_user]
-        return [i for i in candidates if i.user_owned and i.state is ItemState.ACTIVE]
-
-    def _kept_refs(
-        self, verbatim: Iterable[Item], summary: ContextMessage | None, new: Item
-    ) -> dict[str, str]:
-        kept: dict[str, str] = {}
-        for item in verbatim:
-            why = (
-                f"in pinned message {item.label}"
-                if item.pinned
-                else f"in message {item.label}, sent verbatim"
-            )
-            for ref in item.refs:
-                kept.setdefault(ref, why)
-        if summary is not None:
-            for source in summary.sources:
-                for ref in self.by_id[source].refs:
-                    kept.setdefault(ref, f"in the summary of message {self.by_id[source].label}")
-        return kept
 
     # --- applying --------------------------------------------------------------------------------
 
@@ -640,47 +211,3 @@ class SessionCuration(SessionItems, UserActions):
             for change in changes
             if change.ref in self.registry.records
         ]
-
-
-@dataclass(slots=True)
-class _Draft:
-    """One plan in the making: what each phase of :meth:`SessionCuration.plan` hands the next."""
-
-    new: Item
-    guidance: Guidance | None
-    budget: int
-    """The tokens the prompt may take (the reply's priming tokens set aside)."""
-    system_cost: int = 0
-    memory_cost: int = 0
-    fixed: list[Item] = field(default_factory=list)
-    """Pinned and system items other than the new message: always sent."""
-    over_budget: bool = False
-    remaining: int = 0
-    """Tokens left once what is always sent (then the recent turns) is counted."""
-    notes: list[str] = field(default_factory=list)
-    recent: list[Item] = field(default_factory=list)
-    excluded: set[int] = field(default_factory=set)
-    """Fixed, recent and new items: never candidates for forgetting."""
-    candidates: list[Item] = field(default_factory=list)
-    chosen: set[int] = field(default_factory=set)
-    """Items sent verbatim (besides fixed ones and the new message)."""
-    left_out: list[int] = field(default_factory=list)
-    retained: dict[int, str] = field(default_factory=dict)
-    """Items the curator model retains, with its reason."""
-    set_aside: set[int] = field(default_factory=set)
-    advised_consent: Mapping[int, ConsentChoice] = field(default_factory=dict)
-    consent_items: list[ConsentItem] = field(default_factory=list)
-    protected_ids: set[int] = field(default_factory=set)
-    """The user's messages, which only a consent answer may change."""
-    reserve: int = 0
-    """Tokens kept for the summary section."""
-    room: int = 0
-    """Tokens left for the summary section beyond :attr:`reserve` once verbatim items are chosen."""
-    operations: list[Operation] = field(default_factory=list)
-    new_summaries: dict[int, str] = field(default_factory=dict)
-    waiting: set[int] = field(default_factory=set)
-    after_state: dict[int, ItemState] = field(default_factory=dict)
-
-    @property
-    def turn(self) -> int:
-        return self.new.turn
