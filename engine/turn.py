@@ -25,6 +25,7 @@ from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
 from engine.curation_result import CurationResult
 from engine.early_stream import EarlyStream
 from engine.errors import ModelError, ModelErrorKind
+from engine.model_windows import ModelWindows, tightened_notice
 from engine.prompt import continuation, in_conversation, title_from
 from engine.protocols import (
     NO_CURATION_MODELS,
@@ -64,10 +65,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 STOPPED_BY_USER = "Stopped by you."
-SMALLEST_WINDOW = 512
-"""A server that keeps saying "too long" never shrinks the budget below this many tokens."""
-TIGHTEN_FACTOR = 0.75
-"""When the server says the request is too long but not what its limit is: budget this much less."""
 TAIL_PAGE = 50
 """Messages read at a time when looking back from the end of a session for its last user message."""
 
@@ -123,9 +120,7 @@ class TurnService:
         self._flush_interval = flush_interval
         self._clock = clock
         self._sleep = sleep
-        self._window_caps: dict[str, int] = {}
-        """Per model: a smaller window than configured, learned from the server this run."""
-        self._window_asked: set[str] = set()
+        self.windows = ModelWindows()
         self.curations = SessionCurations(
             store,
             counter,
@@ -158,8 +153,7 @@ class TurnService:
     @property
     def window(self) -> int:
         """The context window curation budgets for: the configured one, or less if the server said so."""
-        configured = self.model.context_window
-        return min(configured, self._window_caps.get(self.model.name, configured))
+        return self.windows.window(self.model)
 
     @property
     def system_prompt(self) -> str:
@@ -372,10 +366,10 @@ class TurnService:
                 before anything that may keep the request waiting: the server asked for its
                 window, the curator model asked for advice.
         """
-        if self.model.name not in self._window_asked and saved is not None:
+        if not self.windows.asked(self.model) and saved is not None:
             yield saved
             saved = None
-        notice = await self._learn_window()
+        notice = await self.windows.learn(self.model)
         if notice is not None:
             yield notice
         # A continued reply goes on with the plan it had; a new request may be advised first
@@ -455,11 +449,11 @@ class TurnService:
                     # Once: budget for less and send again; the user is told what was left out.
                     tightened = True
                     before = self.window
-                    self._narrow_window(err)
+                    self.windows.narrow(self.model, err)
                     planned = await self._io(self._curate, session_id)
                     tighter, prompt = await self._io(self._view, session_id, planned), planned.prompt
                     yield ContextCurated(tighter)
-                    yield TurnNotice(_tightened_notice(self.model.name, err, before, view, tighter))
+                    yield TurnNotice(tightened_notice(self.model.name, err, before, view, tighter))
                     view = tighter
         except ModelError as err:
             failed = await self._io(
@@ -483,28 +477,6 @@ class TurnService:
         )
         yield ReplyCompleted(done, usage)
 
-    async def _learn_window(self) -> TurnNotice | None:
-        """Before the model's first turn: ask the server its window, and budget for it if smaller."""
-        name = self.model.name
-        if name in self._window_asked:
-            return None
-        self._window_asked.add(name)
-        limit = await self.model.window_limit()
-        configured = self.window
-        if limit is None or limit >= configured:
-            return None
-        self._window_caps[name] = limit
-        return TurnNotice(
-            f"The server says {name} takes at most {limit:,} tokens, fewer than the {configured:,} "
-            f"configured: Heedful budgets for {limit:,}."
-        )
-
-    def _narrow_window(self, err: ModelError) -> None:
-        before = self.window
-        reported = err.window if err.window is not None and err.window < before else None
-        after = reported if reported is not None else int(before * TIGHTEN_FACTOR)
-        self._window_caps[self.model.name] = max(SMALLEST_WINDOW, after)
-
     def _finish_failed(self, reply_id: int, text: str, reason: str) -> StoredMessage:
         status = MessageStatus.INTERRUPTED if text else MessageStatus.FAILED
         tokens = self.counter.count(text) if text else 0
@@ -512,28 +484,3 @@ class TurnService:
 
     async def _io(self, fn: Callable[..., T], *args: object, **kwargs: object) -> T:
         return await asyncio.to_thread(fn, *args, **kwargs)
-
-
-def _tightened_notice(
-    model: str, err: ModelError, before: int, first: ContextView, tighter: ContextView
-) -> str:
-    """What the user is told after a "too long" answer made the engine send less."""
-    said = f" (its limit is {err.window:,} tokens)" if err.window is not None else ""
-    left = [item for item in tighter.items if not item.in_prompt and _was_sent(first, item.id)]
-    head = (
-        f"The server said the request was too long for {model}{said}. Heedful now budgets for "
-        f"{tighter.window:,} tokens instead of {before:,} and sent it again"
-    )
-    if not left:
-        return f"{head}."
-    names = ", ".join(f"#{item.id} “{item.preview[:40]}”" for item in left[:5])
-    more = f" and {len(left) - 5} more" if len(left) > 5 else ""
-    return (
-        f"{head} without {len(left)} message{'s' if len(left) != 1 else ''}: {names}{more}. "
-        "They stay in the store; the context panel lists them and r restores one."
-    )
-
-
-def _was_sent(view: ContextView, item_id: int) -> bool:
-    item = view.item(item_id)
-    return item is not None and item.in_prompt
