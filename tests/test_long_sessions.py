@@ -3,7 +3,11 @@ scrolls; jumps to either end; a new message always lands in view."""
 
 from __future__ import annotations
 
+import gc
+
+from textual._styles_cache import StylesCache
 from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import Static
 
 from tests.apphelpers import chat, make_app, make_sessions, send, views, wait_for
@@ -75,6 +79,28 @@ async def test_scrolling_up_loads_earlier_pages_until_the_first_message_keeping_
             await wait_for(pilot, lambda a=after: shown_numbers(app)[-1] > a and not listing.paging)  # type: ignore[misc]
         assert COUNT - 1 in shown_numbers(app)
         assert len(views(app)) <= MOUNTED_LIMIT
+
+
+async def test_messages_scrolled_away_leave_none_of_their_drawn_lines_behind() -> None:
+    # Textual kept the style caches of its last 1,024 widgets alive, every line each had drawn,
+    # after the widgets were gone (textual#6665): memory grew with every page scrolled.
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app)
+        listing = chat(app).message_list
+        for _ in range(200):
+            if 0 in shown_numbers(app):
+                break
+            before = shown_numbers(app)[0]
+            listing.scroll_home(animate=False, immediate=True, force=True)
+            await wait_for(pilot, lambda b=before: shown_numbers(app)[0] < b and not listing.paging)  # type: ignore[misc]
+        gc.collect()
+        alive = gc.get_objects()
+        owned = {id(w._styles_cache) for w in alive if isinstance(w, Widget)}
+        left = [c for c in alive if isinstance(c, StylesCache) and id(c) not in owned and c._cache]
+        assert COUNT - PAGE > MOUNTED_LIMIT  # pages did go
+        assert left == []
 
 
 async def test_ctrl_home_and_ctrl_end_jump_to_either_end_and_a_new_message_shows_at_the_end() -> None:
