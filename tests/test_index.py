@@ -1,0 +1,67 @@
+"""The term index ranks messages by BM25: exactly, for any message ids and however often a word repeats."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.index import TermIndex
+
+WORDS = st.sampled_from(["deploy", "port", "retry", "lentils", "garden", "cache", "invoice"])
+DOCS = st.lists(st.dictionaries(WORDS, st.integers(1, 5), min_size=1), min_size=1, max_size=30)
+
+
+def reference_bm25(docs: dict[int, dict[str, int]], query: dict[str, float]) -> dict[int, float]:
+    """Okapi BM25 written out plainly, with the index's rule for terms in most documents."""
+    k1, b = 1.2, 0.75
+    n = len(docs)
+    average = sum(sum(d.values()) for d in docs.values()) / n
+    result: dict[int, float] = {}
+    for term, weight in query.items():
+        having = [doc for doc, terms in docs.items() if term in terms]
+        if not having or len(having) > n * TermIndex.COMMON_SHARE:
+            continue
+        idf = math.log(1 + (n - len(having) + 0.5) / (len(having) + 0.5))
+        for doc in having:
+            tf, length = docs[doc][term], sum(docs[doc].values())
+            value = tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average))
+            result[doc] = result.get(doc, 0.0) + idf * weight * value
+    return result
+
+
+@given(DOCS, st.dictionaries(WORDS, st.floats(0.1, 3.0), min_size=1))
+def test_scores_are_exact_bm25(docs: list[dict[str, int]], query: dict[str, float]) -> None:
+    index = TermIndex()
+    numbered = {doc: terms for doc, terms in enumerate(docs, start=1)}
+    for doc, terms in numbered.items():
+        index.add(doc, terms)
+    expected = reference_bm25(numbered, query)
+    got = index.scores(query)
+    assert got.keys() == expected.keys()
+    for doc, score in expected.items():
+        assert math.isclose(got[doc], score, rel_tol=1e-9)
+
+
+def test_message_ids_beyond_32_bits_or_below_zero_are_indexed_like_any_other() -> None:
+    # Ids are stored in 4 bytes where they fit; a term that meets a larger one widens, losing nothing.
+    index = TermIndex()
+    ids = [7, 2**40, -3, 2**33 + 1, 12]
+    for doc in ids:
+        index.add(doc, {"deploy": 1, f"own{doc}": 2})
+    for doc in ids:
+        assert set(index.scores({f"own{doc}": 1.0})) == {doc}
+    plain = TermIndex()
+    for n in range(len(ids)):
+        plain.add(n, {"deploy": 1, f"own{n}": 2})
+    assert index.scores({"own7": 1.0})[7] == plain.scores({"own0": 1.0})[0]
+
+
+def test_a_word_pasted_a_million_times_ranks_its_message_first() -> None:
+    index = TermIndex()
+    index.add(1, {"invoice": 1_000_000, "total": 3})
+    index.add(2, {"invoice": 2, "total": 1})
+    index.add(3, {"garden": 4})
+    scores = index.scores({"invoice": 1.0})
+    assert scores[1] > scores[2] > 0
