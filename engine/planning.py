@@ -215,7 +215,11 @@ class Planning(SessionItems):
         retained = draft.retained
         # Best first (what the curator retains before all); newest first among equal scores (the
         # list is newest first and sorting is stable).
-        eligible.sort(key=lambda i: (i.id in retained, totals[i.id]), reverse=True)
+        if retained:
+            eligible.sort(key=lambda i: (i.id in retained, totals[i.id]), reverse=True)
+        else:  # the usual case, keyed without a lambda call per item (10,000 in a long session)
+            keys = [totals[i.id] for i in eligible]
+            eligible = [eligible[n] for n in sorted(range(len(keys)), key=keys.__getitem__, reverse=True)]
         smallest = cost(min((i.tokens for i in eligible), default=0))
 
         ideal: set[int] = set()

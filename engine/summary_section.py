@@ -33,14 +33,22 @@ class SummarySection:
         header_cost = cost(self.counter.count(SUMMARY_HEADER))
         room -= header_cost
         lines: list[tuple[int, str, int, int]] = []
-        for item in sorted(summarized, key=lambda i: -scores.total[i.id]):
+        totals, cached = scores.total, self._lines
+        # Best first, in conversation order among equals (a stable sort); keyed by a list's
+        # __getitem__, not a lambda, and lines looked up inline: a long session has ~10,000
+        # summarized items, and this runs every turn.
+        keys = [-totals[i.id] for i in summarized]
+        for n in sorted(range(len(keys)), key=keys.__getitem__):
+            item = summarized[n]
             text = new_summaries.get(item.id) or item.summary or ""
             if not text:
                 continue
-            line, tokens = self._line(item, text)
-            if tokens <= room:
-                lines.append((item.position, line, tokens, item.id))
-                room -= tokens
+            found = cached.get(item.id)
+            if found is None or found[0] != text:
+                found = self._line(item, text)
+            if found[2] <= room:
+                lines.append((item.position, found[1], found[2], item.id))
+                room -= found[2]
         if not lines:
             return None
         lines.sort()
@@ -49,10 +57,9 @@ class SummarySection:
         sources = tuple(item_id for _, _, _, item_id in lines)
         return ContextMessage("system", content, sources, "summary", tokens)
 
-    def _line(self, item: Item, summary: str) -> tuple[str, int]:
-        """The line for ``item``, and its tokens (+1 for the newline that joins the lines)."""
-        cached = self._lines.get(item.id)
-        if cached is None or cached[0] != summary:
-            line = f"- {item.name or item.role} ({item.label}): {summary}"
-            cached = self._lines[item.id] = (summary, line, self.counter.count(line) + 1)
-        return cached[1], cached[2]
+    def _line(self, item: Item, summary: str) -> tuple[str, str, int]:
+        """The line for ``item`` (with its summary first, as cached), and its tokens (+1 for the
+        newline that joins the lines)."""
+        line = f"- {item.name or item.role} ({item.label}): {summary}"
+        found = self._lines[item.id] = (summary, line, self.counter.count(line) + 1)
+        return found
