@@ -4,6 +4,7 @@ scrolls; jumps to either end; a new message always lands in view."""
 from __future__ import annotations
 
 import gc
+from collections.abc import AsyncIterator
 
 from textual._styles_cache import StylesCache
 from textual.pilot import Pilot
@@ -36,6 +37,19 @@ async def opened(pilot: Pilot[None], app: HeedfulApp, last: int = COUNT - 1) -> 
     await wait_for(pilot, lambda: chat(app).context is not None)
 
 
+async def pages_up(pilot: Pilot[None], app: HeedfulApp) -> AsyncIterator[int]:
+    """Scroll to the top of what is mounted until the session's first message is, one page at a
+    time; yields the number of the message that was first before each page came in."""
+    listing = chat(app).message_list
+    for _ in range(200):
+        if 0 in shown_numbers(app):
+            return
+        before = shown_numbers(app)[0]
+        listing.scroll_home(animate=False, immediate=True, force=True)
+        await wait_for(pilot, lambda b=before: shown_numbers(app)[0] < b and not listing.paging)  # type: ignore[misc]
+        yield before
+
+
 async def test_a_long_session_opens_on_its_latest_page_and_says_how_much_is_above() -> None:
     make_sessions(("Long", texts()))
     app = make_app()
@@ -55,13 +69,8 @@ async def test_scrolling_up_loads_earlier_pages_until_the_first_message_keeping_
         await opened(pilot, app)
         listing = chat(app).message_list
         most = 0
-        for _ in range(200):
-            if 0 in shown_numbers(app):
-                break
-            before = shown_numbers(app)[0]
-            listing.scroll_home(animate=False, immediate=True, force=True)
-            # A page goes in above, and the view is put back where it was (no longer at the top).
-            await wait_for(pilot, lambda b=before: shown_numbers(app)[0] < b and not listing.paging)  # type: ignore[misc]
+        async for before in pages_up(pilot, app):
+            # A page went in above, and the view was put back where it was (no longer at the top).
             assert listing.scroll_y > 0
             most = max(most, len(views(app)))
             kept = next(v for v in views(app) if v.message.content.startswith(f"note {before}:"))
@@ -88,13 +97,8 @@ async def test_messages_scrolled_away_leave_none_of_their_drawn_lines_behind() -
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(pilot, app)
-        listing = chat(app).message_list
-        for _ in range(200):
-            if 0 in shown_numbers(app):
-                break
-            before = shown_numbers(app)[0]
-            listing.scroll_home(animate=False, immediate=True, force=True)
-            await wait_for(pilot, lambda b=before: shown_numbers(app)[0] < b and not listing.paging)  # type: ignore[misc]
+        async for _ in pages_up(pilot, app):
+            pass
         gc.collect()
         alive = gc.get_objects()
         owned = {id(w._styles_cache) for w in alive if isinstance(w, Widget)}
