@@ -11,47 +11,69 @@ Spans found by different extractors are resolved by precedence (URL > PATH > ...
 dropped when it overlaps one of higher precedence. Commands and titles may contain higher-precedence
 spans whole (``curl https://x -o out.json``), and an error message may contain anything but a name
 ("Error: cannot open src/a.py in load()").
+
+Here: the extractors of URLs, paths, env vars, errors, dates, quantities and titles, and the
+resolution. Elsewhere: the patterns (``entity_patterns``, from the word lists in
+``entity_vocabulary``), the scanned text (``entity_scan``), code-shaped entities (``entity_code``)
+and names (``entity_names``).
 """
 
 from __future__ import annotations
 
 import functools
-import re
-from bisect import bisect_right
-from collections.abc import Iterator
 
+from engine.entity_code import _code_spans, _config_keys, _word_tokens
+from engine.entity_names import _names
+from engine.entity_patterns import (
+    _AGO_HEAD,
+    _COLON_AFTER,
+    _DOT,
+    _DOTFILE_AT,
+    _DOTTED_AT,
+    _ENV_CALL,
+    _ENV_DOLLAR,
+    _ENV_PERCENT,
+    _ERR_CODE,
+    _ERR_SUFFIX,
+    _EXT_AT,
+    _HTTP_TAIL,
+    _KEY_SHAPE,
+    _KEYWORD,
+    _LINE_NO,
+    _MESSAGE,
+    _MONTH_DATE,
+    _NAME_TAIL,
+    _NAMED_FILE,
+    _NUMBER,
+    _NUMBER_TAIL,
+    _PATH_AT,
+    _PATH_RUN,
+    _PREPOSITION,
+    _QUOTES,
+    _SCHEMES,
+    _SENTENCE_END,
+    _SLASH,
+    _UNIT_AFTER,
+    _URL_ANCHORS,
+    _URL_REST,
+    _WEEKDAY_DATE,
+    _WIN,
+    _YEAR_RX,
+)
+from engine.entity_scan import _is_word, _norm, _run_end, _Scan
 from engine.entity_vocabulary import (
-    _ADVERBS,
-    _ARTICLES,
-    _BRANDS,
-    _CONTROL,
     _DIRS,
-    _ERRNOS,
     _ERROR_SUFFIXES,
     _EXTS,
-    _HTTP_REASONS,
     _KEYWORD_KIND,
-    _KEYWORDS,
     _MESSAGE_HEADS,
-    _MONTH_ABBR,
     _MONTH_NAMES,
-    _MONTHS,
     _NAMED_FILES,
     _NEVER,
-    _NOT_IDENTIFIERS,
-    _NUMBER_WORDS,
-    _OPENERS,
     _PROG_LANGS,
-    _PROGRAMS,
     _ROOT_DIRS,
-    _SENTENCE_WORDS,
-    _SHELL_LANGS,
     _TITLE_SMALL,
     _TLDS,
-    _UNITS,
-    _alt,
-    _set,
-    _trie,
 )
 from engine.mentions import EntityKind, Mention
 from engine.text import STOPWORDS
@@ -60,214 +82,8 @@ __all__ = ["EntityKind", "Mention", "extract_entities"]
 
 
 K = EntityKind
-_PRECEDENCE = "url path env_var error symbol command config_key identifier date quantity title name"
-_ORDER = tuple(EntityKind(kind) for kind in _PRECEDENCE.split())  # highest first
-_RANK = {kind: rank for rank, kind in enumerate(_ORDER)}
-
-
-# --- Patterns. -------------------------------------------------------------------------------------------
-_U = "A-Z" + "".join(re.escape(c) for c in map(chr, range(0xC0, 0x530)) if c.isupper() or c.istitle())
-_MON = _alt(f"{_MONTHS} {_MONTH_ABBR}".split())
-_DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?"
-_YEAR = r"(?:1[6-9]|2\d)\d\d"
-_NUM = r"(?:\d{0,2}(?:,\d{3}){1,8}+|\d{0,24}+)(?:\.\d{1,24}+)?"  # after a first digit: 1,000 / 12 / 3.5
-_UNIT = rf"(?i:{_trie(_UNITS)})(?![\w/])"
-_UNIT_TAIL = rf"(?:[ \t]?%|[kKMB]?[ \t]?{_UNIT}|[smhdwykKMBGxWV](?!\w))"
-_MONTH_FIRST = rf"(?:{_MON})\.?(?:[ \t]+{_DAY}(?![\w:]|\.\d)(?:,?[ \t]+{_YEAR})?|,?[ \t]+{_YEAR})(?!\w)"
-_DAY_FIRST = rf"{_DAY}[ \t]+(?:of[ \t]+)?(?:{_MON})\.?(?:,?[ \t]+{_YEAR})?(?!\w)"
-_KEYWORD = re.compile(rf" (?:{_trie(_KEYWORD_KIND)})(?!\w)")
-_MONTH_DATE = re.compile(_MONTH_FIRST)
-_WEEKDAY_DATE = re.compile(rf",?[ \t]+(?:{_MONTH_FIRST}|{_DAY_FIRST})")
-_PREPOSITION = re.compile(r"(?<!\w)(?i:on|since|until|till|by|before|after|every|from|in|during)[ \t]+\Z")
-_AGO_HEAD = re.compile(
-    rf"(?<!\w)(?i:\d+|an?|one|{_alt(_NUMBER_WORDS.split())}|a few|a couple of|several)[ \t]+"
-    r"(?i:second|minute|hour|day|week|month|year|decade)s?[ \t]+\Z"
-)
-_NUMBER_TAIL = re.compile(rf"[ \t]+{_UNIT}")
-# Possessive: with "[ \t]*:?[ \t]*" the two runs could split a long run of blanks every way (quadratic).
-_HTTP_TAIL = re.compile(
-    r"(?i:http(?:/\d(?:\.\d)?)?|status(?:[ \t]++code)?|error|code)[ \t]*+(?::[ \t]*+)?([1-5]\d\d)(?!\d)"
-)
-_NAME_TAIL = re.compile(r"[ \t]+([A-Za-z_]\w{0,127}+)(?!\w)")
-_NUMBER = re.compile(  # everything that starts with a digit: dates, HTTP statuses, quantities, money
-    r"\d(?<![\w.,/:#+-]\d)(?:(?P<iso>\d{3}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])"
-    r"(?:[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?)(?!\d)"
-    r"|(?P<dmy>\d?/\d\d?/(?:\d{4}|\d\d)|\d?\.\d\d?\.\d{4})(?![\d/.]\d)"
-    rf"|(?P<dm>\d?(?:st|nd|rd|th)?[ \t]+(?:of[ \t]+)?(?:{_MON})\.?(?:,?[ \t]+{_YEAR})?)(?!\w)"
-    rf"|(?P<http>\d\d)(?<=[45]\d\d)[ \t]+(?:{_HTTP_REASONS})(?!\w)"
-    rf"|(?P<money>(?<=[$€£¥]\d){_NUM}(?:[ \t]?(?:[kKMB]|bn|million|billion|thousand)(?!\w))?)"
-    rf"|(?P<qty>{_NUM}{_UNIT_TAIL})"
-    r"|(?P<year>\d{3})(?!\w))"
-)
-_YEAR_RX = re.compile(_YEAR)
-_UNIT_AFTER = re.compile(_UNIT_TAIL)
-_SCHEMES = _set("http https ftp ftps ws wss file")
-_URL_ANCHORS = (re.compile("://"), re.compile(r"www\."))
-_URL_REST = re.compile(r"[^\s<>\"'`{}|\\^]{1,2000}")
-_SLASH = re.compile(r"/(?=[\w.@+-])")
-_PATH_AT = re.compile(
-    r"(?:~|\.\.?)?(?:/[\w.@+-]{1,255}+){1,64}+/?|[\w.@+-][\w.@+-]{0,254}+(?:/[\w.@+-]{1,255}+){1,64}+/?"
-)
-_PATH_RUN = re.compile(r"[\w.@+~/-]*+")
-_LINE_NO = re.compile(r"(?::\d{1,9}+){1,2}")
-_EXT_AT = re.compile(rf"\.(?i:{_trie(_EXTS)})(?![\w@+-]|\.\w|/|\()")
-_DOTFILE_AT = re.compile(r"\.[a-z][\w-]{1,64}+(?:\.[\w-]{1,64}+){0,4}+(?![\w./(-])")
-_WIN = re.compile(r":\\(?:[^\s\\:*?\"<>|,;']{1,255}+\\?){1,64}+")
-_NAMED_FILE = re.compile("file")
-_ENV_DOLLAR = re.compile(
-    r"\$(?:\{([A-Za-z_]\w{0,127}+)(?:[:?+=-][^}\n]{0,200})?\}|([A-Za-z_]\w{0,127}+)(?!\w))"
-)
-_ENV_PERCENT = re.compile(r"%([A-Z_][A-Z0-9_]{0,127}+)%")
-_ENV_CALL = re.compile(
-    r"env(?:iron(?:\[|\.get\()|(?<=getenv)\(|::var\(|(?<=process\.env)\.)[ \t]*['\"]?(\w+)"
-)
-_ENV_SHAPE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_ENV_ASSIGN = re.compile(r"[A-Z][A-Z0-9_]+")
-_ERR_SUFFIX = [re.compile(suffix) for suffix in _ERROR_SUFFIXES]
-_ERR_CODE = re.compile(rf"E(?:{_alt(e[1:] for e in _ERRNOS)})(?!\w)")
-_MESSAGE = re.compile(r"[ \t]*:[ \t]+([^\s`][^\n`]{0,199})")
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
-_WORD_AT = re.compile(r"\w{0,256}+")
-_DOT = re.compile(r"\.(?=[A-Za-z_])")
-_DOTTED_AT = re.compile(r"[A-Za-z_]\w{0,127}+(?:\.[A-Za-z_]\w{0,127}+){1,16}+(?!\w|\.\w)")
-_CALL = re.compile(r"\((?<=\w\()")
-_UNDERSCORE = re.compile("_")
-_CAMEL = re.compile(r"[A-Z](?:(?<=[a-z][A-Z])|(?<=[A-Z][A-Z])(?=[a-z]))")
-_HUMP = re.compile(r"[A-Z][a-z]+")
-_NAME_PREFIXED = re.compile(r"(?:Mc|Mac|De|Di|Da|Du|Le|La|Van|Von|O)[A-Z][a-z]+")
-_SNAKE_SHAPE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
-_IDENT = re.compile(r"[A-Za-z_]\w{0,127}(?:\.[A-Za-z_]\w{0,127}){0,16}")
-_EQ = re.compile(r"=(?![=>~])(?<![=!<>:+*/%&|^~-]=)")
-_LINE_KEY = re.compile(r"\n[ \t]*(?:-[ \t]+)?([A-Za-z_][\w.-]{0,127}+)[ \t]*:(?=[ \t\n]|\Z)")
-_SECTION = re.compile(r"\n[ \t]*\[\[?([A-Za-z_][\w.-]{0,127}+)\]\]?[ \t]*(?=\n|\Z)")
-_KEY_SHAPE = re.compile(r"[A-Za-z_][\w.-]{0,127}")
-_COLON_AFTER = re.compile(r"[ \t]*:(?![:/])")
-_FENCE = re.compile(r"\n[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*")
-_INLINE = re.compile(r"`([^`\n]+)`")
-_PROMPT = re.compile(r"\n[ \t]*\$[ \t]+(\S[^\n]*)")
-_SHELL_LINE = re.compile(rf"\n[ \t]*(?:\$[ \t]+)?((?:{_alt(_PROGRAMS)})(?=[ \t\n]|\Z)[^\n]*)")
-# One pattern per opening quote: a literal first character is found by a fast scan, a class is not.
-# Possessive: what the quoted part may hold never includes a closing quote, so giving characters back
-# cannot find one; it would only cost up to 120 steps per opening quote ("‘‘‘‘...").
-_QUOTED = r"((?:[^'’\n]|['’](?=\w)){1,120}+)['’](?![\w'’])"  # inner apostrophes: "Charlotte's Web"
-_QUOTES = [re.compile(r"“([^”\n]{1,120}+)”"), re.compile(r"«([^»\n]{1,120}+)»")]
-_QUOTES += [
-    re.compile(r"\"(?<![\w\"]\")([^\"\n]{1,120}+)\"(?![\w\"])"),
-    re.compile(rf"'(?<![\w'’]'){_QUOTED}"),
-]
-_QUOTES += [re.compile(rf"‘(?<![\w'’]‘){_QUOTED}")]
-_CAP_REST = rf"\w{{0,63}}+(?:['’-][{_U}]\w{{0,63}}+){{0,3}}+(?!\w)"  # "Jean-Luc", "O'Brien"
-_CAP = rf"[{_U}]{_CAP_REST}"
-_CONNECTOR = r"(?:(?:of|de|da|di|del|du|van|von|der|den|al|bin)[ \t]+)?"
-_NAME = re.compile(rf"[{_U}](?<![\w.@#$/\\][{_U}]){_CAP_REST}(?:(?:['’]s)?[ \t]+{_CONNECTOR}{_CAP}){{0,5}}+")
-_CAPWORD = re.compile(_CAP)
-# Runs of token characters, matched in the reversed text: a backward scan at C speed, at most 256 long.
-_RUNS = {
-    chars: re.compile(rf"[{cls}]{{0,256}}+") for chars, cls in [("", r"^\W_"), ("_", r"\w"), ("_.", r"\w.")]
-}
-_RUNS |= {chars: re.compile(rf"[\w{re.escape(chars[1:])}]{{0,256}}+") for chars in ("_.-", "_.@+-", "_.@+~-")}
 _ONES = memoryview(b"\x01" * 4096)
-_MAX_MATCHES = 100_000
 _LIMIT = 3_000_000
-
-
-def _norm(label: str) -> str:
-    return " ".join(label.casefold().split())
-
-
-def _is_word(c: str) -> bool:
-    return c.isalnum() or c == "_"
-
-
-def _run_end(rx: re.Pattern[str], text: str, pos: int) -> int:
-    """Where the run that ``rx`` matches at ``pos`` ends (``pos`` if it does not match)."""
-    return m.end() if (m := rx.match(text, pos)) else pos
-
-
-_Candidate = tuple[int, int, EntityKind, str, bool]  # start, -end (sorts longest first), kind, ref, container
-
-
-class _Scan:
-    """One text, its code regions, and the candidate spans found so far (a list per precedence rank)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        # Line-anchored patterns start with "\n" (a literal the engine finds fast, where "^" with re.M
-        # tests every position); the leading newline lets them match the first line too.
-        self.padded = "\n" + text
-        # str.lower keeps every length but that of U+0130, which becomes two characters.
-        self.low = self.padded.replace("\u0130", "I").lower()
-        for mark in '\n\t("“*`':  # so that every keyword follows a space: "(yesterday)", "`def f`"
-            self.low = self.low.replace(mark, " ")
-        self.cands: list[list[_Candidate]] = [[] for _ in _ORDER]
-        self.resume = 0
-        self._refs: dict[tuple[EntityKind, str], str] = {}
-        self._reversed = ""
-        self.fences: list[tuple[int, int, str]] = []  # body start, body end, language
-        regions: list[tuple[int, int, str]] = []  # start, end, "`" for inline code or a fence's language
-        found, k, gap = list(self.each(_FENCE, self.padded)), 0, 0
-        while k < len(found):
-            opener, lang = found[k], found[k][2].casefold()
-            close = next((j for j in range(k + 1, len(found)) if found[j][1][0] == opener[1][0]), len(found))
-            end, body_end = (
-                (found[close].end() - 1, found[close].start()) if close < len(found) else (len(text),) * 2
-            )
-            regions += [(g.start(), g.end(), "`") for g in self.each(_INLINE, text, gap, opener.start())]
-            regions.append((opener.start(), end, lang))
-            self.fences.append((opener.end(), body_end, lang))
-            gap, k = end, close + 1
-        regions += [(g.start(), g.end(), "`") for g in self.each(_INLINE, text, gap)]
-        self.starts, self.ends, self.langs = (
-            [r[0] for r in regions],
-            [r[1] for r in regions],
-            [r[2] for r in regions],
-        )
-
-    def code(self, pos: int) -> str | None:
-        """The language of the code region at ``pos`` ("`" for inline code), or None in prose."""
-        i = bisect_right(self.starts, pos) - 1
-        return self.langs[i] if i >= 0 and pos < self.ends[i] else None
-
-    def add(self, kind: EntityKind, s: int, e: int, norm: str | None = None, container: bool = False) -> None:
-        text = self.text
-        while e > s and text[e - 1].isspace():  # labels are trimmed
-            e -= 1
-        while s < e and text[s].isspace():
-            s += 1
-        if norm is not None:
-            ref = f"{kind}:{norm}"
-        elif (cached := self._refs.get(key := (kind, self.text[s:e]))) is not None:
-            ref = cached
-        else:
-            ref = self._refs[key] = f"{kind}:{_norm(key[1])}"
-        if e > s and len(ref) > len(kind) + 1:
-            self.cands[_RANK[kind]].append((s, -e, kind, ref, container))
-
-    def each(
-        self, rx: re.Pattern[str], text: str = "", pos: int = 0, end: int = 2**62
-    ) -> Iterator[re.Match[str]]:
-        """The first ``_MAX_MATCHES`` matches of ``rx`` in ``text`` (default: the text scanned).
-
-        A match costs microseconds of Python; a pattern matching more often than this is reading machine
-        output ("$a$a$a...", a million "x=1" lines), whose later matches add nothing.
-        """
-        for count, m in enumerate(rx.finditer(text or self.text, pos, end)):
-            if count == _MAX_MATCHES:
-                return
-            yield m
-
-    def anchored(self, anchor: re.Pattern[str], text: str = "") -> Iterator[int]:
-        """Positions of ``anchor``; a handler sets ``resume`` to skip those inside a token it consumed."""
-        self.resume = 0
-        for m in self.each(anchor, text):
-            if m.start() >= self.resume:
-                yield m.start()
-
-    def back(self, i: int, chars: str) -> int:
-        """Start of the run of word characters (and ``chars``) that ends at ``i``."""
-        self._reversed = self._reversed or self.text[::-1]
-        run = _RUNS[chars].match(self._reversed, len(self.text) - i)
-        return i - (run.end() - run.start()) if run else i
 
 
 def _keywords(sc: _Scan) -> None:
@@ -406,19 +222,6 @@ def _errors(sc: _Scan) -> None:
             sc.add(K.ERROR, *m.span())
 
 
-@functools.lru_cache(maxsize=4096)
-def _is_camel_symbol(tok: str) -> bool:
-    """True for code-shaped camelCase ("getUser", "TokenCounter", "HTTPServer"), not brands or names."""
-    if tok in _BRANDS or _NAME_PREFIXED.fullmatch(tok):
-        return False
-    if tok[0].islower():
-        return len(tok) - len(tok.lstrip("abcdefghijklmnopqrstuvwxyz0123456789")) >= 2
-    humps = _HUMP.findall(tok)
-    if len(humps) == 1:
-        return tok[:2].isupper() and tok.index(humps[0]) >= 3  # an acronym, then a word: "HTTPServer"
-    return len(humps) >= 2 and any(len(h) >= 3 for h in humps)  # "PhDs" has two humps but no word
-
-
 def _dotted(sc: _Scan, s: int, e: int) -> None:
     text, tok = sc.text, sc.text[s:e]
     segs, after, lang = tok.split("."), text[e : e + 1], sc.code(s)
@@ -459,110 +262,6 @@ def _dots(sc: _Scan) -> None:
                 _dotted(sc, s, m.end())
         elif (before.isspace() or before in "\"'`([") and (m := _DOTFILE_AT.match(text, i)):
             _add_path(sc, *m.span())
-
-
-def _word_tokens(sc: _Scan) -> None:
-    """Symbols, identifiers and env vars known by their shape: calls, snake_case, ALL_CAPS, camelCase."""
-    text = sc.text
-    for i in sc.anchored(_CALL):
-        s = sc.back(i, "_")
-        tok = text[s:i]
-        if len(tok) < 2 or not (tok[0].isalpha() or tok[0] == "_") or (s and text[s - 1] in ".$@#"):
-            continue
-        # "file(s)" is a plural, not a call; "if (" and "while(" are syntax.
-        if tok.casefold() not in _CONTROL and not text.startswith(("s)", "es)"), i + 1):
-            sc.add(K.SYMBOL, s, i + 2 if text.startswith(")", i + 1) else i, _norm(tok))
-    for anchor in (_UNDERSCORE, _CAMEL):
-        for i in sc.anchored(anchor):
-            s, e = sc.back(i, "_" if anchor is _UNDERSCORE else ""), _run_end(_WORD_AT, text, i)
-            sc.resume, tok, after, in_code = e, text[s:e], text[e : e + 2], sc.code(s) is not None
-            # Part of a bigger token (a path, a dotted name, a call) or too long to be an identifier.
-            if (
-                (s and text[s - 1] in "._$%{@#/\\-")
-                or after[:1] in ("(", "/", "_")
-                or _is_word(after[:1] or " ")
-            ):
-                continue
-            if after[:1] == "." and after[1:].isalpha():
-                continue
-            core = tok.strip("_")
-            if anchor is _CAMEL:
-                if tok.isascii() and _is_camel_symbol(tok):
-                    sc.add(K.SYMBOL, s, e)
-                elif in_code:
-                    sc.add(K.IDENTIFIER, s, e)
-            elif _ENV_SHAPE.fullmatch(tok):
-                sc.add(K.ENV_VAR, s, e)
-            elif _SNAKE_SHAPE.fullmatch(tok) or (
-                in_code and len(core) > 1 and core.casefold() not in _KEYWORDS
-            ):
-                sc.add(K.IDENTIFIER, s, e)
-
-
-def _add_command(sc: _Scan, s: int, e: int) -> None:
-    if (comment := sc.text.find(" #", s, e)) > s:  # a shell comment is not part of the command
-        e = comment
-    if e - s > 300:
-        e = s + 300 if (cut := sc.text.rfind(" ", s, s + 300)) <= s else cut
-    sc.add(K.COMMAND, s, e, container=True)
-
-
-def _code_spans(sc: _Scan) -> None:
-    """Commands (inline, in shell blocks, after a "$ " prompt) and the identifiers of inline code."""
-    text = sc.text
-    for s, e, lang in zip(sc.starts, sc.ends, sc.langs, strict=True):
-        if lang == "`":
-            body = text[s + 1 : e - 1].strip()
-            if body and body.split(maxsplit=1)[0] in _PROGRAMS:
-                b = text.index(body, s)
-                sc.add(K.COMMAND, b, b + len(body), container=True)
-            # `max_retries`: the span is the identifier. Words of longer spans are left to the shape
-            # scanners, which know snake_case, dotted.names and calls from plain English.
-            elif _IDENT.fullmatch(body) and len(body) > 1 and body.casefold() not in _NOT_IDENTIFIERS:
-                b = text.index(body, s)
-                sc.add(K.IDENTIFIER, b, b + len(body))
-    for s, e, lang in sc.fences:
-        if lang in _SHELL_LANGS or not lang:
-            for m in sc.each(_SHELL_LINE, sc.padded, s, e + 1):
-                _add_command(sc, m.start(1) - 1, m.end(1) - 1)
-    for m in sc.each(_PROMPT, sc.padded):
-        _add_command(sc, m.start(1) - 1, m.end(1) - 1)
-
-
-def _config_keys(sc: _Scan) -> None:
-    """Keys in ``key = value`` and ``key: value`` lines, and ``[section]`` headers (quoted keys: _quotes)."""
-    text = sc.text
-    for i in sc.anchored(_EQ):
-        j = i
-        while j > max(0, i - 8) and text[j - 1] in " \t":
-            j -= 1
-        s = sc.back(j, "_.-")
-        key, value = text[s:j].rstrip(".-"), text[i + 1 : i + 80].lstrip(" \t")[:1]
-        if len(key) < 2 or not (key[0].isalpha() or key[0] == "_") or value in ("", "\n"):
-            continue
-        if s and text[s - 1] in "-./$@\\:?&":  # "--flag=x", "?page=2": arguments, not keys
-            continue
-        lang = sc.code(i)
-        if j == i and _ENV_ASSIGN.fullmatch(key):
-            sc.add(K.ENV_VAR, s, s + len(key))  # FOO=bar, with no spaces, is the shell's syntax
-        # In a program an assignment is a variable; in prose "Total = 5" is arithmetic.
-        elif (
-            lang not in _PROG_LANGS
-            and key.casefold() not in _KEYWORDS
-            and (lang is not None or key.islower() or any(c in key for c in "_.-"))
-        ):
-            sc.add(K.CONFIG_KEY, s, s + len(key))
-    for m in sc.each(_LINE_KEY, sc.padded):
-        s, key = m.start(1) - 1, m[1].rstrip(".-")
-        lang, structured = sc.code(s), "_" in key or "." in key
-        if key.casefold() in _KEYWORDS or len(key) < 2 or (lang in _PROG_LANGS and not structured):
-            continue
-        # "Note: ..." in prose is not a key; "max_retries: 3" is, and so is anything in a YAML block.
-        if lang in ("yaml", "yml", "") or (structured and max(map(len, key.split("."))) > 1):
-            sc.add(K.CONFIG_KEY, s, s + len(key))
-    for m in sc.each(_SECTION, sc.padded):
-        if sc.code(m.start(1) - 1) not in _PROG_LANGS:
-            sc.add(K.CONFIG_KEY, m.start(1) - 1, m.end(1) - 1)
 
 
 def _numbers(sc: _Scan) -> None:
@@ -608,102 +307,6 @@ def _quotes(sc: _Scan) -> None:
                 continue
             if all(w[0].isupper() for w in words if w[0].isalpha() and w.casefold() not in _TITLE_SMALL):
                 sc.add(K.TITLE, s, e, container=True)
-
-
-def _sentence_initial(text: str, s: int) -> bool:
-    """True when the word at ``s`` starts a sentence, line, list item or quotation."""
-    i, low = s, max(0, s - 16)
-    while i > low and text[i - 1] in " \t\"'“‘([*_>#-•":
-        i -= 1
-    return i == 0 or not (text[i - 1].isalnum() or text[i - 1] in ",;&–—")
-
-
-def _is_common(word: str) -> bool:
-    """A word that may open a sentence capitalised without being a name: "When", "Hope", "Painting"."""
-    return word in _SENTENCE_WORDS or (len(word) > 5 and word.endswith("ing"))  # gerunds open sentences
-
-
-def _opens_sentence(word: str, run: int) -> bool:
-    """Whether a common word that starts a capitalised run of ``run`` words is outside the name.
-
-    Function words and adverbs are ("Also Caroline", "Actually New York"); so is a verb before one
-    name ("Tell Caroline"). Before two or more a common word starts the name ("Hope Adoption Center").
-    """
-    return word in STOPWORDS or (word in _OPENERS and (run == 2 or word in _ADVERBS or word.endswith("ly")))
-
-
-def _digit_heavy(word: str) -> bool:
-    return sum(c.isdigit() for c in word) * 2 >= len(word)
-
-
-# A name's start and end in its match, its ref, and what it must still show: nothing (""), a common
-# word's capitalisation mid-sentence ("hope"), or for an unknown sentence-initial word either that or no
-# lower-case use nearby ("^refactor").
-_NameRun = tuple[int, int, str, str]
-_Analysis = tuple[tuple[str, ...], list[_NameRun]]  # the words capitalised mid-sentence, the names
-
-
-def _analyse_name(match: str, initial: bool) -> _Analysis:
-    """The names in one capitalised sequence, and the words it shows capitalised mid-sentence."""
-    spans = [t.span() for t in _CAPWORD.finditer(match)]
-    folded = [match[a:b].casefold() for a, b in spans]
-    mids = tuple(f for k, f in enumerate(folded) if k or not initial)
-    runs: list[_NameRun] = []
-    run: list[int] = []
-    for k, word in enumerate([*folded, "i"]):  # "i" is in _NEVER: it closes the last run
-        if word not in _NEVER and len(word) > 1 and "_" not in word:
-            run.append(k)
-            continue
-        lead = initial and run[:1] == [0]
-        while run and (folded[run[0]] in _ARTICLES or (lead and _opens_sentence(folded[run[0]], len(run)))):
-            run.pop(0)
-        # One stopword, or one code-like word ("E0308"), is no name.
-        if run and not (len(run) == 1 and (folded[run[0]] in STOPWORDS or _digit_heavy(folded[run[0]]))):
-            a, b, word = spans[run[0]][0], spans[run[-1]][1], folded[run[0]]
-            opens = initial and run == [0]
-            needs = "" if len(run) > 1 else word if _is_common(word) else "^" + word if opens else ""
-            runs.append((a, b, f"{K.NAME}:{_norm(match[a:b])}", needs))
-        run = []
-    return mids, runs
-
-
-def _lowercase_nearby(text: str, word: str, s: int) -> bool:
-    """True when ``word`` is also written in lower case within 2,000 characters of ``s``."""
-    i, end = text.find(word, max(0, s - 2000), s + 2000), s + 2000
-    for _ in range(32):  # bounded: a word hidden in many longer ones is given up on
-        if i < 0:
-            return False
-        if not (i and _is_word(text[i - 1])) and not _is_word(text[i + len(word) : i + len(word) + 1] or " "):
-            return True
-        i = text.find(word, i + 1, end)
-    return False
-
-
-def _names(sc: _Scan) -> Iterator[tuple[int, int, str]]:
-    """Capitalised sequences that name things, as (start, end, ref).
-
-    A word that is capitalised only where a sentence starts must earn its place: a common word ("When",
-    "Hope") needs to appear capitalised mid-sentence too, and an unknown one ("Refactor", "Models")
-    must not also be written in lower case nearby.
-    """
-    text, found, mid = sc.text, [], set[str]()
-    cache: dict[tuple[str, bool], _Analysis] = {}
-    for m in sc.each(_NAME):
-        s, match = m.start(), m[0]
-        if sc.starts and sc.code(s) is not None:
-            continue
-        key = (match, _sentence_initial(text, s))
-        analysis = cache.get(key) or cache.setdefault(key, _analyse_name(*key))
-        mid.update(analysis[0])
-        if analysis[1]:
-            found.append((s, analysis[1]))
-    for s, runs in found:
-        for a, b, ref, needs in runs:
-            if needs.startswith("^"):
-                if needs[1:] in mid or not _lowercase_nearby(text, needs[1:], s):
-                    yield s + a, s + b, ref
-            elif not needs or needs in mid:
-                yield s + a, s + b, ref
 
 
 def _mark(occupied: bytearray, s: int, e: int) -> None:

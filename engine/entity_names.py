@@ -1,0 +1,116 @@
+"""Names: capitalised sequences that name people, places and things, told apart from words that are
+capitalised only because they open a sentence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from engine.entity_patterns import _CAPWORD, _NAME
+from engine.entity_scan import _is_word, _norm, _Scan
+from engine.entity_vocabulary import (
+    _ADVERBS,
+    _ARTICLES,
+    _NEVER,
+    _OPENERS,
+    _SENTENCE_WORDS,
+)
+from engine.mentions import EntityKind
+from engine.text import STOPWORDS
+
+K = EntityKind
+
+
+def _sentence_initial(text: str, s: int) -> bool:
+    """True when the word at ``s`` starts a sentence, line, list item or quotation."""
+    i, low = s, max(0, s - 16)
+    while i > low and text[i - 1] in " \t\"'“‘([*_>#-•":
+        i -= 1
+    return i == 0 or not (text[i - 1].isalnum() or text[i - 1] in ",;&–—")
+
+
+def _is_common(word: str) -> bool:
+    """A word that may open a sentence capitalised without being a name: "When", "Hope", "Painting"."""
+    return word in _SENTENCE_WORDS or (len(word) > 5 and word.endswith("ing"))  # gerunds open sentences
+
+
+def _opens_sentence(word: str, run: int) -> bool:
+    """Whether a common word that starts a capitalised run of ``run`` words is outside the name.
+
+    Function words and adverbs are ("Also Caroline", "Actually New York"); so is a verb before one
+    name ("Tell Caroline"). Before two or more a common word starts the name ("Hope Adoption Center").
+    """
+    return word in STOPWORDS or (word in _OPENERS and (run == 2 or word in _ADVERBS or word.endswith("ly")))
+
+
+def _digit_heavy(word: str) -> bool:
+    return sum(c.isdigit() for c in word) * 2 >= len(word)
+
+
+# A name's start and end in its match, its ref, and what it must still show: nothing (""), a common
+# word's capitalisation mid-sentence ("hope"), or for an unknown sentence-initial word either that or no
+# lower-case use nearby ("^refactor").
+_NameRun = tuple[int, int, str, str]
+_Analysis = tuple[tuple[str, ...], list[_NameRun]]  # the words capitalised mid-sentence, the names
+
+
+def _analyse_name(match: str, initial: bool) -> _Analysis:
+    """The names in one capitalised sequence, and the words it shows capitalised mid-sentence."""
+    spans = [t.span() for t in _CAPWORD.finditer(match)]
+    folded = [match[a:b].casefold() for a, b in spans]
+    mids = tuple(f for k, f in enumerate(folded) if k or not initial)
+    runs: list[_NameRun] = []
+    run: list[int] = []
+    for k, word in enumerate([*folded, "i"]):  # "i" is in _NEVER: it closes the last run
+        if word not in _NEVER and len(word) > 1 and "_" not in word:
+            run.append(k)
+            continue
+        lead = initial and run[:1] == [0]
+        while run and (folded[run[0]] in _ARTICLES or (lead and _opens_sentence(folded[run[0]], len(run)))):
+            run.pop(0)
+        # One stopword, or one code-like word ("E0308"), is no name.
+        if run and not (len(run) == 1 and (folded[run[0]] in STOPWORDS or _digit_heavy(folded[run[0]]))):
+            a, b, word = spans[run[0]][0], spans[run[-1]][1], folded[run[0]]
+            opens = initial and run == [0]
+            needs = "" if len(run) > 1 else word if _is_common(word) else "^" + word if opens else ""
+            runs.append((a, b, f"{K.NAME}:{_norm(match[a:b])}", needs))
+        run = []
+    return mids, runs
+
+
+def _lowercase_nearby(text: str, word: str, s: int) -> bool:
+    """True when ``word`` is also written in lower case within 2,000 characters of ``s``."""
+    i, end = text.find(word, max(0, s - 2000), s + 2000), s + 2000
+    for _ in range(32):  # bounded: a word hidden in many longer ones is given up on
+        if i < 0:
+            return False
+        if not (i and _is_word(text[i - 1])) and not _is_word(text[i + len(word) : i + len(word) + 1] or " "):
+            return True
+        i = text.find(word, i + 1, end)
+    return False
+
+
+def _names(sc: _Scan) -> Iterator[tuple[int, int, str]]:
+    """Capitalised sequences that name things, as (start, end, ref).
+
+    A word that is capitalised only where a sentence starts must earn its place: a common word ("When",
+    "Hope") needs to appear capitalised mid-sentence too, and an unknown one ("Refactor", "Models")
+    must not also be written in lower case nearby.
+    """
+    text, found, mid = sc.text, [], set[str]()
+    cache: dict[tuple[str, bool], _Analysis] = {}
+    for m in sc.each(_NAME):
+        s, match = m.start(), m[0]
+        if sc.starts and sc.code(s) is not None:
+            continue
+        key = (match, _sentence_initial(text, s))
+        analysis = cache.get(key) or cache.setdefault(key, _analyse_name(*key))
+        mid.update(analysis[0])
+        if analysis[1]:
+            found.append((s, analysis[1]))
+    for s, runs in found:
+        for a, b, ref, needs in runs:
+            if needs.startswith("^"):
+                if needs[1:] in mid or not _lowercase_nearby(text, needs[1:], s):
+                    yield s + a, s + b, ref
+            elif not needs or needs in mid:
+                yield s + a, s + b, ref
