@@ -1,9 +1,14 @@
-"""Freezing the heap after a session loads must not keep a closed session's objects alive."""
+"""Freezing the heap after a session loads must not keep a closed session's objects alive, and
+memory the app frees goes back to the system."""
 
 from __future__ import annotations
 
 import gc
+import os
 import weakref
+from pathlib import Path
+
+import pytest
 
 from tui import heap
 
@@ -25,3 +30,26 @@ def test_objects_frozen_with_one_session_are_freed_after_the_next_switch() -> No
         assert alive() is None
     finally:
         gc.unfreeze()
+
+
+def _resident_mb() -> float:
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@pytest.mark.skipif(heap._glibc() is None, reason="malloc's controls are glibc's")
+def test_memory_freed_between_survivors_goes_back_to_the_system() -> None:
+    # 1,000-byte objects come from malloc itself, not Python's small-object pools. One in 64
+    # survives, so no stretch of the heap is free up to its top, where malloc trims unasked.
+    blocks = [bytes(1000) for _ in range(60_000)]
+    survivors = blocks[::64]
+    del blocks
+    before = _resident_mb()
+    assert heap.release()
+    assert before - _resident_mb() > 25
+    assert len(survivors) == 938  # alive until here
+
+
+@pytest.mark.skipif(heap._glibc() is None, reason="malloc's controls are glibc's")
+def test_the_arena_limit_is_accepted() -> None:
+    assert heap.limit_arenas()

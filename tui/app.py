@@ -11,7 +11,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from themes import DEFAULT_THEME, THEMES
-from tui import textual_fixes
+from tui import heap, textual_fixes
 from tui.sanitize import inert
 from tui.screens.chat import ChatScreen
 from tui.services import THEME_STATE_KEY, AppServices, Notice
@@ -28,6 +28,7 @@ class HeedfulApp(App[None]):
     def __init__(self, services: AppServices, *, theme: str | None = None) -> None:
         super().__init__()
         textual_fixes.install()
+        heap.limit_arenas()  # before the workers' threads start
         self.services = services
         self._initial_theme = theme
         self._theme_restored = False

@@ -315,6 +315,7 @@ class ChatScreen(Screen[None]):
         """Show what the next request would send, then ask about the user's messages if needed."""
         await self.refresh_usage()
         self._offer_consent()
+        heap.release()  # what the turn and its preview planning freed
 
     @work(group=SUMMARY_GROUP, exit_on_error=False)
     async def _write_summaries(self, session_id: int) -> None:
