@@ -12,7 +12,9 @@ loopback fake server and measures:
 * scroll to top: scrolling up as a wheel would, page after page, until the first message is
   mounted (gives up after a minute); then the Ctrl+End and Ctrl+Home jumps;
 * one turn: Enter to the reply settled on screen, minus the server's own time (received → last
-  piece written): curation, storage and rendering, split into before the request and after the reply;
+  piece written): curation, storage and rendering, split into before the request and after the reply.
+  Twice: with a model that answers at once (all of Heedful's drawing is then serial: the worst
+  case), and with one that takes 0.4 s to its first piece, as real models do, while Heedful draws;
 * streaming: 1,000 pieces at 200/s, CPU share of one core and lag after the last piece;
 * a 1 MB reply (1,000 pieces of 1 kB, as fast as the server writes): from its last piece to the
   whole reply on screen, and reopening the session with it as the last message;
@@ -47,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 if TYPE_CHECKING:
     from engine.chat import StoredMessage
+    from tests.fake_openai import FakeOpenAIServer
     from tui.screens.chat import ChatScreen
 
 SIZE = (120, 40)
@@ -54,6 +57,9 @@ STREAM_PIECES = 1_000
 STREAM_DELAY = 0.005
 BIG_REPLY_CHARS = 1_000_000
 SCROLL_SECONDS = 60
+FIRST_PIECE_DELAY = 0.4
+TURN_PIECE_DELAY = 0.005
+"""The second turn measure's model: 0.4 s to its first piece, then 200 pieces a second."""
 
 
 def build(messages: int) -> None:
@@ -138,9 +144,43 @@ async def poll(predicate: Callable[[], object], seconds: float, *, step: float =
     return time.perf_counter()
 
 
+async def turns(screen: ChatScreen, server: FakeOpenAIServer, label: str, *, fault: str = "") -> None:
+    """Five turns of a 50-piece reply; prints each one's time outside the model, and the median's
+    parts: before the request, and from the reply's last piece to it settled on screen."""
+    from engine.chat import MessageStatus
+
+    overheads, befores, afters, panels = [], [], [], []
+    for n in range(5):
+        count = len(server.requests)
+        if fault:
+            server.faults.append(fault)
+        screen.composer.text = f"what about the deploy fails number {n}"
+        sent = time.perf_counter()
+        screen.composer.action_submit()
+        await poll(lambda c=count: len(server.requests) > c, 30)  # type: ignore[misc]
+        done = await poll(
+            replied(screen, lambda r: r.status == MessageStatus.COMPLETE and r.content.endswith("word49")),
+            30,
+        )
+        panel = await poll(lambda: screen.settled, 30)
+        panels.append(1000 * (panel - done))
+        request = server.requests[-1]
+        model_time = request["finished_at"] - request["received_at"]
+        overheads.append(1000 * (done - sent - model_time))
+        befores.append(1000 * (request["received_at"] - sent))
+        afters.append(1000 * (done - request["finished_at"]))
+        await asyncio.sleep(0.2)  # as a user reads the reply: the panel settles, the loop goes idle
+    print(
+        f"{label}: "
+        + ", ".join(f"{o:.0f}" for o in overheads)
+        + f" ms (median {sorted(overheads)[2]:.0f}: {sorted(befores)[2]:.0f} from Enter to the "
+        f"request, {sorted(afters)[2]:.0f} from the reply's last piece to it settled on screen; "
+        f"the panel showed the next request {sorted(panels)[2]:.0f} ms later)"
+    )
+
+
 async def measure() -> None:
     started = time.perf_counter()
-    from engine.chat import MessageStatus
     from sessions import paths
     from sessions.store import SqliteChatStore
     from tests.apphelpers import chat, make_app
@@ -206,36 +246,23 @@ async def measure() -> None:
             )
 
             print(memory())
-            # One turn with a fast model: what is left is Heedful's own time.
             await screen.open_session(session.id).wait()
             await poll(lambda: screen.context is not None and not screen.busy, 120)
-            overheads, befores, afters, panels = [], [], [], []
-            for n in range(5):
-                count = len(server.requests)
-                screen.composer.text = f"what about the deploy fails number {n}"
-                sent = time.perf_counter()
-                screen.composer.action_submit()
-                await poll(lambda c=count: len(server.requests) > c, 30)  # type: ignore[misc]
-                done = await poll(
-                    replied(
-                        screen, lambda r: r.status == MessageStatus.COMPLETE and r.content.endswith("word49")
-                    ),
-                    30,
-                )
-                panel = await poll(lambda: screen.settled, 30)
-                panels.append(1000 * (panel - done))
-                request = server.requests[-1]
-                model_time = request["finished_at"] - request["received_at"]
-                overheads.append(1000 * (done - sent - model_time))
-                befores.append(1000 * (request["received_at"] - sent))
-                afters.append(1000 * (done - request["finished_at"]))
-            print(
-                "one turn, outside the model: "
-                + ", ".join(f"{o:.0f}" for o in overheads)
-                + f" ms (median {sorted(overheads)[2]:.0f}: {sorted(befores)[2]:.0f} from Enter to the "
-                f"request, {sorted(afters)[2]:.0f} from the reply's last piece to it settled on screen; "
-                f"the panel showed the next request {sorted(panels)[2]:.0f} ms later)"
+            # A model that answers at once: everything Heedful does in a turn is serial, drawing
+            # the message and the context included. The worst case, and the issue's measure.
+            await turns(screen, server, "one turn, outside the model")
+            # A model that thinks before its first piece, as every real one does (a prompt of
+            # ~100,000 tokens takes a real one seconds): Heedful draws the message, the context and
+            # the reply's place meanwhile, so only its time before the request and after the
+            # last piece adds to the turn.
+            server.chunk_delay = TURN_PIECE_DELAY
+            await turns(
+                screen,
+                server,
+                f"one turn with a model taking {1000 * FIRST_PIECE_DELAY:.0f} ms to its first piece",
+                fault=f"slow_first_token:{FIRST_PIECE_DELAY}",
             )
+            server.chunk_delay = 0.0
 
             print(memory())
             # Streaming a fast model.
