@@ -33,6 +33,7 @@ SHOWN_HEAD = 4_000
 read-only TextArea takes seconds (and hundreds of MB) to lay out megabytes."""
 
 BodyKind = Literal["markdown", "plain", "head"]
+LineKind = Literal["summary", "waiting", "problem"]
 
 ROLE_LABELS = {"user": "you", "assistant": "assistant", "system": "system", "tool": "tool"}
 
@@ -123,37 +124,38 @@ class MessageView(Vertical, can_focus=True):
         self._flush_timer: Timer | None = None
         self._meta_line = Static(self._meta(), classes="meta")
         self._body_widget = self._body(message.content)
-        self._problem = Static("", classes="problem")
-        self._waiting = Static("", classes="waiting")
         self._wait: tuple[str, float] | None = None
         """While an automatic retry is pending: what it says, and when (monotonic) it fires."""
         self._wait_timer: Timer | None = None
-        self._summary = Static("", classes="summary")
-        self._lines_used: set[Static] = set()
-        self._composed = False
+        self._lines: dict[LineKind, Static] = {}
         """The summary, waiting and problem lines given text so far (mounted, or to be)."""
+        self._composed = False
 
     def compose(self) -> ComposeResult:
-        # The summary, waiting and problem lines are mounted when first needed: a long session
-        # mounts a hundred messages, and every widget costs Textual layout time on each page.
+        # The summary, waiting and problem lines are made and mounted when first needed: a long
+        # session mounts a hundred messages, every widget costs Textual layout time on each page,
+        # and even an unmounted one holds a few kB.
         self._composed = True
-        used = self._lines_used
+        lines = self._lines
         yield self._meta_line
-        yield from [self._summary] if self._summary in used else []
+        yield from [lines["summary"]] if "summary" in lines else []
         yield self._body_widget
-        yield from [line for line in (self._waiting, self._problem) if line in used]
+        yield from [lines[kind] for kind in ("waiting", "problem") if kind in lines]
 
-    def _say(self, line: Static, text: Content) -> None:
+    def _say(self, kind: LineKind, text: Content) -> None:
         """Show ``text`` on one of the lines under (or, for the summary, above) the body."""
-        line.update(text)
-        if not text.plain or line in self._lines_used:
+        line = self._lines.get(kind)
+        if line is not None:
+            line.update(text)
             return
-        self._lines_used.add(line)
+        if not text.plain:
+            return
+        line = self._lines[kind] = Static(text, classes=kind)
         if not self._composed:
             return  # compose yields it
-        if line is self._summary:
+        if kind == "summary":
             self.mount(line, after=self._meta_line)
-        elif line is self._waiting:
+        elif kind == "waiting":
             self.mount(line, after=self._body_widget)
         else:
             self.mount(line)
@@ -186,7 +188,7 @@ class MessageView(Vertical, can_focus=True):
         self._meta_line.update(self._meta())
         self.set_class(item is not None and item.section is Section.PRUNED, "-forgotten")
         summary = item.summary if item is not None else None
-        self._say(self._summary, Content(f"Summary sent instead: {inert(summary)}" if summary else ""))
+        self._say("summary", Content(f"Summary sent instead: {inert(summary)}" if summary else ""))
         if not summary:
             self.remove_class("-expanded")
 
@@ -229,7 +231,7 @@ class MessageView(Vertical, can_focus=True):
                 if message.status == MessageStatus.INTERRUPTED and message.content
                 else "Ctrl+R retries this turn."
             )
-            self._say(self._problem, Content(f"⚠ {inert(problem)}  {follow_up}"))
+            self._say("problem", Content(f"⚠ {inert(problem)}  {follow_up}"))
 
     def update_message(self, message: StoredMessage) -> None:
         """Show a new state of the same message (finished, failed, interrupted, continuing)."""
@@ -256,7 +258,7 @@ class MessageView(Vertical, can_focus=True):
         reason, due = wait
         left = max(0, round(due - time.monotonic()))
         when = f"in {left} s" if left else "now"
-        self._say(self._waiting, Content(f"⟳ {inert(reason)}. Asking again {when}; Esc stops."))
+        self._say("waiting", Content(f"⟳ {inert(reason)}. Asking again {when}; Esc stops."))
 
     async def write(self, text: str) -> None:
         """Append streamed text to an assistant reply: gathered, and drawn every STREAM_FLUSH seconds.
@@ -290,9 +292,8 @@ class MessageView(Vertical, can_focus=True):
             self._drawn = ["".join(self._drawn)]
             self._body_widget = self._body(self._drawn[0])
             await body.remove()
-            await self.mount(
-                self._body_widget, after=self._summary if self._summary.parent else self._meta_line
-            )
+            summary = self._lines.get("summary")
+            await self.mount(self._body_widget, after=summary if summary is not None else self._meta_line)
         elif isinstance(body, TextArea):
             body.insert(inert(piece), body.document.end)
         elif isinstance(body, Markdown):
