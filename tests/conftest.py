@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
 
 # The openai package reads these; a developer's real key or endpoint must never reach a test.
@@ -30,3 +31,17 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
         # An assertion inside on_request runs in the server's thread; surface it here.
         if server.hook_errors:
             raise server.hook_errors[0]
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """A database file of the test's own, apart from the one the app opens (under ``data/``)."""
+    return tmp_path / "store" / "heedful.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[SqliteChatStore]:
+    """A new, empty store on ``db_path``, closed when the test ends."""
+    opened = SqliteChatStore(db_path)
+    yield opened
+    opened.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from engine.curator import SessionCuration
 from engine.session_curations import SessionCurations, last_user_item
 from engine.tokens import LazyTokenCounter, load_counter
 from sessions import analysis_records
-from sessions.store import SqliteChatStore, open_store
+from sessions.store import SqliteChatStore
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 CONVERSATION = [
@@ -25,13 +24,6 @@ CONVERSATION = [
     ("assistant", "Boil the lentils for 20 minutes. See https://example.com/lentils for more."),
     ("user", "Back to the deploy: is src/db/pool.py:42 still the problem?"),
 ]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteChatStore]:
-    opened = open_store(tmp_path / "heedful.db")
-    yield opened.store
-    opened.store.close()
 
 
 def _session(store: SqliteChatStore) -> int:
@@ -82,12 +74,12 @@ def test_an_analysis_goes_when_its_message_text_changes(store: SqliteChatStore) 
 
 
 def test_unreadable_or_older_analyses_are_read_again_from_the_text(
-    store: SqliteChatStore, tmp_path: Path
+    store: SqliteChatStore, db_path: Path
 ) -> None:
     session_id = _session(store)
     _curations(store).get(session_id)
     first, second = (m.id for m in store.messages(session_id)[:2])
-    with sqlite3.connect(tmp_path / "heedful.db") as conn:
+    with sqlite3.connect(db_path) as conn:
         conn.execute("UPDATE message_analyses SET analysis = '{not json' WHERE message_id = ?", (first,))
         conn.execute("UPDATE message_analyses SET version = 0 WHERE message_id = ?", (second,))
     stale = store.load_analyses(session_id, ANALYSIS_VERSION)

@@ -3,9 +3,8 @@ openai client against the loopback fake server, a small window so that curation 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from itertools import count
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ from engine.tokens import LazyTokenCounter, load_counter
 from engine.turn import TurnService
 from engine.turn_events import UserMessageSaved
 from providers.openai_chat import OpenAIChatModel
-from sessions.store import SqliteChatStore, open_store
+from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
@@ -33,13 +32,6 @@ TOPICS = ["harbour", "violin", "glacier", "orchard", "lantern", "compass", "mead
 def long_text(topic: str, n: int) -> str:
     """A ~``n * 8``-token message about ``topic`` that shares no other word with the other topics."""
     return " ".join(f"The {topic} note {i} says {topic}{i} matters." for i in range(n))
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteChatStore]:
-    opened = open_store(tmp_path / "heedful.db")
-    yield opened.store
-    opened.store.close()
 
 
 @pytest.fixture

@@ -9,8 +9,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
@@ -115,13 +114,6 @@ async def close_models() -> AsyncIterator[None]:
     yield
     while _open:
         await _open.pop().model.aclose()
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteChatStore]:
-    opened = SqliteChatStore(tmp_path / "heedful.db")
-    yield opened
-    opened.close()
 
 
 async def test_an_injected_drop_all_user_messages_never_removes_the_users_words(

@@ -5,7 +5,7 @@ memories, the offline assessment and the config: test_memory_selection.py.)"""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -25,13 +25,6 @@ from sessions import paths
 from sessions.store import SqliteChatStore, open_store
 from tests.fake_openai import FakeOpenAIServer
 from tests.memory_helpers import CHIT_CHAT, COUNTER, DECISIONS, T0, Clock
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteChatStore]:
-    opened = open_store(tmp_path / "heedful.db")
-    yield opened.store
-    opened.store.close()
 
 
 @pytest.fixture
@@ -244,7 +237,7 @@ async def test_turned_off_memory_assesses_nothing_and_adds_no_section(
 
 
 async def test_store_memory_methods_edit_and_delete_and_fail_as_store_errors(
-    store: SqliteChatStore, memory: MemoryService, clock: Clock, tmp_path: Path
+    store: SqliteChatStore, memory: MemoryService, clock: Clock, db_path: Path
 ) -> None:
     kept = add(store, 0.6, T0, tags=["a"], topics=["b"])
     clock.advance(hours=1)
@@ -265,7 +258,7 @@ async def test_store_memory_methods_edit_and_delete_and_fail_as_store_errors(
         store.memory_through(12345)
 
     damaged = add(store, 0.6, T0)
-    raw = sqlite3.connect(tmp_path / "heedful.db")
+    raw = sqlite3.connect(db_path)
     raw.execute("UPDATE memories SET tags = '{not json' WHERE id = ?", (damaged.id,))
     raw.commit()
     raw.close()

@@ -108,13 +108,6 @@ def export_to(store: SqliteChatStore, session_id: int, path: Path) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteChatStore]:
-    opened = SqliteChatStore(tmp_path / "a" / "heedful.db")
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
 def other(tmp_path: Path) -> Iterator[SqliteChatStore]:
     opened = SqliteChatStore(tmp_path / "b" / "heedful.db")
     yield opened

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,18 +12,6 @@ from hypothesis import strategies as st
 from engine.chat import MessageStatus
 from engine.errors import StoreError
 from sessions.store import SqliteChatStore, fts_query
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "data" / "heedful.db"
-
-
-@pytest.fixture
-def store(db_path: Path) -> Iterator[SqliteChatStore]:
-    opened = SqliteChatStore(db_path)
-    yield opened
-    opened.close()
 
 
 def test_search_finds_messages_in_every_session_best_first(store: SqliteChatStore) -> None:

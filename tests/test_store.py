@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 import stat
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -14,18 +13,6 @@ from engine.chat import MessageStatus
 from engine.errors import StoreError
 from sessions.migrations import SCHEMA_VERSION
 from sessions.store import INTERRUPTED_BY_EXIT, SqliteChatStore, open_store
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "data" / "heedful.db"
-
-
-@pytest.fixture
-def store(db_path: Path) -> Iterator[SqliteChatStore]:
-    opened = open_store(db_path)
-    yield opened.store
-    opened.store.close()
 
 
 def test_a_new_database_is_private_and_journals_with_wal(store: SqliteChatStore, db_path: Path) -> None:

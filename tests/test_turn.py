@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -28,18 +28,6 @@ from sessions.store import SqliteChatStore, open_store
 from tests.fake_openai import FakeOpenAIServer
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "heedful.db"
-
-
-@pytest.fixture
-def store(db_path: Path) -> Iterator[SqliteChatStore]:
-    opened = open_store(db_path)
-    yield opened.store
-    opened.store.close()
 
 
 _open_models: list[OpenAIChatModel] = []

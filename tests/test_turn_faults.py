@@ -8,8 +8,7 @@ so that the tests see every wait the user would see without sleeping through it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import TypeVar
 
 import pytest
@@ -31,19 +30,12 @@ from engine.turn_events import (
     UserMessageSaved,
 )
 from providers.openai_chat import OpenAIChatModel
-from sessions.store import SqliteChatStore, open_store
+from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
 
 T = TypeVar("T")
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteChatStore]:
-    opened = open_store(tmp_path / "heedful.db")
-    yield opened.store
-    opened.store.close()
 
 
 @pytest.fixture
