@@ -144,6 +144,14 @@ async def poll(predicate: Callable[[], object], seconds: float, *, step: float =
     return time.perf_counter()
 
 
+async def last_piece_at(server: FakeOpenAIServer) -> float:
+    """When the server wrote the last request's last piece. It notes the time just after writing,
+    and the app may read and draw the reply before the server's thread gets that far."""
+    request = server.requests[-1]
+    await poll(lambda: "finished_at" in request, 10)
+    return request["finished_at"]
+
+
 async def turns(screen: ChatScreen, server: FakeOpenAIServer, label: str, *, fault: str = "") -> None:
     """Five turns of a 50-piece reply; prints each one's time outside the model, and the median's
     parts: before the request, and from the reply's last piece to it settled on screen."""
@@ -165,10 +173,11 @@ async def turns(screen: ChatScreen, server: FakeOpenAIServer, label: str, *, fau
         panel = await poll(lambda: screen.settled, 30)
         panels.append(1000 * (panel - done))
         request = server.requests[-1]
-        model_time = request["finished_at"] - request["received_at"]
+        finished = await last_piece_at(server)
+        model_time = finished - request["received_at"]
         overheads.append(1000 * (done - sent - model_time))
         befores.append(1000 * (request["received_at"] - sent))
-        afters.append(1000 * (done - request["finished_at"]))
+        afters.append(1000 * (done - finished))
         await asyncio.sleep(0.2)  # as a user reads the reply: the panel settles, the loop goes idle
     print(
         f"{label}: "
@@ -277,7 +286,7 @@ async def measure() -> None:
                 step=0.02,
             )
             used, all_used = app_cpu() - cpu, time.process_time() - all_cpu
-            last_piece = server.requests[-1]["finished_at"]
+            last_piece = await last_piece_at(server)
             print(
                 f"streaming {STREAM_PIECES} pieces at {1 / STREAM_DELAY:.0f}/s: "
                 f"CPU {used / (done - wall):.0%} of a core ({all_used / (done - wall):.0%} with the "
@@ -298,7 +307,7 @@ async def measure() -> None:
                 120,
             )
             stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
-            last_piece = server.requests[-1]["finished_at"]
+            last_piece = await last_piece_at(server)
             print(
                 f"1 MB reply: whole on screen {1000 * (done - last_piece):.0f} ms after its last piece "
                 f"({done - sent:.2f} s from Enter), longest event-loop stall {1000 * stall:.0f} ms"

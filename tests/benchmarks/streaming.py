@@ -30,7 +30,7 @@ DELAY = 0.005
 
 async def main() -> None:
     from tests.apphelpers import chat, make_app, send, views
-    from tests.benchmarks.long_session import app_cpu, poll
+    from tests.benchmarks.long_session import app_cpu, last_piece_at, poll
     from tests.fake_openai import FakeOpenAIServer
     from tests.test_app import body
 
@@ -46,7 +46,7 @@ async def main() -> None:
             await pilot.press("enter")
             done = await poll(lambda: len(views(app)) == 4 and body(views(app)[-1]) == reply, 60, step=0.01)
             used = app_cpu() - cpu
-            last_piece = server.requests[-1]["finished_at"]
+            last_piece = await last_piece_at(server)
             print(
                 f"{PIECES} pieces at {1 / DELAY:.0f}/s: stream {last_piece - wall:.2f} s, "
                 f"CPU {used / (done - wall):.0%} of a core, "
