@@ -74,6 +74,13 @@ def views(app: HeedfulApp) -> list[MessageView]:
     return list(chat(app).query(MessageView))
 
 
+def new_views(screen: ChatScreen, before: set[int]) -> int:
+    """How many messages ``screen`` shows that are not among the ids ``before``: counted, not
+    compared with the number of views then, as the oldest go when a turn fills the window
+    (MOUNTED_LIMIT). The screen is passed: a dialog may be over it meanwhile."""
+    return sum(v.message.id not in before for v in screen.query(MessageView))
+
+
 def idle(app: HeedfulApp) -> bool:
     """No turn running, and the panel showing what the next request would send."""
     return chat(app).settled
@@ -85,13 +92,13 @@ async def send(pilot: Pilot[None], text: str) -> None:
     assert isinstance(app, HeedfulApp)
     composer = chat(app).query_one(Composer)
     composer.focus()
-    before = len(views(app))
+    before = {v.message.id for v in views(app)}
     if len(text) <= 40:
         await pilot.press(*text)  # typed for real, key by key
     else:
         composer.insert(text)  # as a paste would
     await pilot.press("enter")
-    await wait_for(pilot, lambda: len(views(app)) >= before + 2 and idle(app))
+    await wait_for(pilot, lambda: new_views(chat(app), before) >= 2 and idle(app))
 
 
 async def say(
@@ -100,11 +107,11 @@ async def say(
     """Send ``text`` and wait for the reply, or for the consent dialog if it opens after the turn
     (with ``not_now``, it is dismissed: the user carries on chatting)."""
     screen = chat(app)
-    before = len(screen.query(MessageView))
+    before = {v.message.id for v in screen.query(MessageView)}
     screen.composer.focus()
     screen.composer.insert(text)
     await pilot.press("enter")
-    await wait_for(pilot, lambda: len(screen.query(MessageView)) >= before + 2 and not screen.busy)
+    await wait_for(pilot, lambda: new_views(screen, before) >= 2 and not screen.busy)
     await pilot.pause(0.1)
     if not isinstance(app.screen, ConsentScreen):
         return None

@@ -6,14 +6,16 @@ from __future__ import annotations
 import gc
 from collections.abc import AsyncIterator
 
+import pytest
 from textual._styles_cache import StylesCache
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tests.apphelpers import chat, make_app, make_sessions, send, views, wait_for
+from tests.apphelpers import chat, make_app, make_sessions, say, send, views, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
+from tui.widgets import message_list
 from tui.widgets.message_list import MOUNTED_LIMIT, PAGE
 from tui.widgets.message_view import SHOWN_HEAD
 
@@ -105,6 +107,29 @@ async def test_messages_scrolled_away_leave_none_of_their_drawn_lines_behind() -
         left = [c for c in alive if isinstance(c, StylesCache) and id(c) not in owned and c._cache]
         assert COUNT - PAGE > MOUNTED_LIMIT  # pages did go
         assert left == []
+
+
+async def test_turns_keep_the_window_of_mounted_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each turn adds two messages at the end: without a limit, a chat kept open for weeks would
+    # lay out every one of them on every turn. (Two pages: a page and a screen must fit.)
+    monkeypatch.setattr(message_list, "MOUNTED_LIMIT", 2 * PAGE)
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app)
+        turns = PAGE // 2 + 1
+        for n in range(turns):
+            await say(pilot, app, f"and now {n}?", not_now=True)  # the budget is long spent
+        assert len(views(app)) == 2 * PAGE
+        assert views(app)[-2].message.content == f"and now {turns - 1}?"
+        assert views(app)[-1].message.is_reply
+        first = COUNT - PAGE + 2  # 2 * turns messages came, 2 * turns - 2 fitted: two went
+        assert shown_numbers(app)[0] == first
+        top = chat(app).message_list.query(".more.-shown").first()
+        assert f"{first} earlier messages" in str(top.render())
+        async for _ in pages_up(pilot, app):  # they come back as the user scrolls up
+            pass
+        assert 0 in shown_numbers(app)
 
 
 async def test_ctrl_home_and_ctrl_end_jump_to_either_end_and_a_new_message_shows_at_the_end() -> None:

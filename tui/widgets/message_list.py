@@ -173,7 +173,13 @@ class MessageList(VerticalScroll):
             await welcome.remove()
         view = self._view(message)
         self._views[message.id] = view
-        await self.mount(view, before=self._bottom)
+        with self.app.batch_update():
+            await self.mount(view, before=self._bottom)
+            # Each turn adds two messages: the oldest mounted go as they come, or a chat kept
+            # open for weeks would lay out (and hold the lines of) more of them on every turn.
+            mounted = self.mounted
+            await self._unmount(mounted[: max(0, len(mounted) - MOUNTED_LIMIT)], later=False)
+        self._show_counts()
         self.anchor()
         return view
 
