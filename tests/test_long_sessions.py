@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 from collections.abc import AsyncIterator
 
-import pytest
 from textual._styles_cache import StylesCache
 from textual.pilot import Pilot
 from textual.widget import Widget
@@ -15,7 +14,6 @@ from textual.widgets import Static
 from tests.apphelpers import chat, make_app, make_sessions, say, send, views, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
-from tui.widgets import message_list
 from tui.widgets.message_list import MOUNTED_LIMIT, PAGE
 from tui.widgets.message_view import SHOWN_HEAD
 
@@ -109,21 +107,20 @@ async def test_messages_scrolled_away_leave_none_of_their_drawn_lines_behind() -
         assert left == []
 
 
-async def test_turns_keep_the_window_of_mounted_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_turns_keep_the_window_of_mounted_messages() -> None:
     # Each turn adds two messages at the end: without a limit, a chat kept open for weeks would
-    # lay out every one of them on every turn. (Two pages: a page and a screen must fit.)
-    monkeypatch.setattr(message_list, "MOUNTED_LIMIT", 2 * PAGE)
+    # lay out every one of them on every turn.
     make_sessions(("Long", texts()))
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(pilot, app)
-        turns = PAGE // 2 + 1
+        turns = (MOUNTED_LIMIT - PAGE) // 2 + 1
         for n in range(turns):
             await say(pilot, app, f"and now {n}?", not_now=True)  # the budget is long spent
-        assert len(views(app)) == 2 * PAGE
+        assert len(views(app)) == MOUNTED_LIMIT
         assert views(app)[-2].message.content == f"and now {turns - 1}?"
         assert views(app)[-1].message.is_reply
-        first = COUNT - PAGE + 2  # 2 * turns messages came, 2 * turns - 2 fitted: two went
+        first = COUNT - PAGE + 2  # one turn's two messages more than fitted: the oldest two went
         assert shown_numbers(app)[0] == first
         top = chat(app).message_list.query(".more.-shown").first()
         assert f"{first} earlier messages" in str(top.render())
