@@ -9,8 +9,8 @@ moves those objects out of the collector's sight (reference counting still frees
 glibc's malloc gives each thread that allocates an arena of its own (up to eight per core), and
 memory freed in one arena serves no other thread; it also keeps freed pages inside its heaps
 until told otherwise. In a 10,000-message session (``tests/benchmarks/long_session.py``) two
-arenas took the peak RSS from 256 to 242 MB, and returning free pages after each session load and
-turn to 236 MB; a return takes 0.1-5 ms. Other C libraries (musl, macOS, Windows) have neither
+arenas took the peak RSS from 256 to 242 MB, and also returning free pages after each session load
+and turn to 239 MB; a return takes 0.1-5 ms. Other C libraries (musl, macOS, Windows) have neither
 control: there, these calls do nothing.
 """
 
