@@ -122,7 +122,7 @@ class MessageList(VerticalScroll):
         for in between would be placed by where things were before.
         """
         # One layout for the whole change, not one for the mount, one per Markdown body and one
-        # for the unmount: a page of 20 took 445-451 ms to load this way, 277-342 ms batched.
+        # for the unmount: a page of 20 at 10,000 messages took 430 ms to load this way, 282 batched.
         with self.app.batch_update():
             await self._extend(direction, page)
 
@@ -144,8 +144,7 @@ class MessageList(VerticalScroll):
                 self.release_anchor()
             await self.mount_all(views, before=mounted[0])
             self._views.update((v.message.id, v) for v in views)
-            excess = len(mounted) + len(views) - MOUNTED_LIMIT
-            await self._unmount(mounted[len(mounted) - excess :] if excess > 0 else [], later=True)
+            await self._unmount(mounted[len(mounted) - _over_limit(mounted, views) :], later=True)
             self._show_counts()
             self.call_after_refresh(self._restore, top, offset)
         else:
@@ -158,7 +157,7 @@ class MessageList(VerticalScroll):
             offset = keep.virtual_region.y - self.scroll_y if keep is not None else 0
             await self.mount_all(views, before=self._bottom)
             self._views.update((v.message.id, v) for v in views)
-            gone = mounted[: max(0, len(mounted) + len(views) - MOUNTED_LIMIT)]
+            gone = mounted[: _over_limit(mounted, views)]
             await self._unmount(gone, later=False)
             self._show_counts()
             if keep is not None and gone:
@@ -181,7 +180,7 @@ class MessageList(VerticalScroll):
             # Each turn adds two messages: the oldest mounted go as they come, or a chat kept
             # open for weeks would lay out (and hold the lines of) more of them on every turn.
             mounted = self.mounted
-            await self._unmount(mounted[: max(0, len(mounted) - MOUNTED_LIMIT)], later=False)
+            await self._unmount(mounted[: _over_limit(mounted, [])], later=False)
         self._show_counts()
         self.anchor()
         return view
@@ -281,6 +280,11 @@ class MessageList(VerticalScroll):
         else:
             self._earlier += len(views)
         await self.remove_children(list(views))
+
+
+def _over_limit(mounted: Sequence[MessageView], coming: Sequence[MessageView]) -> int:
+    """How many of ``mounted`` must go for ``coming`` to fit within :data:`MOUNTED_LIMIT`."""
+    return max(0, len(mounted) + len(coming) - MOUNTED_LIMIT)
 
 
 def _shown(message: StoredMessage) -> bool:
