@@ -37,11 +37,11 @@ def analyse_text(text: str, name: str | None = None) -> Analysis:
 
 def term_counts(text: str, name: str | None = None) -> dict[str, int]:
     """Stemmed term → count for lexical relevance."""
-    from engine.text import terms
+    from engine.text import iter_terms
 
     counts: dict[str, int] = {}
     # The speaker's name counts as a word of the message: "what did Maya say about X" should find
     # Maya's messages about X, not only messages that mention her.
-    for term in terms(f"{text} {name}" if name else text):
+    for term in iter_terms(f"{text} {name}" if name else text):
         counts[term] = counts.get(term, 0) + 1
     return counts

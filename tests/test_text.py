@@ -79,10 +79,23 @@ def test_stem_is_memoised() -> None:
         ("a b c x y", []),  # 1-character tokens go
         ("verify_token failed", ["verify_token", "verifi", "token", "fail"]),
         ("Don't stop", ["stop"]),  # contraction debris is a stopword
+        ("line 12345 failed", ["line", "12345", "fail"]),  # numbers are terms, as they are
     ],
 )
 def test_terms(text: str, expected: list[str]) -> None:
     assert terms(text) == expected
+
+
+def test_a_log_of_numbered_lines_leaves_the_stem_cache_to_words() -> None:
+    # A 1 MB log has ~14,000 distinct line numbers: stemming each would push the words a chat
+    # repeats out of the cache.
+    stem("failing")
+    before = stem.cache_info()
+    found = terms("".join(f"line {n} failing\n" for n in range(10, 5_010)))
+    after = stem.cache_info()
+    assert found[:6] == ["line", "10", "fail", "line", "11", "fail"]
+    assert after.currsize == before.currsize
+    assert after.hits == before.hits + 10_000
 
 
 @pytest.mark.parametrize("unit", ["a_", "aB", "a'", "'s", "x", "_", "é", " "])
