@@ -7,7 +7,6 @@ Pure and UI-free.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -225,25 +224,37 @@ class MemoryService:
     # --- steps ---------------------------------------------------------------------------------
 
     def _unassessed(self, session_id: int) -> tuple[list[PromptMessage], int]:
-        """The session's conversation after its last assessment, and the id it reaches."""
+        """The session's conversation after its last assessment (its most recent ASSESSED_CHARS),
+        and the id it reaches.
+
+        Read from the newest back, a page at a time, only as far as the assessment looks: reading
+        forward from the start of a 10,000-message session never assessed took 0.38 s, to keep
+        its last 150 messages.
+        """
         if self.store.get_session(session_id) is None:
             return [], 0  # deleted (or being deleted, undoable): what the user threw away is not kept
         through = self.store.memory_through(session_id)
-        messages: deque[PromptMessage] = deque()
+        newest_first: list[PromptMessage] = []
         chars = 0
-        last = through
-        # Only what follows the last assessment, a page at a time: a session may hold 10,000.
-        while page := self.store.message_page(session_id, after=last, limit=UNASSESSED_PAGE).messages:
-            for message in page:
+        last: int | None = None
+        before: int | None = None
+        while page := self.store.message_page(session_id, before=before, limit=UNASSESSED_PAGE).messages:
+            for message in reversed(page):
+                if message.id <= through:
+                    return newest_first[::-1], last if last is not None else through
                 if message.status is MessageStatus.STREAMING:
-                    return list(messages), last  # a reply being written is assessed next time, whole
-                last = message.id
+                    # A reply being written is assessed next time, whole, with what follows it.
+                    newest_first, chars, last = [], 0, None
+                    continue
+                if last is None:
+                    last = message.id
                 if in_conversation(message) and message.content.strip():
-                    messages.append(PromptMessage(message.role, message.content))
+                    if newest_first and chars + len(message.content) > ASSESSED_CHARS:
+                        return newest_first[::-1], last
+                    newest_first.append(PromptMessage(message.role, message.content))
                     chars += len(message.content)
-                    while chars > ASSESSED_CHARS and len(messages) > 1:
-                        chars -= len(messages.popleft().content)
-        return list(messages), last
+            before = page[0].id
+        return newest_first[::-1], last if last is not None else through
 
     def _write(self, session_id: int, assessment: Assessment, through: int) -> Memory:
         now = self.clock()
