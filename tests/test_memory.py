@@ -204,6 +204,30 @@ async def test_a_very_long_stretch_is_assessed_by_its_most_recent_part_and_all_o
     assert store.memory_through(sid) == ids[-1]  # not assessed again next time
 
 
+async def test_a_long_session_is_read_back_only_as_far_as_its_assessment_looks(
+    store: SqliteChatStore, memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 10,000-message session never assessed: reading it all to keep its last part took 0.38 s
+    # of the interpreter while the session was opening.
+    monkeypatch.setattr("engine.memory_service.ASSESSED_CHARS", 1_000)
+    monkeypatch.setattr("engine.memory_service.UNASSESSED_PAGE", 20)
+    sid = store.create_session("long").id
+    roles = ("user", "assistant")
+    ids = [store.add_message(sid, roles[n % 2], f"{n:03}: " + "x" * 95).id for n in range(200)]
+    pages: list[int] = []
+    read_page = store.message_page
+
+    def counted(*args: object, **kwargs: object) -> object:
+        pages.append(1)
+        return read_page(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "message_page", counted)
+    done = await memory.remember(sid)
+    assert done.messages == 10  # the last ten fit in 1,000 characters
+    assert len(pages) == 1
+    assert store.memory_through(sid) == ids[-1]
+
+
 async def test_a_reply_still_streaming_is_left_for_the_next_assessment(
     store: SqliteChatStore, memory: MemoryService
 ) -> None:
