@@ -10,8 +10,6 @@ import math
 from array import array
 from collections.abc import Mapping, Sequence
 
-_NONE: Sequence[int] = ()
-
 MAX_COUNT = 0xFFFF
 """Counts beyond this are stored as this: BM25 saturates long before (tf 65,535 and 1,000,000 weigh
 within 0.01% of each other)."""
@@ -121,6 +119,9 @@ class TermIndex:
             )
             self._weights[term] = cached
         return cached
+
+
+_NONE: Sequence[int] = ()
 
 
 class EntityIndex:

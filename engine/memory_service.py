@@ -7,11 +7,11 @@ Pure and UI-free.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from engine.chat import MessageStatus, PromptMessage
+from engine.chat import MessageStatus, PromptMessage, StoredMessage
 from engine.errors import StoreError
 from engine.memory import (
     MAX_SUMMARY_CHARS,
@@ -237,24 +237,29 @@ class MemoryService:
         newest_first: list[PromptMessage] = []
         chars = 0
         last: int | None = None
+        for message in self._newest_first(session_id, after=through):
+            if message.status is MessageStatus.STREAMING:
+                # A reply being written is assessed next time, whole, with what follows it.
+                newest_first, chars, last = [], 0, None
+                continue
+            if last is None:
+                last = message.id
+            if in_conversation(message) and message.content.strip():
+                if newest_first and chars + len(message.content) > ASSESSED_CHARS:
+                    break
+                newest_first.append(PromptMessage(message.role, message.content))
+                chars += len(message.content)
+        return newest_first[::-1], last if last is not None else through
+
+    def _newest_first(self, session_id: int, *, after: int) -> Iterator[StoredMessage]:
+        """The session's shown messages after message ``after``, newest first, a page at a time."""
         before: int | None = None
         while page := self.store.message_page(session_id, before=before, limit=UNASSESSED_PAGE).messages:
             for message in reversed(page):
-                if message.id <= through:
-                    return newest_first[::-1], last if last is not None else through
-                if message.status is MessageStatus.STREAMING:
-                    # A reply being written is assessed next time, whole, with what follows it.
-                    newest_first, chars, last = [], 0, None
-                    continue
-                if last is None:
-                    last = message.id
-                if in_conversation(message) and message.content.strip():
-                    if newest_first and chars + len(message.content) > ASSESSED_CHARS:
-                        return newest_first[::-1], last
-                    newest_first.append(PromptMessage(message.role, message.content))
-                    chars += len(message.content)
+                if message.id <= after:
+                    return
+                yield message
             before = page[0].id
-        return newest_first[::-1], last if last is not None else through
 
     def _write(self, session_id: int, assessment: Assessment, through: int) -> Memory:
         now = self.clock()
