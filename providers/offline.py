@@ -21,8 +21,8 @@ OFFLINE_CONTEXT_WINDOW = 8192
 _QUOTE_CHARS = 160
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {plural or word + 's'}"
 
 
 def digest(messages: Sequence[PromptMessage], counter: TokenCounter) -> str:
@@ -36,8 +36,8 @@ def digest(messages: Sequence[PromptMessage], counter: TokenCounter) -> str:
     parts = [
         "**Offline model.** No model is connected, so this answer was made on your machine.",
         "",
-        f"I received {_plural(len(messages), 'message')} "
-        f"({roles['system']} system, {roles['user']} from you, {roles['assistant']} replies), "
+        f"I received {_plural(len(messages), 'message')} ({roles['system']} system, "
+        f"{roles['user']} from you, {_plural(roles['assistant'], 'reply', 'replies')}), "
         f"{approx}{tokens:,} tokens in all.",
         f"Your last message has {_plural(len(last), 'character')}, {_plural(words, 'word')} "
         f"and {approx}{_plural(counter.count(last), 'token')}.",

@@ -25,7 +25,7 @@ async def reply_to(messages: list[PromptMessage]) -> tuple[str, list[object]]:
 async def test_reply_is_a_digest_of_the_request() -> None:
     text, events = await reply_to(PROMPT)
     assert "Offline model" in text
-    assert "4 messages (1 system, 2 from you, 1 replies)" in text
+    assert "4 messages (1 system, 2 from you, 1 reply)" in text
     assert "> what did I say?" in text
     assert sum(isinstance(e, TextDelta) for e in events) > 10  # it streams, like a real model
     assert isinstance(events[-1], ReplyFinished)
