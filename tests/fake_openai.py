@@ -5,6 +5,11 @@ Endpoints:
   POST /v1/chat/completions   stream false, or true as SSE (with a final usage chunk when
                               ``stream_options.include_usage`` is true)
   POST /_fake/faults          ``{"faults": ["429", "slow_first_token:2", ...]}`` queues faults
+  POST /_fake/settings        ``{"reply": ..., "chunk_delay": ..., "piece_chars": ...}`` (any of them)
+  GET  /_fake/requests        each chat request's ``received_at``, ``finished_at`` and ``outcome``
+
+The two ``/_fake`` controls let a client in another process (a benchmark that must measure only
+the app's own memory and CPU) drive the server as tests drive its attributes.
 
 Each queued fault (``server.faults``, first in first out) is consumed by the next chat request; a
 request header ``X-Fake-Fault: NAME[:ARG]`` applies to that request only. Faults:
@@ -61,6 +66,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MODELS = ["fake-model", "fake-model-large"]
+SETTINGS = frozenset({"reply", "chunk_delay", "piece_chars"})
+"""What ``POST /_fake/settings`` may change."""
+TIMINGS = ("received_at", "finished_at", "outcome")
+"""What ``GET /_fake/requests`` reports of each chat request."""
 
 FakeRequest = dict[str, Any]
 """A recorded request: ``path``, ``headers`` (lower-case names), ``body`` (parsed JSON), ``outcome``."""
@@ -221,6 +230,9 @@ class _Handler(BaseHTTPRequestHandler):
             if self.server.owner.model_window is not None:
                 described["max_model_len"] = self.server.owner.model_window
             self._send_json(200, described)
+        elif self.path == "/_fake/requests":
+            timings = [{key: r.get(key) for key in TIMINGS} for r in self.server.owner.requests]
+            self._send_json(200, timings)
         else:
             self._send_json(404, _error_body(f"Unknown path {self.path}", "not_found"))
 
@@ -235,6 +247,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/_fake/faults":
             owner.faults.extend(body.get("faults", []))
             self._send_json(200, {"queued": list(owner.faults)})
+            return
+        if self.path == "/_fake/settings":
+            changed = sorted(SETTINGS & body.keys())
+            for key in changed:
+                setattr(owner, key, body[key])
+            self._send_json(200, {"changed": changed})
             return
         if self.path != "/v1/chat/completions":
             self._send_json(404, _error_body(f"Unknown path {self.path}", "not_found"))

@@ -1,0 +1,53 @@
+"""The fake server's own controls, as a benchmark in another process drives them."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from typing import Any
+
+import openai
+
+from tests.fake_openai import FakeOpenAIServer
+
+
+def control(server: FakeOpenAIServer, path: str, body: dict[str, Any] | None = None) -> Any:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(server.base_url.removesuffix("/v1") + path, data=data)
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        return json.load(answer)
+
+
+def ask(server: FakeOpenAIServer) -> str:
+    client = openai.OpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0)
+    try:
+        stream = client.chat.completions.create(
+            model="fake-model", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        return "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    finally:
+        client.close()
+
+
+def test_settings_change_the_reply_and_how_it_streams() -> None:
+    with FakeOpenAIServer() as server:
+        assert ask(server) == "Echo: hi"
+        answer = control(server, "/_fake/settings", {"reply": "abcdef", "piece_chars": 2, "unknown": 1})
+        assert answer == {"changed": ["piece_chars", "reply"]}
+        assert ask(server) == "abcdef"
+        assert (server.reply, server.piece_chars) == ("abcdef", 2)
+
+
+def test_requests_report_when_each_reply_was_received_and_finished() -> None:
+    with FakeOpenAIServer(reply="one two") as server:
+        ask(server)
+        ask(server)
+        # The server notes a reply finished just after writing it: the client may have read it first.
+        deadline = time.monotonic() + 5
+        while (timings := control(server, "/_fake/requests"))[-1]["finished_at"] is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    assert [t["outcome"] for t in timings] == ["complete", "complete"]
+    first, second = timings
+    assert first["received_at"] <= first["finished_at"] <= second["received_at"] <= second["finished_at"]
