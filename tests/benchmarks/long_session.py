@@ -4,8 +4,9 @@ Builds (in a scratch data dir, or once into ``--reuse DB``) a session of 10,000 
 the same Zipf-law writer as ``curation_speed.py``: short user messages, assistant replies of a few
 paragraphs and sometimes a code block, stored with their token counts and curated once, as the app
 leaves them, with "summarize, for all of this session" answered to the consent dialog. Then a fresh
-process (so that its peak RSS is the app's own) runs the real app headless at 120×40 against the
-loopback fake server and measures:
+process runs the real app headless at 120×40 against the loopback fake server, which runs in the
+parent process (driven through its ``/_fake`` controls): the measuring process holds only the
+app, so its peak RSS and its CPU time are the app's own. It measures:
 
 * open: from starting the app to the session's last message on screen; then to the context
   panel's figures (the curation built in a worker), and the longest the event loop stalled meanwhile;
@@ -15,7 +16,7 @@ loopback fake server and measures:
   piece written): curation, storage and rendering, split into before the request and after the reply.
   Twice: with a model that answers at once (all of Heedful's drawing is then serial: the worst
   case), and with one that takes 0.4 s to its first piece, as real models do, while Heedful draws;
-* streaming: 1,000 pieces at 200/s, CPU share of one core and lag after the last piece;
+* streaming: 1,000 pieces at 200/s, the app's CPU share of one core and lag after the last piece;
 * a 1 MB reply (1,000 pieces of 1 kB, as fast as the server writes): from its last piece to the
   whole reply on screen, and reopening the session with it as the last message;
 * peak RSS of the app process.
@@ -30,8 +31,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import itertools
+import json
 import os
 import random
 import resource
@@ -39,17 +40,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 if TYPE_CHECKING:
     from engine.chat import StoredMessage
-    from tests.fake_openai import FakeOpenAIServer
     from tui.screens.chat import ChatScreen
 
 SIZE = (120, 40)
@@ -103,16 +103,37 @@ def build(messages: int) -> None:
     store.close()
 
 
-def app_cpu() -> float:
-    """CPU seconds used so far by the app's threads: the process's, less the fake server's (it
-    runs in this process, and its request threads come and go)."""
-    total = 0.0
-    for thread in threading.enumerate():
-        if thread.ident is None or thread.name.startswith(("fake-openai", "Thread-")):
-            continue
-        with contextlib.suppress(OSError):  # it ended meanwhile
-            total += time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
-    return total
+class ServerControl:
+    """The fake server in the parent process, driven through its ``/_fake`` controls."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+
+    def _call(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base_url.removesuffix("/v1") + path, data=data)
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.load(answer)
+
+    def settings(self, **settings: object) -> None:
+        """Change the reply, the delay between pieces or the piece size."""
+        self._call("/_fake/settings", settings)
+
+    def fault(self, name: str) -> None:
+        self._call("/_fake/faults", {"faults": [name]})
+
+    async def last_request(self) -> dict[str, float]:
+        """The last chat request's timings (perf_counter: one clock for both processes), once its
+        last piece is written: the server notes it just after writing, and the app may read and
+        draw the reply before the server gets that far. Asked for after a measure, not during."""
+        found: list[dict[str, float]] = []
+
+        def finished() -> bool:
+            found[:] = self._call("/_fake/requests")[-1:]
+            return bool(found) and found[0]["finished_at"] is not None
+
+        await poll(finished, 10, step=0.02)
+        return found[0]
 
 
 def memory() -> str:
@@ -144,36 +165,30 @@ async def poll(predicate: Callable[[], object], seconds: float, *, step: float =
     return time.perf_counter()
 
 
-async def last_piece_at(server: FakeOpenAIServer) -> float:
-    """When the server wrote the last request's last piece. It notes the time just after writing,
-    and the app may read and draw the reply before the server's thread gets that far."""
-    request = server.requests[-1]
-    await poll(lambda: "finished_at" in request, 10)
-    return request["finished_at"]
-
-
-async def turns(screen: ChatScreen, server: FakeOpenAIServer, label: str, *, fault: str = "") -> None:
+async def turns(screen: ChatScreen, server: ServerControl, label: str, *, fault: str = "") -> None:
     """Five turns of a 50-piece reply; prints each one's time outside the model, and the median's
     parts: before the request, and from the reply's last piece to it settled on screen."""
     from engine.chat import MessageStatus
 
     overheads, befores, afters, panels = [], [], [], []
     for n in range(5):
-        count = len(server.requests)
         if fault:
-            server.faults.append(fault)
+            server.fault(fault)
+        last = screen.message_list.last_reply()
+        # The last turn's reply reads the same as this one's: only a new one will do.
+        last_id = last.id if last is not None else None
+
+        def new_and_whole(reply: StoredMessage, last_id: int | None = last_id) -> bool:
+            return reply.id != last_id and reply.status == MessageStatus.COMPLETE
+
         screen.composer.text = f"what about the deploy fails number {n}"
         sent = time.perf_counter()
         screen.composer.action_submit()
-        await poll(lambda c=count: len(server.requests) > c, 30)  # type: ignore[misc]
-        done = await poll(
-            replied(screen, lambda r: r.status == MessageStatus.COMPLETE and r.content.endswith("word49")),
-            30,
-        )
+        done = await poll(replied(screen, new_and_whole), 30)
         panel = await poll(lambda: screen.settled, 30)
         panels.append(1000 * (panel - done))
-        request = server.requests[-1]
-        finished = await last_piece_at(server)
+        request = await server.last_request()
+        finished = request["finished_at"]
         model_time = finished - request["received_at"]
         overheads.append(1000 * (done - sent - model_time))
         befores.append(1000 * (request["received_at"] - sent))
@@ -188,12 +203,11 @@ async def turns(screen: ChatScreen, server: FakeOpenAIServer, label: str, *, fau
     )
 
 
-async def measure() -> None:
+async def measure(server: ServerControl) -> None:
     started = time.perf_counter()
     from sessions import paths
     from sessions.store import SqliteChatStore
     from tests.apphelpers import chat, make_app
-    from tests.fake_openai import FakeOpenAIServer
     from tui.widgets.message_list import PAGE
 
     store = SqliteChatStore(paths.database_path())
@@ -204,119 +218,119 @@ async def measure() -> None:
     store.close()
     imported = time.perf_counter()
 
-    with FakeOpenAIServer(reply=" ".join(f"word{n}" for n in range(50))) as server:
-        app = make_app(base_url=server.base_url, model="fake-model")
-        ticks: list[float] = []
-        async with app.run_test(size=SIZE) as pilot:
-            app.set_interval(0.01, lambda: ticks.append(time.perf_counter()))
-            screen = chat(app)
-            shown = await poll(lambda: screen.message_list.view_for(last_id) is not None, 60)
-            ready = await poll(lambda: screen.context is not None and not screen.busy, 120)
-            stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
-            rss_open = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            print(
-                f"open: first screen {1000 * (shown - imported):.0f} ms after start "
-                f"(+{1000 * (imported - started):.0f} ms of imports and reading the session id), "
-                f"context ready after {1000 * (ready - imported):.0f} ms, "
-                f"longest event-loop stall {1000 * stall:.0f} ms; peak RSS so far {rss_open:.0f} MB"
-            )
+    app = make_app(base_url=server.base_url, model="fake-model")
+    ticks: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        app.set_interval(0.01, lambda: ticks.append(time.perf_counter()))
+        screen = chat(app)
+        shown = await poll(lambda: screen.message_list.view_for(last_id) is not None, 60)
+        ready = await poll(lambda: screen.context is not None and not screen.busy, 120)
+        stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
+        rss_open = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            f"open: first screen {1000 * (shown - imported):.0f} ms after start "
+            f"(+{1000 * (imported - started):.0f} ms of imports and reading the session id), "
+            f"context ready after {1000 * (ready - imported):.0f} ms, "
+            f"longest event-loop stall {1000 * stall:.0f} ms; peak RSS so far {rss_open:.0f} MB"
+        )
 
-            # Scroll to the top as a user holding the wheel would: up whenever the list is not
-            # waiting for a page, until the session's first message is mounted.
-            messages = screen.message_list
-            began, steps = time.perf_counter(), 0
-            try:
-                while messages.view_for(first_id) is None:
-                    if not messages.paging:
-                        messages.scroll_to(y=0, animate=False, immediate=True, force=True)
-                        steps += 1
-                    await asyncio.sleep(0.005)
-                    if time.perf_counter() - began > SCROLL_SECONDS:
-                        raise TimeoutError
-                print(
-                    f"scroll to top: {time.perf_counter() - began:.2f} s ({steps} scrolls to the top "
-                    f"of what was mounted; {len(messages.mounted)} messages mounted at the end)"
-                )
-            except TimeoutError:
-                print(
-                    f"scroll to top: not reached after {SCROLL_SECONDS} s: {steps} pages of {PAGE} "
-                    f"({1000 * SCROLL_SECONDS / max(steps, 1):.0f} ms a page)"
-                )
-            print(memory())
-            began = time.perf_counter()
-            await pilot.press("ctrl+end")
-            await poll(lambda: messages.view_for(last_id) is not None and not messages.paging, 30)
-            jumped = time.perf_counter()
-            await pilot.press("ctrl+home")
-            await poll(lambda: messages.view_for(first_id) is not None and not messages.paging, 30)
+        # Scroll to the top as a user holding the wheel would: up whenever the list is not
+        # waiting for a page, until the session's first message is mounted.
+        messages = screen.message_list
+        began, steps = time.perf_counter(), 0
+        try:
+            while messages.view_for(first_id) is None:
+                if not messages.paging:
+                    messages.scroll_to(y=0, animate=False, immediate=True, force=True)
+                    steps += 1
+                await asyncio.sleep(0.005)
+                if time.perf_counter() - began > SCROLL_SECONDS:
+                    raise TimeoutError
             print(
-                f"Ctrl+End back to the latest: {1000 * (jumped - began):.0f} ms; "
-                f"Ctrl+Home to the first message: {1000 * (time.perf_counter() - jumped):.0f} ms"
+                f"scroll to top: {time.perf_counter() - began:.2f} s ({steps} scrolls to the top "
+                f"of what was mounted; {len(messages.mounted)} messages mounted at the end)"
             )
-
-            print(memory())
-            await screen.open_session(session.id).wait()
-            await poll(lambda: screen.context is not None and not screen.busy, 120)
-            # A model that answers at once: everything Heedful does in a turn is serial, drawing
-            # the message and the context included. The worst case, and the issue's measure.
-            await turns(screen, server, "one turn, outside the model")
-            # A model that thinks before its first piece, as every real one does (a prompt of
-            # ~100,000 tokens takes a real one seconds): Heedful draws the message, the context and
-            # the reply's place meanwhile, so only its time before the request and after the
-            # last piece adds to the turn.
-            server.chunk_delay = TURN_PIECE_DELAY
-            await turns(
-                screen,
-                server,
-                f"one turn with a model taking {1000 * FIRST_PIECE_DELAY:.0f} ms to its first piece",
-                fault=f"slow_first_token:{FIRST_PIECE_DELAY}",
-            )
-            server.chunk_delay = 0.0
-
-            print(memory())
-            # Streaming a fast model.
-            server.reply = " ".join(f"piece{n}" for n in range(STREAM_PIECES))
-            server.chunk_delay = STREAM_DELAY
-            screen.composer.text = "stream please"
-            cpu, all_cpu, wall = app_cpu(), time.process_time(), time.perf_counter()
-            screen.composer.action_submit()
-            done = await poll(
-                replied(screen, lambda r: r.content.endswith(f"piece{STREAM_PIECES - 1}")),
-                60,
-                step=0.02,
-            )
-            used, all_used = app_cpu() - cpu, time.process_time() - all_cpu
-            last_piece = await last_piece_at(server)
+        except TimeoutError:
             print(
-                f"streaming {STREAM_PIECES} pieces at {1 / STREAM_DELAY:.0f}/s: "
-                f"CPU {used / (done - wall):.0%} of a core ({all_used / (done - wall):.0%} with the "
-                f"fake server's threads), lag after the last piece {1000 * (done - last_piece):.0f} ms"
+                f"scroll to top: not reached after {SCROLL_SECONDS} s: {steps} pages of {PAGE} "
+                f"({1000 * SCROLL_SECONDS / max(steps, 1):.0f} ms a page)"
             )
+        print(memory())
+        began = time.perf_counter()
+        await pilot.press("ctrl+end")
+        await poll(lambda: messages.view_for(last_id) is not None and not messages.paging, 30)
+        jumped = time.perf_counter()
+        await pilot.press("ctrl+home")
+        await poll(lambda: messages.view_for(first_id) is not None and not messages.paging, 30)
+        print(
+            f"Ctrl+End back to the latest: {1000 * (jumped - began):.0f} ms; "
+            f"Ctrl+Home to the first message: {1000 * (time.perf_counter() - jumped):.0f} ms"
+        )
 
-            print(memory())
-            # A 1 MB reply as fast as the server can write it.
-            line = "The quick brown fox jumps over the lazy dog, again and again, line {n}.\n"
-            big = "".join(line.format(n=n) for n in range(BIG_REPLY_CHARS // len(line) + 1))[:BIG_REPLY_CHARS]
-            server.reply, server.chunk_delay, server.piece_chars = big, 0.0, 1_000
-            screen.composer.text = "a big one"
-            ticks.clear()
-            sent = time.perf_counter()
-            screen.composer.action_submit()
-            done = await poll(
-                replied(screen, lambda r: len(r.content) == len(big)),
-                120,
-            )
-            stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
-            last_piece = await last_piece_at(server)
-            print(
-                f"1 MB reply: whole on screen {1000 * (done - last_piece):.0f} ms after its last piece "
-                f"({done - sent:.2f} s from Enter), longest event-loop stall {1000 * stall:.0f} ms"
-            )
-            print(memory())
-            reopened = time.perf_counter()
-            await screen.open_session(session.id).wait()
-            print(f"reopening the session with the 1 MB reply last: {time.perf_counter() - reopened:.2f} s")
-            print(memory())
+        print(memory())
+        await screen.open_session(session.id).wait()
+        await poll(lambda: screen.context is not None and not screen.busy, 120)
+        # A model that answers at once: everything Heedful does in a turn is serial, drawing
+        # the message and the context included. The worst case, and the issue's measure.
+        await turns(screen, server, "one turn, outside the model")
+        # A model that thinks before its first piece, as every real one does (a prompt of
+        # ~100,000 tokens takes a real one seconds): Heedful draws the message, the context and
+        # the reply's place meanwhile, so only its time before the request and after the
+        # last piece adds to the turn.
+        server.settings(chunk_delay=TURN_PIECE_DELAY)
+        await turns(
+            screen,
+            server,
+            f"one turn with a model taking {1000 * FIRST_PIECE_DELAY:.0f} ms to its first piece",
+            fault=f"slow_first_token:{FIRST_PIECE_DELAY}",
+        )
+        server.settings(chunk_delay=0.0)
+
+        print(memory())
+        # Streaming a fast model.
+        server.settings(reply=" ".join(f"piece{n}" for n in range(STREAM_PIECES)), chunk_delay=STREAM_DELAY)
+        screen.composer.text = "stream please"
+        cpu, wall = time.process_time(), time.perf_counter()
+        screen.composer.action_submit()
+        done = await poll(
+            replied(screen, lambda r: r.content.endswith(f"piece{STREAM_PIECES - 1}")),
+            60,
+            step=0.02,
+        )
+        used = time.process_time() - cpu
+        last_piece = (await server.last_request())["finished_at"]
+        print(
+            f"streaming {STREAM_PIECES} pieces at {1 / STREAM_DELAY:.0f}/s: "
+            f"CPU {used / (done - wall):.0%} of a core, "
+            f"lag after the last piece {1000 * (done - last_piece):.0f} ms"
+        )
+
+        print(memory())
+        # A 1 MB reply as fast as the server can write it.
+        line = "The quick brown fox jumps over the lazy dog, again and again, line {n}.\n"
+        big = "".join(line.format(n=n) for n in range(BIG_REPLY_CHARS // len(line) + 1))[:BIG_REPLY_CHARS]
+        server.settings(reply=big, chunk_delay=0.0, piece_chars=1_000)
+        big_chars = len(big)
+        del big  # the app's own copies are what is measured
+        screen.composer.text = "a big one"
+        ticks.clear()
+        sent = time.perf_counter()
+        screen.composer.action_submit()
+        done = await poll(
+            replied(screen, lambda r: len(r.content) == big_chars),
+            120,
+        )
+        stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
+        last_piece = (await server.last_request())["finished_at"]
+        print(
+            f"1 MB reply: whole on screen {1000 * (done - last_piece):.0f} ms after its last piece "
+            f"({done - sent:.2f} s from Enter), longest event-loop stall {1000 * stall:.0f} ms"
+        )
+        print(memory())
+        reopened = time.perf_counter()
+        await screen.open_session(session.id).wait()
+        print(f"reopening the session with the 1 MB reply last: {time.perf_counter() - reopened:.2f} s")
+        print(memory())
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: {rss:.0f} MB")
 
@@ -328,9 +342,10 @@ def main() -> None:
         "--reuse", type=Path, metavar="DB", help="build the session into DB once, then measure a copy of it"
     )
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--server", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        asyncio.run(measure())
+        asyncio.run(measure(ServerControl(args.server)))
         return
     with tempfile.TemporaryDirectory() as scratch:
         os.environ["HEEDFUL_DATA_DIR"] = f"{scratch}/data"
@@ -347,7 +362,13 @@ def main() -> None:
         else:
             database.parent.mkdir(parents=True)
             shutil.copyfile(args.reuse, database)
-        subprocess.run([sys.executable, __file__, "--measure"], check=True)
+        from tests.fake_openai import FakeOpenAIServer
+
+        # Here, not in the measuring process: its threads, the replies it holds and its CPU
+        # would count as the app's.
+        with FakeOpenAIServer(reply=" ".join(f"word{n}" for n in range(50))) as server:
+            command = [sys.executable, __file__, "--measure", "--server", server.base_url]
+            subprocess.run(command, check=True)
 
 
 if __name__ == "__main__":
