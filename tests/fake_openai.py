@@ -65,6 +65,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fake_openai_errors import BAD_GATEWAY_HTML, ERRORS, error_body
+
 MODELS = ["fake-model", "fake-model-large"]
 SETTINGS = frozenset({"reply", "chunk_delay", "piece_chars"})
 """What ``POST /_fake/settings`` may change."""
@@ -73,62 +75,6 @@ TIMINGS = ("received_at", "finished_at", "outcome")
 
 FakeRequest = dict[str, Any]
 """A recorded request: ``path``, ``headers`` (lower-case names), ``body`` (parsed JSON), ``outcome``."""
-
-ERRORS: dict[str, tuple[int, dict[str, Any]]] = {
-    "429": (
-        429,
-        {
-            "message": "Rate limit reached for fake-model on requests per min (RPM): "
-            "Limit 3, Used 3, Requested 1.",
-            "type": "requests",
-            "param": None,
-            "code": "rate_limit_exceeded",
-        },
-    ),
-    "500": (
-        500,
-        {
-            "message": "The server had an error while processing your request. Sorry about that!",
-            "type": "server_error",
-            "param": None,
-            "code": None,
-        },
-    ),
-    "503": (
-        503,
-        {
-            "message": "The engine is currently overloaded, please try again later.",
-            "type": "server_error",
-            "param": None,
-            "code": None,
-        },
-    ),
-    "401": (
-        401,
-        {
-            "message": "Incorrect API key provided: sk-wrong. You can find your API key at "
-            "https://platform.openai.com/account/api-keys.",
-            "type": "invalid_request_error",
-            "param": None,
-            "code": "invalid_api_key",
-        },
-    ),
-    "context_length": (
-        400,
-        {
-            "message": "This model's maximum context length is 8192 tokens. However, your messages "
-            "resulted in 9000 tokens. Please reduce the length of the messages.",
-            "type": "invalid_request_error",
-            "param": "messages",
-            "code": "context_length_exceeded",
-        },
-    ),
-}
-
-BAD_GATEWAY_HTML = (
-    b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
-    b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
-)
 
 # Faults that stop a stream half way.
 _MID_STREAM = ("cutoff", "truncate", "stream_error", "invalid_json", "malformed_sse")
@@ -145,10 +91,6 @@ def _text_of(content: Any) -> str:
     if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
     return ""
-
-
-def _error_body(message: str, code: str | None = None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -234,14 +176,14 @@ class _Handler(BaseHTTPRequestHandler):
             timings = [{key: r.get(key) for key in TIMINGS} for r in self.server.owner.requests]
             self._send_json(200, timings)
         else:
-            self._send_json(404, _error_body(f"Unknown path {self.path}", "not_found"))
+            self._send_json(404, error_body(f"Unknown path {self.path}", "not_found"))
 
     def do_POST(self) -> None:
         try:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
         except ValueError:
-            self._send_json(400, _error_body("Invalid JSON body"))
+            self._send_json(400, error_body("Invalid JSON body"))
             return
         owner = self.server.owner
         if self.path == "/_fake/faults":
@@ -255,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"changed": changed})
             return
         if self.path != "/v1/chat/completions":
-            self._send_json(404, _error_body(f"Unknown path {self.path}", "not_found"))
+            self._send_json(404, error_body(f"Unknown path {self.path}", "not_found"))
             return
         request: FakeRequest = {
             "path": self.path,
@@ -272,7 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
                 # Kept for the fixture to re-raise in the test; otherwise the failure would only
                 # show up as a puzzling error in the client.
                 owner.hook_errors.append(err)
-                self._send_json(500, _error_body(f"on_request hook failed: {err!r}"))
+                self._send_json(500, error_body(f"on_request hook failed: {err!r}"))
                 request["outcome"] = "fault"
                 return
         fault = self.headers.get("X-Fake-Fault") or (owner.faults.pop(0) if owner.faults else "")
