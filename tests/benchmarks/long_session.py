@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +134,22 @@ class ServerControl:
 
         await poll(finished, 10, step=0.02)
         return found[0]
+
+
+async def streamed(
+    server: ServerControl, send: Callable[[], Awaitable[object]], whole: Callable[[], object], *, step: float
+) -> str:
+    """Send a message whose reply streams, wait until ``whole()``; the app's CPU share of one core
+    over the stream, and how far behind the server's last piece it was whole on screen."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    await send()
+    done = await poll(whole, 60, step=step)
+    used = time.process_time() - cpu
+    last_piece = (await server.last_request())["finished_at"]
+    return (
+        f"stream {last_piece - wall:.2f} s, CPU {used / (done - wall):.0%} of a core, "
+        f"lag after the last piece {1000 * (done - last_piece):.0f} ms"
+    )
 
 
 def memory() -> str:
@@ -290,20 +306,13 @@ async def measure(server: ServerControl) -> None:
         # Streaming a fast model.
         server.settings(reply=" ".join(f"piece{n}" for n in range(STREAM_PIECES)), chunk_delay=STREAM_DELAY)
         screen.composer.text = "stream please"
-        cpu, wall = time.process_time(), time.perf_counter()
-        screen.composer.action_submit()
-        done = await poll(
-            replied(screen, lambda r: r.content.endswith(f"piece{STREAM_PIECES - 1}")),
-            60,
-            step=0.02,
-        )
-        used = time.process_time() - cpu
-        last_piece = (await server.last_request())["finished_at"]
-        print(
-            f"streaming {STREAM_PIECES} pieces at {1 / STREAM_DELAY:.0f}/s: "
-            f"CPU {used / (done - wall):.0%} of a core, "
-            f"lag after the last piece {1000 * (done - last_piece):.0f} ms"
-        )
+
+        async def submit() -> None:
+            screen.composer.action_submit()
+
+        whole = replied(screen, lambda r: r.content.endswith(f"piece{STREAM_PIECES - 1}"))
+        figures = await streamed(server, submit, whole, step=0.02)
+        print(f"streaming {STREAM_PIECES} pieces at {1 / STREAM_DELAY:.0f}/s: {figures}")
 
         print(memory())
         # A 1 MB reply as fast as the server can write it.

@@ -20,7 +20,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -34,7 +33,7 @@ REPLY = " ".join(f"word{n}" for n in range(PIECES))
 
 async def measure(server_url: str) -> None:
     from tests.apphelpers import chat, make_app, send, views
-    from tests.benchmarks.long_session import ServerControl, poll
+    from tests.benchmarks.long_session import ServerControl, streamed
     from tests.test_app import body
 
     server = ServerControl(server_url)
@@ -44,16 +43,13 @@ async def measure(server_url: str) -> None:
         server.settings(chunk_delay=DELAY)
         screen = chat(app)
         screen.composer.insert("go")
-        cpu, wall = time.process_time(), time.perf_counter()
-        await pilot.press("enter")
-        done = await poll(lambda: len(views(app)) == 4 and body(views(app)[-1]) == REPLY, 60, step=0.01)
-        used = time.process_time() - cpu
-        last_piece = (await server.last_request())["finished_at"]
-        print(
-            f"{PIECES} pieces at {1 / DELAY:.0f}/s: stream {last_piece - wall:.2f} s, "
-            f"CPU {used / (done - wall):.0%} of a core, "
-            f"lag after the last piece {1000 * (done - last_piece):.0f} ms"
+        figures = await streamed(
+            server,
+            lambda: pilot.press("enter"),
+            lambda: len(views(app)) == 4 and body(views(app)[-1]) == REPLY,
+            step=0.01,
         )
+        print(f"{PIECES} pieces at {1 / DELAY:.0f}/s: {figures}")
 
 
 def main() -> None:
