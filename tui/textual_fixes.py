@@ -1,16 +1,24 @@
-"""Work-arounds for Textual bugs that cost Heedful dearly, each undone once Textual fixes it.
+"""Work-arounds for bugs in Textual (and the libraries it draws with) that cost Heedful dearly,
+each undone once fixed upstream.
 
 ``StylesCache.get_inner_outer`` (textual 8.2.8) is an instance method under ``lru_cache(1024)``:
 the cache keeps the last 1,024 widgets' style caches alive, with every line each had drawn, long
 after the widgets are gone (Textualize/textual#6665). Scrolling a long session replaces widgets
 page after page: measured at 10,000 messages, 60 pages of wheel scrolling grew the process by
 82 MB, and by 52 MB with this fix (what is left is the 60 messages mounted at a time).
+
+mdurl (0.1.2) fills its percent-encoding tables on first use, publishing each table before filling
+it. Textual's Markdown parses in the default thread pool, so a page of messages mounted at once
+parses in several threads: one that finds a half-filled table fails with an IndexError on the
+session's first link, and the app stops with a traceback (seen once in the long-session
+benchmark). Filling the tables on the main thread before any Markdown is parsed closes the race.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+from markdown_it.common.normalize_url import normalizeLink, normalizeLinkText
 from textual._styles_cache import StylesCache
 from textual.color import Color
 from textual.style import Style
@@ -26,8 +34,15 @@ def _get_inner_outer(self: StylesCache, base_background: Color, background: Colo
     return _inner_outer(base_background, background)
 
 
+def _fill_mdurl_tables() -> None:
+    """Have mdurl build, in this thread, the tables markdown-it's link normalizers use."""
+    normalizeLink("https://example.com/")
+    normalizeLinkText("https://example.com/")
+
+
 def install() -> None:
-    """Apply the fixes still needed by the Textual in use (idempotent)."""
+    """Apply the fixes still needed by the libraries in use (idempotent)."""
+    _fill_mdurl_tables()
     method = StylesCache.__dict__.get("get_inner_outer")
     if hasattr(method, "cache_clear"):  # still the leaking lru_cache: a fixed Textual has none
         method.cache_clear()  # type: ignore[union-attr]
