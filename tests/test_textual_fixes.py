@@ -8,6 +8,11 @@ import threading
 import mdurl._decode
 import mdurl._encode
 from markdown_it import MarkdownIt
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.widget import Widget
+from textual.widgets import Static
 
 from tui import textual_fixes
 
@@ -47,3 +52,31 @@ def test_markdown_with_links_parses_in_many_threads_at_once_after_install() -> N
             assert _parse_in_threads() == []
     finally:
         sys.setswitchinterval(interval)
+
+
+class _Lines(App[None]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield from (Static(f"line {n}", id=f"line-{n}") for n in range(60))
+
+
+async def test_a_layout_arranges_the_screen_once() -> None:
+    # Refreshing a widget off screen marked the map stale; the layout that follows arranged the
+    # whole screen, and the first widget to ask its region after it had it arranged again.
+    textual_fixes.install()
+    app = _Lines()
+    async with app.run_test(size=(40, 10)) as pilot:
+        compositor = app.screen._compositor
+        arranged: list[bool] = []
+        arrange = compositor._arrange_root
+
+        def counting(root: Widget, size: Size, visible_only: bool = True) -> object:
+            arranged.append(visible_only)
+            return arrange(root, size, visible_only)
+
+        compositor._arrange_root = counting  # type: ignore[method-assign]
+        off_screen = app.query_one("#line-50", Static)
+        off_screen.update("line 50, changed")
+        await pilot.pause()
+        assert off_screen.region.y > 10  # known, below the screen
+        assert arranged.count(False) == 1  # the whole screen, once

@@ -12,6 +12,11 @@ it. Textual's Markdown parses in the default thread pool, so a page of messages 
 parses in several threads: one that finds a half-filled table fails with an IndexError on the
 session's first link, and the app stops with a traceback (seen once in the long-session
 benchmark). Filling the tables on the main thread before any Markdown is parsed closes the race.
+
+``Compositor.reflow`` (textual 8.2.8) arranges every widget into a new full map but leaves the map
+marked invalid when it was (any refreshed widget off screen marks it so). The first widget asking
+for its region after the layout then has the whole screen arranged a second time: measured at
+10,000 messages, four extra arrangements a turn, 14-32 ms of the turn's time.
 """
 
 from __future__ import annotations
@@ -19,9 +24,12 @@ from __future__ import annotations
 from functools import lru_cache
 
 from markdown_it.common.normalize_url import normalizeLink, normalizeLinkText
+from textual._compositor import Compositor, ReflowResult
 from textual._styles_cache import StylesCache
 from textual.color import Color
+from textual.geometry import Size
 from textual.style import Style
+from textual.widget import Widget
 
 
 @lru_cache(1024)
@@ -40,6 +48,15 @@ def _fill_mdurl_tables() -> None:
     normalizeLinkText("https://example.com/")
 
 
+_reflow = Compositor.reflow
+
+
+def _reflow_keeping_map(self: Compositor, parent: Widget, size: Size) -> ReflowResult:
+    result = _reflow(self, parent, size)
+    self._full_map_invalidated = False  # the map was just made whole, from this root and size
+    return result
+
+
 def install() -> None:
     """Apply the fixes still needed by the libraries in use (idempotent)."""
     _fill_mdurl_tables()
@@ -47,3 +64,4 @@ def install() -> None:
     if hasattr(method, "cache_clear"):  # still the leaking lru_cache: a fixed Textual has none
         method.cache_clear()  # type: ignore[union-attr]
         StylesCache.get_inner_outer = _get_inner_outer  # type: ignore[method-assign,assignment]
+    Compositor.reflow = _reflow_keeping_map  # type: ignore[method-assign]
