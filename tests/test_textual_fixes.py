@@ -8,6 +8,7 @@ import threading
 import mdurl._decode
 import mdurl._encode
 from markdown_it import MarkdownIt
+from textual._compositor import CompositorMap
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.geometry import Size
@@ -70,7 +71,9 @@ async def test_a_layout_arranges_the_screen_once() -> None:
         arranged: list[bool] = []
         arrange = compositor._arrange_root
 
-        def counting(root: Widget, size: Size, visible_only: bool = True) -> object:
+        def counting(
+            root: Widget, size: Size, visible_only: bool = True
+        ) -> tuple[CompositorMap, set[Widget]]:
             arranged.append(visible_only)
             return arrange(root, size, visible_only)
 
