@@ -22,6 +22,7 @@ from engine.context_view import EntityView, ItemView, Mark, Section
 from engine.curation_calls import CallsReport, CallUsage
 from tui.messages import ContextAction
 from tui.sanitize import inert
+from tui.widgets.static_update import update_in_place
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
@@ -104,7 +105,7 @@ def _entity_matches(entity: EntityView, needle: str) -> bool:
 def _say(static: Static, text: str) -> None:
     """Show plain ``text`` unless it is already shown: an update re-lays out the panel."""
     if str(static.content) != text:
-        static.update(Content(text))
+        update_in_place(static, Content(text))
 
 
 class ContextList(OptionList):

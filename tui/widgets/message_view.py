@@ -19,6 +19,7 @@ from engine.chat import MessageStatus, StoredMessage
 from engine.context_view import ItemView, Mark, Section
 from tui.messages import ContextAction, MessageAction
 from tui.sanitize import inert
+from tui.widgets.static_update import update_in_place
 
 MARKDOWN_LIMIT = 40_000
 """Above this many characters a message is shown as plain text in a read-only TextArea: Textual's
@@ -146,7 +147,7 @@ class MessageView(Vertical, can_focus=True):
         """Show ``text`` on one of the lines under (or, for the summary, above) the body."""
         line = self._lines.get(kind)
         if line is not None:
-            line.update(text)
+            update_in_place(line, text)
             return
         if not text.plain:
             return
@@ -185,7 +186,7 @@ class MessageView(Vertical, can_focus=True):
         if item == self.context_item:
             return
         self.context_item = item
-        self._meta_line.update(self._meta())
+        update_in_place(self._meta_line, self._meta())
         self.set_class(item is not None and item.section is Section.PRUNED, "-forgotten")
         summary = item.summary if item is not None else None
         self._say("summary", Content(f"Summary sent instead: {inert(summary)}" if summary else ""))
@@ -236,7 +237,7 @@ class MessageView(Vertical, can_focus=True):
     def update_message(self, message: StoredMessage) -> None:
         """Show a new state of the same message (finished, failed, interrupted, continuing)."""
         self.message = message
-        self._meta_line.update(self._meta())
+        update_in_place(self._meta_line, self._meta())
         self._show_problem()
         self.show_wait(None)
 
