@@ -53,3 +53,17 @@ def test_memory_freed_between_survivors_goes_back_to_the_system() -> None:
 @pytest.mark.skipif(heap._glibc() is None, reason="malloc's controls are glibc's")
 def test_the_arena_limit_is_accepted() -> None:
     assert heap.limit_arenas()
+
+
+def test_keeping_frees_young_garbage_and_hides_survivors_from_full_collections() -> None:
+    lost_a, lost_b = Node(), Node()
+    lost_a.peer, lost_b.peer = lost_b, lost_a
+    lost = weakref.ref(lost_a)
+    del lost_a, lost_b  # garbage made just before: not frozen for good
+    kept = Node()  # as a client's modules, imported after the session settled
+    try:
+        heap.keep()
+        assert lost() is None
+        assert not any(o is kept for o in gc.get_objects())  # out of every generation's scan
+    finally:
+        gc.unfreeze()

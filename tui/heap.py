@@ -58,6 +58,14 @@ def release() -> bool:
     return libc is not None and libc.malloc_trim(0) == 1
 
 
+def keep() -> None:
+    """Freeze what is alive now, after collecting the young garbage: for objects that live as long
+    as the app and arrive after the session is settled (the model client's modules, imported
+    then: ~70,000 objects that made every full collection at 10,000 messages ~30 ms slower)."""
+    gc.collect(1)
+    gc.freeze()
+
+
 def settle() -> None:
     """Collect what earlier sessions left behind, then freeze everything that is alive now.
 

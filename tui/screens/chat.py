@@ -36,6 +36,7 @@ from tui.widgets.message_list import MessageList
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
+    from engine.protocols import ChatModel
 
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
@@ -201,7 +202,11 @@ class ChatScreen(Screen[None]):
         # Only now: importing the model's client competes with reading the session's curation
         # for the one interpreter (a second or more of a long session's opening). A message sent
         # meanwhile waits for the same warm-up, in a thread.
-        self.commands.background(model.warm_up())
+        self.commands.background(self._warm_up(model))
+
+    async def _warm_up(self, model: ChatModel) -> None:
+        await model.warm_up()
+        heap.keep()  # the client's modules live as long as the app
 
     @on(MessageList.NeedsMore)
     def _read_page(self, event: MessageList.NeedsMore) -> None:
