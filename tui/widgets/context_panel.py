@@ -15,6 +15,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -110,6 +112,12 @@ def _say(static: Static, text: str) -> None:
 
 class ContextList(OptionList):
     """The panel's rows; vim keys as well as the arrows."""
+
+    # Its height is the panel's (1fr), never its rows': a new row count changes only its own
+    # scrollbar, which OptionList redraws itself (and a scrollbar shown or hidden still asks for
+    # a layout). As Widget's layout reactive, each new count laid out the whole screen: at 10,000
+    # messages, 15-25 ms twice a turn.
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "cursor_down", "Down", show=False, id="context_down"),
