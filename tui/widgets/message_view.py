@@ -19,6 +19,7 @@ from engine.chat import MessageStatus, StoredMessage
 from engine.context_view import ItemView, Mark, Section
 from tui.messages import ContextAction, MessageAction
 from tui.sanitize import inert
+from tui.widgets.message_markdown import MessageMarkdown
 from tui.widgets.static_update import update_in_place
 
 MARKDOWN_LIMIT = 40_000
@@ -218,7 +219,7 @@ class MessageView(Vertical, can_focus=True):
         if self.message.role == "user":
             # The user's words are shown exactly as typed, never interpreted as markup.
             return Static(Content(safe), classes="body")
-        return Markdown(safe, open_links=False, classes="body")
+        return MessageMarkdown(safe, open_links=False, classes="body")
 
     def _show_problem(self) -> None:
         message = self.message

@@ -1,0 +1,43 @@
+"""Message Markdown: code blocks in their declared language; untagged ones as plain text."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.widgets.markdown import MarkdownFence
+
+from tui.widgets.message_markdown import MessageMarkdown
+
+CODE = "#!/usr/bin/env python\nimport os\ndef pool(size):\n    return [connect() for _ in range(size)]"
+
+
+class _Reply(App[None]):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        yield MessageMarkdown(self.text)
+
+
+async def _fence(text: str) -> MarkdownFence:
+    app = _Reply(text)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        return app.query_one(MarkdownFence)
+
+
+def _styles(fence: MarkdownFence) -> set[object]:
+    return {span.style for span in fence._highlighted_code.spans}
+
+
+async def test_a_block_that_names_its_language_is_highlighted_in_it() -> None:
+    fence = await _fence(f"```python\n{CODE}\n```")
+    assert fence._highlighted_code.plain.rstrip() == CODE
+    assert len(_styles(fence)) > 2  # keywords, names and brackets coloured apart
+
+
+async def test_a_block_without_a_language_is_plain_text_not_a_guess() -> None:
+    # Pygments would guess Python here (importing all of its lexers to do it) and colour it so.
+    fence = await _fence(f"```\n{CODE}\n```")
+    assert fence._highlighted_code.plain.rstrip() == CODE
+    assert _styles(fence) <= {"$text"}  # one colour: the text's
