@@ -41,3 +41,18 @@ async def test_a_block_without_a_language_is_plain_text_not_a_guess() -> None:
     fence = await _fence(f"```\n{CODE}\n```")
     assert fence._highlighted_code.plain.rstrip() == CODE
     assert _styles(fence) <= {"$text"}  # one colour: the text's
+
+
+async def test_code_is_drawn_again_for_a_new_theme_not_for_each_style_change() -> None:
+    app = _Reply(f"```python\n{CODE}\n```")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        fence = app.query_one(MarkdownFence)
+        drawn = fence._highlighted_code
+        app.query_one(MessageMarkdown).add_class("-forgotten")  # as a message marked pruned
+        await pilot.pause()
+        assert fence._highlighted_code is drawn
+        app.theme = "textual-light" if app.current_theme.dark else "textual-dark"
+        await pilot.pause()
+        assert fence._highlighted_code is not drawn
+        assert fence._highlighted_code.plain == drawn.plain
