@@ -303,7 +303,7 @@ class MessageView(Vertical, can_focus=True):
                 self._stream = Markdown.get_stream(body)
             await self._stream.write(inert(piece))
         elif isinstance(body, Static) and kind == "head":
-            body.update(_head("".join(self._drawn)))  # only the note's count changes
+            update_in_place(body, _head("".join(self._drawn)))  # only the note's count changes
 
     async def close_stream(self) -> None:
         """Draw what is still gathered, then end the stream."""
