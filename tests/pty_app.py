@@ -167,6 +167,22 @@ class PtyApp:
         with self._lock:
             return bytes(self._buffer[mark:])
 
+    def quiet_output(self, *, since: int = 0, quiet: float = 0.3, timeout: float = 10.0) -> bytes:
+        """The output after ``since`` once the app has written nothing for ``quiet`` seconds.
+
+        A check of the output as it comes can see a frame cut in the middle of an escape
+        sequence (the pty hands it over in pieces): the start of a colour looks like a stray ESC.
+        """
+        deadline = time.monotonic() + timeout
+        seen = self.mark()
+        while time.monotonic() < deadline:
+            time.sleep(quiet)
+            now = self.mark()
+            if now == seen:
+                break
+            seen = now
+        return self.output_since(since)
+
     def wait_for_output(self, needle: bytes, timeout: float = 20.0, *, since: int = 0) -> None:
         """Wait until ``needle`` appears in the output after ``since``; fail if the app dies first."""
 

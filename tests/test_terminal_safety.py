@@ -125,7 +125,7 @@ def test_control_codes_in_a_reply_never_reach_the_terminal(
     database = paths.database_path()
     app = start_app(["--base-url", fake_server.base_url, "--model", "fake-model"])
     app.wait_ready()
-    assert leaks(app.output) == []
+    assert leaks(app.quiet_output()) == []
     mark = app.mark()
     send_message(app, database, "show me")
     app.wait_for(lambda: _reply_complete(database, HOSTILE), what="the reply stored, complete and unchanged")
@@ -133,7 +133,7 @@ def test_control_codes_in_a_reply_never_reach_the_terminal(
     shown = app.output_since(mark).decode("utf-8", "replace")
     missing = [form for form in INERT_FORMS if form not in shown]
     assert missing == [], "not shown inertly"
-    assert leaks(app.output_since(mark)) == []
+    assert leaks(app.quiet_output(since=mark)) == []
 
     # Alive and well (no MarkupError took it down): it answers the next message.
     fake_server.reply = "still here"
@@ -141,7 +141,7 @@ def test_control_codes_in_a_reply_never_reach_the_terminal(
     app.wait_for(lambda: _reply_complete(database, "still here"), what="the next reply")
     app.wait_for_output(b"still here", since=mark)
     app.assert_alive()
-    assert leaks(app.output) == []
+    assert leaks(app.quiet_output()) == []
 
 
 def test_control_codes_in_stored_messages_titles_and_the_picker_are_shown_inertly(
@@ -171,7 +171,7 @@ def test_control_codes_in_stored_messages_titles_and_the_picker_are_shown_inertl
     shown = app.output.decode("utf-8", "replace")
     assert all(shown.count(form) >= 2 for form in INERT_FORMS), "not shown inertly in both messages"
     app.assert_alive()
-    assert leaks(app.output) == []
+    assert leaks(app.quiet_output()) == []
 
 
 def test_a_paste_with_control_codes_is_shown_inertly_in_the_composer(
@@ -185,7 +185,7 @@ def test_a_paste_with_control_codes_is_shown_inertly_in_the_composer(
     mark = app.mark()
     app.paste("A<\x9b2J>B<\x07>C")
     app.wait_for_output(b">B<", since=mark)
-    assert leaks(app.output_since(mark)) == [], "the composer drew the paste"
+    assert leaks(app.quiet_output(since=mark)) == [], "the composer drew the paste"
     app.type("\r")
     app.wait_for(
         lambda: read_store(database, "SELECT 1 FROM messages WHERE role = 'user' AND content LIKE 'A<%'"),
@@ -193,7 +193,7 @@ def test_a_paste_with_control_codes_is_shown_inertly_in_the_composer(
     )
     app.wait_for(lambda: _reply_complete_any(database), what="the offline reply")
     app.assert_alive()
-    assert leaks(app.output) == []
+    assert leaks(app.quiet_output()) == []
 
 
 # --- clicks, in-process --------------------------------------------------------------------------------
