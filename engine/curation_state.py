@@ -56,7 +56,7 @@ def rebuild(
     for stored in snapshot.entities:
         if stored.state is not None:
             curation.registry.load_verdict(stored.ref, stored.state, stored.reason)
-    curation.keep_stored_entities(snapshot.entities)
+    curation.mark_saved_entities(snapshot.entities)
     return curation
 
 

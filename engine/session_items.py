@@ -90,8 +90,9 @@ class SessionItems:
             preview=preview(text),
         )
 
-    def keep_stored_entities(self, stored: Iterable[EntityRecord]) -> None:
-        """Leave out of the next save the entities the store already holds as they are rebuilt.
+    def mark_saved_entities(self, stored: Iterable[EntityRecord]) -> None:
+        """Note as saved the entities the store already holds as they were rebuilt, so the next
+        save leaves them out.
 
         Adding the stored messages again marks every entity they mention for saving; a 10,000-
         message session's first turn then wrote all 7,000 of them (85 ms) to change a few.
