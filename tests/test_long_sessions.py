@@ -179,7 +179,7 @@ async def test_a_reply_of_a_megabyte_streams_into_ever_cheaper_bodies_and_is_sto
             return bool(reply) and screen.settled
 
         await wait_for(pilot, body_kind, 60)
-        assert kinds == ["MessageMarkdown", "TextArea", "Static"]
+        assert kinds == ["MessageMarkdown", "TextArea", "LaidOutStatic"]
         reply = views(app)[-1]
         shown = str(reply.query_one(".body", Static).render())
         assert shown.startswith("Line 0: the *fox*")  # the start, as text, not as Markdown

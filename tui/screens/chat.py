@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown, Static
+from textual.widgets import Footer, Markdown
 from textual.worker import Worker, WorkerError, WorkerState
 
 from engine.chat import MessagePage, Session
@@ -32,6 +32,7 @@ from tui.services import AppServices
 from tui.widgets.composer import Composer, describe_size
 from tui.widgets.context_panel import ContextPanel
 from tui.widgets.header_bar import HeaderBar
+from tui.widgets.laid_out_once import LaidOutStatic
 from tui.widgets.message_list import MessageList
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ class ChatScreen(Screen[None]):
         self.header = HeaderBar()
         self.message_list = MessageList(welcome_text(services.offline), id="messages")
         self.composer = Composer(id="composer")
-        self.draft_hint = Static("", id="draft-hint")
+        self.draft_hint = LaidOutStatic("", id="draft-hint")
         """What the message being typed would bring back, the commands it could be, or the edit."""
         self._narrow = False
         self.editing: int | None = None

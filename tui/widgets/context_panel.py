@@ -15,8 +15,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.geometry import Size
-from textual.reactive import Reactive
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -24,6 +22,7 @@ from engine.context_view import EntityView, ItemView, Mark, Section
 from engine.curation_calls import CallsReport, CallUsage
 from tui.messages import ContextAction
 from tui.sanitize import inert
+from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.static_update import update_in_place
 
 if TYPE_CHECKING:
@@ -110,14 +109,12 @@ def _say(static: Static, text: str) -> None:
         update_in_place(static, Content(text))
 
 
-class ContextList(OptionList):
+class ContextList(OptionList, LaidOutOnce):
     """The panel's rows; vim keys as well as the arrows."""
 
     # Its height is the panel's (1fr), never its rows': a new row count changes only its own
     # scrollbar, which OptionList redraws itself (and a scrollbar shown or hidden still asks for
-    # a layout). As Widget's layout reactive, each new count laid out the whole screen: at 10,000
-    # messages, 15-25 ms twice a turn.
-    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+    # a layout). Each new count laid out the whole screen: at 10,000 messages, 15-25 ms twice a turn.
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "cursor_down", "Down", show=False, id="context_down"),
@@ -182,13 +179,13 @@ class ContextPanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         # Held rather than queried, so an update that races the app's shutdown is harmless.
-        self._total = Static(Content("counting…"), id="context-total")
-        self._bar = Static("", classes="-ok", id="context-bar")
-        self._saved = Static("", id="context-saved")
+        self._total = LaidOutStatic(Content("counting…"), id="context-total")
+        self._bar = LaidOutStatic("", classes="-ok", id="context-bar")
+        self._saved = LaidOutStatic("", id="context-saved")
         self._filter = Input(placeholder="filter: words in a row", id="context-filter")
         self.rows = ContextList(id="context-rows")
-        self._why = Static("", id="context-why")
-        self._note = Static("", id="context-note")
+        self._why = LaidOutStatic("", id="context-why")
+        self._note = LaidOutStatic("", id="context-note")
         self.view: ContextView | None = None
         self._by_option: dict[str, ItemView | EntityView] = {}
         """What each row shows, by option id."""

@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from tui.sanitize import inert
 from tui.widgets.context_panel import compact, usage_level
+from tui.widgets.laid_out_once import LaidOutStatic
 from tui.widgets.static_update import update_in_place
 
 if TYPE_CHECKING:
@@ -35,9 +36,9 @@ class HeaderBar(Horizontal):
         super().__init__()
         # Held rather than queried: a worker may update the header while the app is shutting down
         # and the children are already gone.
-        self._title = Static("", id="header-title")
-        self._model = Static("", id="header-model")
-        self._gauge = Static(Content("context …"), id="header-gauge")
+        self._title = LaidOutStatic("", id="header-title")
+        self._model = LaidOutStatic("", id="header-model")
+        self._gauge = LaidOutStatic(Content("context …"), id="header-gauge")
 
     def compose(self) -> ComposeResult:
         yield Static("Heedful", id="header-app")

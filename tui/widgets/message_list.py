@@ -19,6 +19,7 @@ from textual.widgets import Static
 
 from engine.chat import MessagePage, MessageStatus, StoredMessage
 from engine.context_view import ContextView, ItemView
+from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.message_view import MessageView
 from tui.widgets.static_update import update_in_place
 
@@ -35,7 +36,7 @@ EDGE_LINES = 8
 Direction = Literal["earlier", "later"]
 
 
-class MessageList(VerticalScroll):
+class MessageList(VerticalScroll, LaidOutOnce):
     """Shows messages; stays scrolled to the bottom while a reply streams unless the user scrolls up."""
 
     DEFAULT_CSS = """
@@ -69,8 +70,8 @@ class MessageList(VerticalScroll):
         self._placed: dict[int, ItemView] = {}
         """Where each message stands in the next request, as the engine last said (marks the
         views of pages mounted later too)."""
-        self._top = Static("", classes="more")
-        self._bottom = Static("", classes="more")
+        self._top = LaidOutStatic("", classes="more")
+        self._bottom = LaidOutStatic("", classes="more")
 
     def on_mount(self) -> None:
         self.mount_all([self._top, Static(self._welcome, classes="welcome"), self._bottom])

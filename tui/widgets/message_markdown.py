@@ -5,10 +5,13 @@ from __future__ import annotations
 from markdown_it.token import Token
 from textual.content import Content
 from textual.widgets import Markdown
+from textual.widgets._markdown import MarkdownParagraph  # not re-exported by textual.widgets.markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
+from tui.widgets.laid_out_once import LaidOutOnce
 
-class MessageFence(MarkdownFence):
+
+class MessageFence(MarkdownFence, LaidOutOnce):
     """A fenced block drawn in its declared language; one that declares none is drawn as text.
 
     Textual asks Pygments to guess an untagged block's language. Its first guess imports every one
@@ -40,11 +43,16 @@ class MessageFence(MarkdownFence):
         return super().highlight(code, language or "text", ansi, dark)
 
 
-class MessageMarkdown(Markdown):
+class MessageParagraph(MarkdownParagraph, LaidOutOnce):
+    """A paragraph that grows while its reply streams, laid out once per draw."""
+
+
+class MessageMarkdown(Markdown, LaidOutOnce):
     """A message's Markdown body."""
 
     BLOCKS: dict[str, type[MarkdownBlock]] = {  # noqa: RUF012 (Textual declares it so)
         **Markdown.BLOCKS,
         "fence": MessageFence,
         "code_block": MessageFence,
+        "paragraph_open": MessageParagraph,
     }

@@ -19,6 +19,7 @@ from engine.chat import MessageStatus, StoredMessage
 from engine.context_view import ItemView, Mark, Section
 from tui.messages import ContextAction, MessageAction
 from tui.sanitize import inert
+from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.message_markdown import MessageMarkdown
 from tui.widgets.static_update import update_in_place
 
@@ -54,7 +55,7 @@ CONTEXT_MARKS = {
 """How the meta line says where a message stands in the next request (verbatim says nothing)."""
 
 
-class MessageView(Vertical, can_focus=True):
+class MessageView(Vertical, LaidOutOnce, can_focus=True):
     """A message: a meta line (who, when, state, context), its text, and a problem line when it failed.
 
     Focused, it takes the context panel's keys for itself: p pin, r restore, f forget, enter
@@ -124,7 +125,7 @@ class MessageView(Vertical, can_focus=True):
         """While a reply streams, the text drawn so far: a body it outgrows is rebuilt from it."""
         self._drawn_chars = 0
         self._flush_timer: Timer | None = None
-        self._meta_line = Static(self._meta(), classes="meta")
+        self._meta_line = LaidOutStatic(self._meta(), classes="meta")
         self._body_widget = self._body(message.content)
         self._wait: tuple[str, float] | None = None
         """While an automatic retry is pending: what it says, and when (monotonic) it fires."""
@@ -152,7 +153,7 @@ class MessageView(Vertical, can_focus=True):
             return
         if not text.plain:
             return
-        line = self._lines[kind] = Static(text, classes=kind)
+        line = self._lines[kind] = LaidOutStatic(text, classes=kind)
         if not self._composed:
             return  # compose yields it
         if kind == "summary":
@@ -212,13 +213,13 @@ class MessageView(Vertical, can_focus=True):
     def _body(self, text: str) -> Widget:
         kind = _body_kind(len(text))
         if kind == "head":
-            return Static(_head(text), classes="body")
+            return LaidOutStatic(_head(text), classes="body")
         safe = inert(text)
         if kind == "plain":
             return TextArea(safe, read_only=True, soft_wrap=True, classes="body")
         if self.message.role == "user":
             # The user's words are shown exactly as typed, never interpreted as markup.
-            return Static(Content(safe), classes="body")
+            return LaidOutStatic(Content(safe), classes="body")
         return MessageMarkdown(safe, open_links=False, classes="body")
 
     def _show_problem(self) -> None:

@@ -1,0 +1,83 @@
+"""LaidOutOnce: a message that grows, or one mounted with text, lays the screen out once, not twice."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.geometry import Size
+from textual.screen import Screen
+from textual.widgets import Static
+
+from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
+
+LONG = "a line long enough to wrap onto a second one at this width"
+
+
+class _Box(Vertical, LaidOutOnce):
+    DEFAULT_CSS = "_Box { height: auto; }"
+
+
+class _Lines(App[None]):
+    def compose(self) -> ComposeResult:
+        with _Box(id="box"):
+            yield LaidOutStatic("short", id="once")
+            yield Static("short", id="plain")
+        yield Static("below", id="below")
+
+
+@pytest.fixture
+def layouts(monkeypatch: pytest.MonkeyPatch) -> list[Size | None]:
+    """Each layout of the screen, as it happens."""
+    seen: list[Size | None] = []
+    refresh_layout = Screen._refresh_layout
+
+    def counting(self: Screen[object], size: Size | None = None, scroll: bool = False) -> None:
+        seen.append(size)
+        refresh_layout(self, size, scroll)
+
+    monkeypatch.setattr(Screen, "_refresh_layout", counting)
+    return seen
+
+
+async def test_a_line_that_grows_is_laid_out_once_and_moves_what_is_below(layouts: list[Size | None]) -> None:
+    app = _Lines()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        once, below = app.query_one("#once", Static), app.query_one("#below", Static)
+        was = below.region.y
+        layouts.clear()
+        once.update(Content(LONG))
+        await pilot.pause()
+        assert len(layouts) == 1
+        assert once.outer_size.height == 2
+        assert below.region.y == was + 1
+        assert "one at this width" in once.render_line(1).text  # drawn at its new size
+
+
+async def test_textual_lays_a_plain_static_out_twice(layouts: list[Size | None]) -> None:
+    """Why LaidOutOnce exists: once Textual stops asking for the second layout, it can go."""
+    app = _Lines()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        layouts.clear()
+        app.query_one("#plain", Static).update(Content(LONG))
+        await pilot.pause()
+        assert len(layouts) == 2
+
+
+async def test_a_line_given_text_before_its_mount_is_laid_out_once(layouts: list[Size | None]) -> None:
+    app = _Lines()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        below = app.query_one("#below", Static)
+        was = below.region.y
+        layouts.clear()
+        line = LaidOutStatic("")
+        line.update(Content(LONG))  # as Markdown builds each block it appends
+        await app.query_one("#box", _Box).mount(line)
+        await pilot.pause()
+        assert len(layouts) == 1
+        assert line.outer_size.height == 2
+        assert below.region.y == was + 2
