@@ -216,8 +216,17 @@ async def test_a_summarized_message_expands_to_show_its_summary(fake_server: Fak
         assert not view.has_class("-expanded")
         view.focus()
         await pilot.press("e")
+        await pilot.pause()
         assert view.has_class("-expanded")
-        assert "Summary sent instead" in str(view.query_one(".summary", Static).render())
+        summary = view.query_one(".summary", Static)
+        assert "Summary sent instead" in str(summary.render())
+        assert summary.region.height > 0, "the summary is on screen"
+        await pilot.press("e")
+        await pilot.pause()
+        assert not summary.display or summary.region.height == 0, "collapsed again"
+        await pilot.press("e")
+        await pilot.pause()
+        assert view.query_one(".summary", Static).region.height > 0
 
 
 async def test_a_draft_says_what_it_would_bring_back(fake_server: FakeOpenAIServer) -> None:

@@ -141,7 +141,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         self._composed = True
         lines = self._lines
         yield self._meta_line
-        yield from [lines["summary"]] if "summary" in lines else []
+        yield from [lines["summary"]] if "summary" in lines and self.has_class("-expanded") else []
         yield self._body_widget
         yield from [lines[kind] for kind in ("waiting", "problem") if kind in lines]
 
@@ -157,7 +157,10 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if not self._composed:
             return  # compose yields it
         if kind == "summary":
-            self.mount(line, after=self._meta_line)
+            # Hidden until the user expands it: mounting it now would lay the whole screen out
+            # again in the very turn that summarizes the message.
+            if self.has_class("-expanded"):
+                self.mount(line, after=self._meta_line)
         elif kind == "waiting":
             self.mount(line, after=self._body_widget)
         else:
@@ -209,6 +212,9 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
             self.notify("This message has no summary: it is sent as it is, or not at all.")
             return
         self.toggle_class("-expanded")
+        summary = self._lines["summary"]
+        if not summary.is_attached:
+            self.mount(summary, after=self._meta_line)
 
     def _body(self, text: str) -> Widget:
         kind = _body_kind(len(text))
