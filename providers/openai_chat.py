@@ -175,7 +175,12 @@ class OpenAIChatModel:
             client = self._get_client()
             response = await client.chat.completions.create(
                 model=self._model,
-                messages=cast("list[ChatCompletionMessageParam]", [m.as_openai() for m in messages]),
+                # The messages go in extra_body, which the client sends as it is (and which takes
+                # precedence over its own fields): as a parameter, the client first walks every
+                # message through its type-annotation transform, on the event loop, to send the
+                # same plain role/content strings: 8 ms for 30 messages, 81 ms for 300.
+                messages=cast("list[ChatCompletionMessageParam]", []),
+                extra_body={"messages": [m.as_openai() for m in messages]},
                 stream=True,
                 stream_options={"include_usage": True},
                 temperature=openai.omit if temperature is None else temperature,
