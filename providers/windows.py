@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 FALLBACK_WINDOW = 8192
 """Assumed for a model nobody told us about: small enough to be safe on most servers."""
 
@@ -33,3 +35,17 @@ def known_window(model: str) -> int | None:
     name = model.rsplit("/", 1)[-1].lower()
     matches = [prefix for prefix in KNOWN_WINDOWS if name.startswith(prefix)]
     return KNOWN_WINDOWS[max(matches, key=len)] if matches else None
+
+
+_WINDOW_FIELDS = ("max_model_len", "max_context_length", "context_length", "context_window")
+"""Where servers put the model's context window in ``GET /models/{id}`` (vLLM, LM Studio,
+OpenRouter, Groq)."""
+
+
+def window_in(description: dict[str, Any]) -> int | None:
+    """The context window a server's description of a model gives, if it gives one."""
+    for field in _WINDOW_FIELDS:
+        value = description.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
