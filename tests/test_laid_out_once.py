@@ -1,4 +1,5 @@
-"""LaidOutOnce: a message that grows, or one mounted with text, lays the screen out once, not twice."""
+"""LaidOutOnce: a message that grows, or one mounted with text, lays the screen out once, not twice;
+LaidOutStatic: new text of the same size lays it out not at all."""
 
 from __future__ import annotations
 
@@ -25,6 +26,17 @@ class _Lines(App[None]):
             yield LaidOutStatic("short", id="once")
             yield Static("short", id="plain")
         yield Static("below", id="below")
+
+
+class _Figures(App[None]):
+    CSS = "#gauge { width: auto; } #hidden { display: none; }"
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield LaidOutStatic("12 of 100 tokens", id="line")
+            yield LaidOutStatic("12%", id="gauge")
+            yield LaidOutStatic("", id="hidden")
+            yield LaidOutStatic("below", id="below")
 
 
 @pytest.fixture
@@ -81,3 +93,34 @@ async def test_a_line_given_text_before_its_mount_is_laid_out_once(layouts: list
         assert len(layouts) == 1
         assert line.outer_size.height == 2
         assert below.region.y == was + 2
+
+
+async def test_new_figures_of_the_same_size_are_drawn_without_a_layout(layouts: list[Size | None]) -> None:
+    app = _Figures()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        line, gauge = app.query_one("#line", LaidOutStatic), app.query_one("#gauge", LaidOutStatic)
+        layouts.clear()
+        line.update(Content("13 of 100 tokens"))
+        gauge.update(Content("13%"))
+        app.query_one("#hidden", LaidOutStatic).update(Content("a long hint " * 20))
+        await pilot.pause()
+        assert layouts == []
+        assert "13 of 100 tokens" in line.render_line(0).text
+        assert "13%" in gauge.render_line(0).text
+
+
+async def test_a_figure_that_grows_moves_what_is_below_it(layouts: list[Size | None]) -> None:
+    app = _Figures()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        line, gauge, below = (app.query_one(f"#{name}", LaidOutStatic) for name in ("line", "gauge", "below"))
+        was = below.region.y
+        layouts.clear()
+        line.update(Content("a figure long enough to wrap onto a second line"))
+        gauge.update(Content("100%"))
+        await pilot.pause()
+        assert layouts  # laid out again
+        assert line.outer_size.height == 2
+        assert gauge.outer_size.width == 4
+        assert below.region.y == was + 1

@@ -10,7 +10,6 @@ from textual.content import Content
 from tui import slash
 from tui.sanitize import inert
 from tui.screens.chat_parts import ChatPart
-from tui.widgets.static_update import update_in_place
 
 if TYPE_CHECKING:
     from textual.timer import Timer
@@ -74,5 +73,5 @@ class DraftHints(ChatPart):
 
     def show(self, text: str) -> None:
         hint = self.screen.draft_hint
-        update_in_place(hint, Content(inert(text)))
+        hint.update(Content(inert(text)))
         hint.display = bool(text)

@@ -23,7 +23,6 @@ from engine.curation_calls import CallsReport, CallUsage
 from tui.messages import ContextAction
 from tui.sanitize import inert
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
-from tui.widgets.static_update import update_in_place
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
@@ -103,10 +102,10 @@ def _entity_matches(entity: EntityView, needle: str) -> bool:
     return needle in f"{entity.label} {entity.kind} {entity.reason}".casefold()
 
 
-def _say(static: Static, text: str) -> None:
+def _say(static: LaidOutStatic, text: str) -> None:
     """Show plain ``text`` unless it is already shown: an update re-lays out the panel."""
     if str(static.content) != text:
-        update_in_place(static, Content(text))
+        static.update(Content(text))
 
 
 class ContextList(OptionList, LaidOutOnce):

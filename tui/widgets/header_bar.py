@@ -12,7 +12,6 @@ from textual.widgets import Static
 from tui.sanitize import inert
 from tui.widgets.context_panel import compact, usage_level
 from tui.widgets.laid_out_once import LaidOutStatic
-from tui.widgets.static_update import update_in_place
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
@@ -47,19 +46,18 @@ class HeaderBar(Horizontal):
         yield self._gauge
 
     def show_title(self, title: str) -> None:
-        update_in_place(self._title, Content(inert(title)))
+        self._title.update(Content(inert(title)))
 
     def show_model(self, name: str, *, offline: bool) -> None:
         label = "offline model · F3 connect" if offline else name
         model = self._model
-        update_in_place(model, Content(inert(label)))
+        model.update(Content(inert(label)))
         model.set_class(offline, "-offline")
 
     def show_usage(self, view: ContextView, *, exact: bool) -> None:
         approx = "" if exact else "≈"
         gauge = self._gauge
-        update_in_place(
-            gauge,
+        gauge.update(
             Content(f"context {approx}{compact(view.tokens)} / {compact(view.window)} ({view.fraction:.0%})"),
         )
         gauge.set_classes(usage_level(view.fraction))

@@ -21,7 +21,6 @@ from engine.chat import MessagePage, MessageStatus, StoredMessage
 from engine.context_view import ContextView, ItemView
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.message_view import MessageView
-from tui.widgets.static_update import update_in_place
 
 PAGE = 20
 """Messages read and mounted at a time: on opening a session, and at each edge reached."""
@@ -253,9 +252,9 @@ class MessageList(VerticalScroll, LaidOutOnce):
         self._asked = None
 
     def _show_counts(self) -> None:
-        update_in_place(self._top, Content(f"↑ {self._earlier:,} earlier messages: scroll up to see them"))
+        self._top.update(Content(f"↑ {self._earlier:,} earlier messages: scroll up to see them"))
         self._top.set_class(bool(self._earlier), "-shown")
-        update_in_place(self._bottom, Content(f"↓ {self._later:,} later messages: scroll down, or Ctrl+End"))
+        self._bottom.update(Content(f"↓ {self._later:,} later messages: scroll down, or Ctrl+End"))
         self._bottom.set_class(bool(self._later), "-shown")
 
     def _first_visible(self, mounted: list[MessageView]) -> MessageView:

@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Markdown, Static, TextArea
+from textual.widgets import Markdown, TextArea
 from textual.widgets.markdown import MarkdownStream
 
 from engine.chat import MessageStatus, StoredMessage
@@ -21,7 +21,6 @@ from tui.messages import ContextAction, MessageAction
 from tui.sanitize import inert
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.message_markdown import MessageMarkdown
-from tui.widgets.static_update import update_in_place
 
 MARKDOWN_LIMIT = 40_000
 """Above this many characters a message is shown as plain text in a read-only TextArea: Textual's
@@ -130,7 +129,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         self._wait: tuple[str, float] | None = None
         """While an automatic retry is pending: what it says, and when (monotonic) it fires."""
         self._wait_timer: Timer | None = None
-        self._lines: dict[LineKind, Static] = {}
+        self._lines: dict[LineKind, LaidOutStatic] = {}
         """The summary, waiting and problem lines given text so far (mounted, or to be)."""
         self._composed = False
 
@@ -149,7 +148,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         """Show ``text`` on one of the lines under (or, for the summary, above) the body."""
         line = self._lines.get(kind)
         if line is not None:
-            update_in_place(line, text)
+            line.update(text)
             return
         if not text.plain:
             return
@@ -191,7 +190,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if item == self.context_item:
             return
         self.context_item = item
-        update_in_place(self._meta_line, self._meta())
+        self._meta_line.update(self._meta())
         self.set_class(item is not None and item.section is Section.PRUNED, "-forgotten")
         summary = item.summary if item is not None else None
         self._say("summary", Content(f"Summary sent instead: {inert(summary)}" if summary else ""))
@@ -245,7 +244,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
     def update_message(self, message: StoredMessage) -> None:
         """Show a new state of the same message (finished, failed, interrupted, continuing)."""
         self.message = message
-        update_in_place(self._meta_line, self._meta())
+        self._meta_line.update(self._meta())
         self._show_problem()
         self.show_wait(None)
 
@@ -309,8 +308,8 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
             if self._stream is None:
                 self._stream = Markdown.get_stream(body)
             await self._stream.write(inert(piece))
-        elif isinstance(body, Static) and kind == "head":
-            update_in_place(body, _head("".join(self._drawn)))  # only the note's count changes
+        elif isinstance(body, LaidOutStatic) and kind == "head":
+            body.update(_head("".join(self._drawn)))  # only the note's count changes
 
     async def close_stream(self) -> None:
         """Draw what is still gathered, then end the stream."""
