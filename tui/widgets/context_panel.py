@@ -103,7 +103,7 @@ def _entity_matches(entity: EntityView, needle: str) -> bool:
 
 
 def _say(static: LaidOutStatic, text: str) -> None:
-    """Show plain ``text`` unless it is already shown: an update re-lays out the panel."""
+    """Show plain ``text`` unless it is already shown (the same text drawn again is wasted work)."""
     if str(static.content) != text:
         static.update(Content(text))
 

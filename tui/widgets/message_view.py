@@ -130,7 +130,8 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         """While an automatic retry is pending: what it says, and when (monotonic) it fires."""
         self._wait_timer: Timer | None = None
         self._lines: dict[LineKind, LaidOutStatic] = {}
-        """The summary, waiting and problem lines given text so far (mounted, or to be)."""
+        """The summary, waiting and problem lines given text so far (mounted, or to be: the
+        summary only once the user expands it)."""
         self._composed = False
 
     def compose(self) -> ComposeResult:
