@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from textual.geometry import Size
+from textual.screen import Screen
 
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
@@ -45,3 +47,18 @@ def store(db_path: Path) -> Iterator[SqliteChatStore]:
     opened = SqliteChatStore(db_path)
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def layouts(monkeypatch: pytest.MonkeyPatch) -> list[Size | None]:
+    """Each layout of the screen, as it happens (scrolling takes Textual's fast path: no layout)."""
+    seen: list[Size | None] = []
+    refresh_layout = Screen._refresh_layout
+
+    def counting(self: Screen[object], size: Size | None = None, scroll: bool = False) -> None:
+        if not scroll:
+            seen.append(size)
+        refresh_layout(self, size, scroll)
+
+    monkeypatch.setattr(Screen, "_refresh_layout", counting)
+    return seen

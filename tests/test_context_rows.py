@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Size
-from textual.screen import Screen
 from textual.widgets import Static
 from textual.widgets.option_list import Option
 
@@ -25,20 +23,6 @@ class _Panel(App[None]):
 
 def _rows(count: int) -> list[Option]:
     return [Option(f"row {n}", id=f"row-{n}") for n in range(count)]
-
-
-@pytest.fixture
-def layouts(monkeypatch: pytest.MonkeyPatch) -> list[Size | None]:
-    seen: list[Size | None] = []
-    refresh_layout = Screen._refresh_layout
-
-    def counting(self: Screen[object], size: Size | None = None, scroll: bool = False) -> None:
-        if not scroll:  # scrolling takes Textual's fast path: no arrangement of the screen
-            seen.append(size)
-        refresh_layout(self, size, scroll)
-
-    monkeypatch.setattr(Screen, "_refresh_layout", counting)
-    return seen
 
 
 async def test_more_rows_scroll_to_the_last_without_laying_out_the_screen(

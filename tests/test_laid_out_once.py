@@ -3,12 +3,10 @@ LaidOutStatic: new text of the same size lays it out not at all."""
 
 from __future__ import annotations
 
-import pytest
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.geometry import Size
-from textual.screen import Screen
 from textual.widgets import Static
 
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
@@ -37,20 +35,6 @@ class _Figures(App[None]):
             yield LaidOutStatic("12%", id="gauge")
             yield LaidOutStatic("", id="hidden")
             yield LaidOutStatic("below", id="below")
-
-
-@pytest.fixture
-def layouts(monkeypatch: pytest.MonkeyPatch) -> list[Size | None]:
-    """Each layout of the screen, as it happens."""
-    seen: list[Size | None] = []
-    refresh_layout = Screen._refresh_layout
-
-    def counting(self: Screen[object], size: Size | None = None, scroll: bool = False) -> None:
-        seen.append(size)
-        refresh_layout(self, size, scroll)
-
-    monkeypatch.setattr(Screen, "_refresh_layout", counting)
-    return seen
 
 
 async def test_a_line_that_grows_is_laid_out_once_and_moves_what_is_below(layouts: list[Size | None]) -> None:
