@@ -58,6 +58,6 @@ class HeaderBar(Horizontal):
         approx = "" if exact else "≈"
         gauge = self._gauge
         gauge.update(
-            Content(f"context {approx}{compact(view.tokens)} / {compact(view.window)} ({view.fraction:.0%})"),
+            Content(f"context {approx}{compact(view.tokens)} / {compact(view.window)} ({view.fraction:.0%})")
         )
         gauge.set_classes(usage_level(view.fraction))
