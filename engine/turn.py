@@ -26,6 +26,7 @@ from engine.curation_result import CurationResult
 from engine.early_stream import EarlyStream
 from engine.errors import ModelError, ModelErrorKind
 from engine.model_windows import ModelWindows, tightened_notice
+from engine.pending_view import PendingView
 from engine.prompt import continuation, in_conversation, title_from
 from engine.protocols import (
     NO_CURATION_MODELS,
@@ -402,14 +403,13 @@ class TurnService:
         request = continuation(prompt, prefix) if resume is not None else prompt
         # Sent now: the server works while the UI draws the context and the reply's place.
         early: EarlyStream | None = EarlyStream(self.model.stream(request, temperature=temperature))
+        pending = PendingView(self._io(self._view, session_id, planned))
         try:
             # Inside the try: a stop meanwhile still closes the reply just begun.
             if saved is not None:
                 yield saved
             # The reply's place right after the message: the screen lays both out at once.
             yield ReplyStarted(reply, superseded) if resume is None else ReplyResumed(reply)
-            view = await self._io(self._view, session_id, planned)
-            yield ContextCurated(view)
             while True:
                 request = continuation(prompt, prefix) if resume is not None else prompt
                 try:
@@ -417,9 +417,14 @@ class TurnService:
                         stream, early = early.events(), None
                     else:
                         stream = self.model.stream(request, temperature=temperature)
-                    async with contextlib.aclosing(stream) as events:
+                    async with (
+                        contextlib.aclosing(stream),
+                        contextlib.aclosing(pending.alongside(stream)) as events,
+                    ):
                         async for event in events:
-                            if isinstance(event, TextDelta):
+                            if isinstance(event, ContextCurated):
+                                yield event
+                            elif isinstance(event, TextDelta):
                                 arrived.append(event.text)
                                 yield ReplyTextArrived(event.text)
                                 if self._clock() - last_flush >= self._flush_interval:
@@ -442,27 +447,33 @@ class TurnService:
                     if delay is not None:
                         retries += 1
                         yield RetryScheduled(err, delay, retries, self.retry_policy.retries)
+                        if (planned_view := await pending.rest()) is not None:
+                            yield planned_view
                         await self._sleep(delay)
                         continue
                     if err.kind is not ModelErrorKind.CONTEXT_LENGTH or tightened:
                         raise
                     # Once: budget for less and send again; the user is told what was left out.
                     tightened = True
-                    before = self.window
+                    if (planned_view := await pending.rest()) is not None:
+                        yield planned_view
+                    before, view = self.window, await pending.view()
                     self.windows.narrow(self.model, err)
                     planned = await self._io(self._curate, session_id)
                     tighter, prompt = await self._io(self._view, session_id, planned), planned.prompt
                     yield ContextCurated(tighter)
                     yield TurnNotice(tightened_notice(self.model.name, err, before, view, tighter))
-                    view = tighter
         except ModelError as err:
             failed = await self._io(
                 self._finish_failed, reply.id, prefix + "".join(arrived), err.user_message
             )
             await self._io(self._remember_reply, session_id, failed, resumed=resume is not None)
+            if (planned_view := await pending.rest()) is not None:
+                yield planned_view
             yield ReplyFailed(failed, err)
             return
         except (asyncio.CancelledError, GeneratorExit):
+            pending.cancel()
             # Stopped by the user (the worker was cancelled) or the consumer went away. Saved
             # synchronously: awaiting anything here could be cancelled again and lose the text.
             if early is not None:
@@ -475,6 +486,8 @@ class TurnService:
         done = await self._io(
             self._complete, session_id, reply.id, prefix + "".join(arrived), resume is not None
         )
+        if (planned_view := await pending.rest()) is not None:
+            yield planned_view  # the reply was quicker; its outcome stays the last event
         yield ReplyCompleted(done, usage)
 
     def _finish_failed(self, reply_id: int, text: str, reason: str) -> StoredMessage:

@@ -82,9 +82,10 @@ async def test_offline_turn_stores_both_messages_in_order(store: SqliteChatStore
     events = await collect(turns.send(None, "hello"))
     assert isinstance(events[0], UserMessageSaved)
     # The engine curates the request before it is sent; the panel is told what it decided once
-    # the reply has its place on screen.
+    # the reply has its place on screen (and once only).
     assert isinstance(events[1], ReplyStarted)
-    assert isinstance(events[2], ContextCurated) and not events[2].view.upcoming  # this turn's own plan
+    curated = [e for e in events if isinstance(e, ContextCurated)]
+    assert len(curated) == 1 and not curated[0].view.upcoming  # this turn's own plan
     assert any(isinstance(e, ReplyTextArrived) for e in events)
     assert isinstance(events[-1], ReplyCompleted)
     session = events[0].session
@@ -192,9 +193,9 @@ async def test_each_fault_keeps_the_message_and_retry_recovers(
 
     retried = await collect(turns.retry(session_id))
     assert isinstance(retried[0], ReplyStarted) and retried[0].superseded == (reply.id,)
-    assert isinstance(retried[1], ContextCurated)
-    assert isinstance(retried[-1], ReplyCompleted)
-    assert retried[-1].message.content == "Echo: " + text
+    assert [type(e) for e in retried].count(ContextCurated) == 1
+    completed = [e for e in retried if isinstance(e, ReplyCompleted)]
+    assert len(completed) == 1 and completed[0].message.content == "Echo: " + text
     statuses = [m.status for m in store.messages(session_id)]
     assert statuses == [MessageStatus.COMPLETE, MessageStatus.SUPERSEDED, MessageStatus.COMPLETE]
     # The superseded reply is not sent again.
@@ -341,7 +342,8 @@ async def test_the_users_message_is_reported_before_the_request_and_even_when_pl
             # Drawn once the request is planned and sent: planning did not wait for the screen.
             last = store.messages(session.id)[-1]
             assert last.role == "assistant" and last.status is MessageStatus.STREAMING
-    assert [type(e) for e in seen][:3] == [UserMessageSaved, ReplyStarted, ContextCurated]
+    assert [type(e) for e in seen][:2] == [UserMessageSaved, ReplyStarted]
+    assert [type(e) for e in seen].count(ContextCurated) == 1
 
     def broken(*args: object, **kwargs: object) -> None:
         raise StoreError("The disk is full.")
