@@ -1,0 +1,49 @@
+"""What one chunk of a streamed chat completion says, read from its JSON as the server sent it.
+
+The stream is asked of the openai client as plain JSON objects, not its pydantic chunk models:
+building those cost ~0.1 ms a chunk on the event loop (a fifth of a core at 2,000 chunks a
+second) for three fields. A server may send any shape: whatever is not as the protocol says is
+read as absent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.protocols import UsageReport
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    text: str = ""
+    """The reply's next words (of its first choice: only one is asked for)."""
+    finish_reason: str = ""
+    usage: UsageReport | None = None
+
+
+def read_chunk(data: object) -> Chunk:
+    if not isinstance(data, dict):
+        return Chunk()
+    text = reason = ""
+    choices = data.get("choices")
+    for choice in choices if isinstance(choices, list) else ():
+        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+            continue
+        delta = choice.get("delta")
+        content = delta.get("content") if isinstance(delta, dict) else None
+        if isinstance(content, str):
+            text += content
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            reason = finish
+    return Chunk(text, reason, _usage_of(data.get("usage")))
+
+
+def _usage_of(usage: object) -> UsageReport | None:
+    if not isinstance(usage, dict):
+        return None
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    # bool is an int to Python, not a count to anyone.
+    if type(prompt) is int and type(completion) is int:
+        return UsageReport(prompt_tokens=prompt, completion_tokens=completion)
+    return None
