@@ -44,6 +44,7 @@ import time
 import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from statistics import median
 from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -57,6 +58,9 @@ STREAM_PIECES = 1_000
 STREAM_DELAY = 0.005
 BIG_REPLY_CHARS = 1_000_000
 SCROLL_SECONDS = 60
+TURNS = 9
+"""Turns per measure: enough that one cold or unlucky turn (a collection, the VM's noise) does not
+move the median, as it did with five."""
 FIRST_PIECE_DELAY = 0.4
 TURN_PIECE_DELAY = 0.005
 """The second turn measure's model: 0.4 s to its first piece, then 200 pieces a second."""
@@ -182,12 +186,12 @@ async def poll(predicate: Callable[[], object], seconds: float, *, step: float =
 
 
 async def turns(screen: ChatScreen, server: ServerControl, label: str, *, fault: str = "") -> None:
-    """Five turns of a 50-piece reply; prints each one's time outside the model, and the median's
+    """TURNS turns of a 50-piece reply; prints each one's time outside the model, and the median's
     parts: before the request, and from the reply's last piece to it settled on screen."""
     from engine.chat import MessageStatus
 
     overheads, befores, afters, panels = [], [], [], []
-    for n in range(5):
+    for n in range(TURNS):
         if fault:
             server.fault(fault)
         last = screen.message_list.last_reply()
@@ -213,9 +217,9 @@ async def turns(screen: ChatScreen, server: ServerControl, label: str, *, fault:
     print(
         f"{label}: "
         + ", ".join(f"{o:.0f}" for o in overheads)
-        + f" ms (median {sorted(overheads)[2]:.0f}: {sorted(befores)[2]:.0f} from Enter to the "
-        f"request, {sorted(afters)[2]:.0f} from the reply's last piece to it settled on screen; "
-        f"the panel showed the next request {sorted(panels)[2]:.0f} ms later)"
+        + f" ms (median {median(overheads):.0f}: {median(befores):.0f} from Enter to the "
+        f"request, {median(afters):.0f} from the reply's last piece to it settled on screen; "
+        f"the panel showed the next request {median(panels):.0f} ms later)"
     )
 
 
