@@ -9,6 +9,7 @@ from engine.chat import MessageStatus
 from sessions import paths
 from tests.apphelpers import chat, make_app, say, send, stored_messages, toasts, views, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
+from tui.app import HeedfulApp
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.composer import Composer
 from tui.widgets.header_bar import HeaderBar
@@ -26,6 +27,11 @@ def text_of(widget: object) -> str:
     return str(widget.render())
 
 
+def welcome(app: HeedfulApp) -> str:
+    """The welcome text shown in the message list, or "" if there is none."""
+    return "".join(text_of(w) for w in chat(app).message_list.query(".welcome"))
+
+
 def body(view: object) -> str:
     from tui.widgets.message_view import MessageView
 
@@ -38,7 +44,9 @@ async def test_first_run_offline_hello_gets_a_labelled_offline_reply() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         header = chat(app).query_one(HeaderBar)
         assert "offline" in text_of(header.query_one("#header-model"))
+        assert "Welcome to Heedful." in welcome(app)
         await send(pilot, "hello")
+        assert welcome(app) == ""  # the conversation takes its place
         user, reply = views(app)
         assert body(user) == "hello"
         assert "Offline model" in body(reply)
@@ -160,7 +168,9 @@ async def test_new_session_starts_empty_and_sessions_picker_switches_back() -> N
         await send(pilot, "first session")
         await pilot.press("ctrl+n")
         await wait_for(pilot, lambda: views(app) == [])
+        assert "Welcome to Heedful." in welcome(app)
         await send(pilot, "second session")
+        assert welcome(app) == ""
         await pilot.press("ctrl+o")
         await wait_for(
             pilot, lambda: isinstance(app.screen, SessionsScreen) and len(app.screen.sessions) == 2

@@ -172,7 +172,7 @@ class MessageList(VerticalScroll, LaidOutOnce):
             # The latest messages are not mounted: the new one starts a fresh window at the end.
             earlier = self._earlier + len(self._views) + self._later
             await self.show(MessagePage([], earlier, 0))
-        for welcome in self.query(".welcome"):
+        for welcome in self.query_children(".welcome"):
             await welcome.remove()
         view = self._view(message)
         self._views[message.id] = view
