@@ -55,7 +55,8 @@ def build_assessor(choice: ModelChoice, config: Config) -> MemoryAssessor:
     """The connected model assesses memories (falling back to the heuristic); offline, the heuristic."""
     if choice.offline:
         return OfflineAssessor()
-    from providers.memory_assessor import OpenAIMemoryAssessor, client_factory
+    from providers.client_factory import client_factory
+    from providers.memory_assessor import OpenAIMemoryAssessor
 
     clients = client_factory(
         base_url=choice.base_url, api_key=choice.api_key, connect_timeout=config.timeouts.connect
@@ -69,7 +70,7 @@ def build_curation_models(choice: ModelChoice, config: Config, counter: TokenCou
     settings = config.curation
     if choice.offline or not (settings.curator or settings.model_summaries):
         return NO_CURATION_MODELS
-    from providers.memory_assessor import client_factory
+    from providers.client_factory import client_factory
     from providers.prices import price_for
     from providers.windows import known_window
 

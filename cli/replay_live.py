@@ -37,7 +37,7 @@ class LiveCuration:
 
     @classmethod
     def connect(cls, base_url: str, model: str, counter: TokenCounter, window: int) -> LiveCuration:
-        from providers.memory_assessor import client_factory
+        from providers.client_factory import client_factory
         from providers.openai_curator import OpenAICurator
         from providers.openai_summarizer import OpenAISummarizer
 

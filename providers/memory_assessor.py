@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from engine.chat import PromptMessage
 from engine.memory import MAX_TAGS, MAX_TOPICS, Assessed, AssessedBy, Assessment
 from engine.memory_assessment import assess_offline
+from providers.client_factory import ClientFactory, opened
 
 if TYPE_CHECKING:
     import openai
@@ -73,30 +74,6 @@ class _Reply(BaseModel):
     reasoning: str
 
 
-ClientFactory = Callable[[], "openai.AsyncOpenAI"]
-"""Makes a client for one assessment (it is closed afterwards)."""
-
-
-def client_factory(
-    *, base_url: str | None, api_key: str | None, connect_timeout: float = 10.0
-) -> ClientFactory:
-    """A factory of clients for the server the chat model talks to (no hidden retries)."""
-
-    def make() -> openai.AsyncOpenAI:
-        import openai
-
-        from providers.openai_chat import PLACEHOLDER_API_KEY
-
-        return openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or PLACEHOLDER_API_KEY,
-            max_retries=0,
-            timeout=openai.Timeout(ASSESS_TIMEOUT, connect=connect_timeout),
-        )
-
-    return make
-
-
 class OpenAIMemoryAssessor:
     """Asks an OpenAI-compatible model to assess a conversation; falls back as the module says.
 
@@ -126,7 +103,7 @@ class OpenAIMemoryAssessor:
         request = assessment_request(messages, self._fence())
         problems: list[str] = []
         try:
-            async with asyncio.timeout(self._timeout), self._clients() as client:
+            async with asyncio.timeout(self._timeout), opened(self._clients) as client:
                 try:
                     return Assessed(await self._structured(client, request), AssessedBy.STRUCTURED)
                 except Exception as err:  # any failure: the next way of asking may work

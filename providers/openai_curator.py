@@ -39,7 +39,7 @@ from engine.curator_advice import (
     RoleHint,
 )
 from engine.items import MemoryRole
-from providers.memory_assessor import ClientFactory
+from providers.client_factory import ClientFactory, opened
 
 if TYPE_CHECKING:
     import openai
@@ -192,7 +192,7 @@ class OpenAICurator:
         problems: list[str] = []
         usage = [NO_USAGE]
         try:
-            async with asyncio.timeout(self._timeout), self._clients() as client:
+            async with asyncio.timeout(self._timeout), opened(self._clients) as client:
                 try:
                     advice = await self._structured(client, request, usage)
                     return AdviceOutcome(

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from engine.curation_calls import NO_USAGE, CallUsage
 from engine.model_summaries import MIN_SUMMARY_TOKENS, SummaryOutcome, SummaryRequest
 from engine.protocols import TokenCounter
-from providers.memory_assessor import ClientFactory
+from providers.client_factory import ClientFactory, opened
 
 if TYPE_CHECKING:
     import openai
@@ -135,7 +135,7 @@ class OpenAISummarizer:
         # No more than MAX_CALLS chunks can be read: the rest is not even counted.
         readable = request.text[: MAX_CALLS * self._chunk_tokens * CHARS_PER_TOKEN]
         try:
-            async with asyncio.timeout(self._timeout), self._clients() as client:
+            async with asyncio.timeout(self._timeout), opened(self._clients) as client:
                 text = await self._summary(client, request, readable, request.entities, budget)
         except TimeoutError:
             return self._failed(budget, f"no summary within {self._timeout:g} s")

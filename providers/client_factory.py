@@ -1,0 +1,51 @@
+"""Clients for the helper models (memory assessor, curator, summarizer): one per call, made in a
+worker thread.
+
+Making a client on the event loop held the screen still: the first one imports ``openai`` (about
+0.4 s; at startup, when the memory of a session left idle is assessed, before the chat model's
+own warm-up), and every one loads the CA bundle for its TLS context (20-40 ms).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import openai
+
+ClientFactory = Callable[[], "openai.AsyncOpenAI"]
+"""Makes a client for one call (it is closed afterwards)."""
+
+READ_TIMEOUT = 8.0
+"""Seconds a helper's request may take; each call is also bounded as a whole by its caller."""
+
+
+def client_factory(
+    *, base_url: str | None, api_key: str | None, connect_timeout: float = 10.0
+) -> ClientFactory:
+    """A factory of clients for the server the chat model talks to (no hidden retries)."""
+
+    def make() -> openai.AsyncOpenAI:
+        import openai
+
+        from providers.openai_chat import PLACEHOLDER_API_KEY
+
+        return openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            max_retries=0,
+            timeout=openai.Timeout(READ_TIMEOUT, connect=connect_timeout),
+        )
+
+    return make
+
+
+@contextlib.asynccontextmanager
+async def opened(clients: ClientFactory) -> AsyncIterator[openai.AsyncOpenAI]:
+    """A client from ``clients``, made in a worker thread and closed on leaving."""
+    client = await asyncio.to_thread(clients)
+    async with client:
+        yield client

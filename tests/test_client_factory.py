@@ -1,0 +1,53 @@
+"""The helper models' clients (memory assessor, curator, summarizer) are made in a worker thread:
+the first one imports openai (~0.4 s) and each loads the CA bundle for TLS (20-40 ms), which held
+the screen still when done on the event loop. Each is closed after its call."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Awaitable, Callable
+
+import openai
+import pytest
+
+from providers.client_factory import ClientFactory
+from providers.memory_assessor import OpenAIMemoryAssessor
+from providers.openai_curator import OpenAICurator
+from providers.openai_summarizer import OpenAISummarizer
+from tests import test_llm_curator, test_llm_summarizer, test_memory_llm
+from tests.fake_openai import FakeOpenAIServer
+
+Call = Callable[[ClientFactory], Awaitable[object]]
+
+
+def assess(clients: ClientFactory) -> Awaitable[object]:
+    return OpenAIMemoryAssessor(clients, "fake-model").assess(test_memory_llm.MESSAGES)
+
+
+def advise(clients: ClientFactory) -> Awaitable[object]:
+    return OpenAICurator(clients, "fake-model").advise(test_llm_curator.BRIEF)
+
+
+def summarize(clients: ClientFactory) -> Awaitable[object]:
+    summarizer = OpenAISummarizer(clients, "fake-model", counter=test_llm_summarizer.COUNTER)
+    return summarizer.summarize(test_llm_summarizer.request())
+
+
+@pytest.mark.parametrize("call", [assess, advise, summarize])
+async def test_a_helpers_client_is_made_off_the_event_loop_and_closed_after(
+    fake_server: FakeOpenAIServer, call: Call
+) -> None:
+    fake_server.reply = json.dumps(test_memory_llm.GOOD)
+    made: list[tuple[bool, openai.AsyncOpenAI]] = []
+
+    def clients() -> openai.AsyncOpenAI:
+        client = openai.AsyncOpenAI(base_url=fake_server.base_url, api_key="k", max_retries=0)
+        made.append((threading.current_thread() is threading.main_thread(), client))
+        return client
+
+    await call(clients)
+    assert fake_server.requests, "the helper asked its model"
+    ((on_the_event_loop, client),) = made
+    assert not on_the_event_loop
+    assert client.is_closed()
