@@ -33,7 +33,11 @@ class CuratorAsked:
 
 @dataclass(frozen=True, slots=True)
 class ContextCurated:
-    """The engine decided what this request sends; ``view`` is what the context panel shows."""
+    """The engine decided what this request sends; ``view`` is what the context panel shows.
+
+    Reported once, as soon as the view is built: before the reply's first words when the model
+    takes a moment, among or after them when it answers at once, and always before the turn's
+    outcome (see :mod:`engine.pending_view`)."""
 
     view: ContextView
 

@@ -212,7 +212,7 @@ class OpenAIChatModel:
                 raise self._translate(err, phase) from err
         except (openai.OpenAIError, ValueError) as err:
             # ValueError covers json.JSONDecodeError (a bad SSE data line: openai lets it through
-            # unwrapped), UnicodeDecodeError and pydantic's ValidationError.
+            # unwrapped) and UnicodeDecodeError.
             raise self._translate(err, phase) from err
         if finish_reason is None:
             if chunks == 0:
