@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.chat import MessageStatus
+from engine.chat import MessageStatus, StoredMessage
 from engine.errors import ModelErrorKind
 from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
@@ -202,21 +202,19 @@ async def test_each_fault_keeps_the_message_and_retry_recovers(
     assert [m["role"] for m in fake_server.requests[-1]["body"]["messages"]] == ["system", "user"]
 
 
-async def test_stopping_keeps_the_partial_reply(
-    store: SqliteChatStore, fake_server: FakeOpenAIServer
-) -> None:
-    fake_server.reply = "word " * 200
-    fake_server.chunk_delay = 0.01
-    turns = service(store, remote(fake_server))
-    arrived: list[str] = []
+async def stopped_after_five_pieces(
+    store: SqliteChatStore, turns: TurnService
+) -> tuple[list[TurnEvent], StoredMessage]:
+    """Send "go" and stop the turn (as Esc does) once five pieces of the reply arrived: the events
+    seen, and the reply as stored."""
+    seen: list[TurnEvent] = []
     enough = asyncio.Event()
 
     async def run() -> None:
         async for event in turns.send(None, "go"):
-            if isinstance(event, ReplyTextArrived):
-                arrived.append(event.text)
-                if len(arrived) >= 5:
-                    enough.set()
+            seen.append(event)
+            if sum(isinstance(e, ReplyTextArrived) for e in seen) >= 5:
+                enough.set()
 
     task = asyncio.create_task(run())
     await asyncio.wait_for(enough.wait(), timeout=10)
@@ -224,7 +222,16 @@ async def test_stopping_keeps_the_partial_reply(
     with pytest.raises(asyncio.CancelledError):
         await task
     (session,) = store.list_sessions()
-    reply = store.messages(session.id)[-1]
+    return seen, store.messages(session.id)[-1]
+
+
+async def test_stopping_keeps_the_partial_reply(
+    store: SqliteChatStore, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.reply = "word " * 200
+    fake_server.chunk_delay = 0.01
+    events, reply = await stopped_after_five_pieces(store, service(store, remote(fake_server)))
+    arrived = [e.text for e in events if isinstance(e, ReplyTextArrived)]
     assert reply.status == MessageStatus.INTERRUPTED
     assert reply.error == STOPPED_BY_USER
     assert reply.content.startswith("".join(arrived[:5]))

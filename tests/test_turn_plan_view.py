@@ -14,7 +14,7 @@ from engine.turn import STOPPED_BY_USER, TurnService, _Planned
 from engine.turn_events import ContextCurated, ReplyCompleted, ReplyTextArrived, TurnEvent
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.test_turn import COUNTER, collect, remote, wait_until
+from tests.test_turn import COUNTER, collect, remote, stopped_after_five_pieces, wait_until
 
 
 class SlowViewTurns(TurnService):
@@ -91,24 +91,7 @@ async def test_stopping_while_the_plan_is_being_drawn_keeps_what_arrived(
 ) -> None:
     fake_server.reply = "word " * 200
     fake_server.chunk_delay = 0.01
-    service = turns(store, fake_server, view_seconds=1.5)
-    arrived: list[str] = []
-    enough = asyncio.Event()
-
-    async def run() -> None:
-        async for event in service.send(None, "go"):
-            assert not isinstance(event, ContextCurated)  # still being built
-            if isinstance(event, ReplyTextArrived):
-                arrived.append(event.text)
-                if len(arrived) >= 5:
-                    enough.set()
-
-    task = asyncio.create_task(run())
-    await asyncio.wait_for(enough.wait(), timeout=10)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    (session,) = store.list_sessions()
-    reply = store.messages(session.id)[-1]
+    events, reply = await stopped_after_five_pieces(store, turns(store, fake_server, view_seconds=1.5))
+    assert not [e for e in events if isinstance(e, ContextCurated)]  # still being built
     assert reply.status == MessageStatus.INTERRUPTED and reply.error == STOPPED_BY_USER
-    assert reply.content.startswith("".join(arrived))
+    assert reply.content.startswith("".join(e.text for e in events if isinstance(e, ReplyTextArrived)))
