@@ -225,6 +225,38 @@ async def stopped_after_five_pieces(
     return seen, store.messages(session.id)[-1]
 
 
+async def stopped_while_the_model_thinks(
+    store: SqliteChatStore,
+    turns: TurnService,
+    server: FakeOpenAIServer,
+    *,
+    at: type[TurnEvent],
+    busy: bool = False,
+) -> StoredMessage:
+    """Send "go" to a model that takes 5 s to its first piece, and stop the turn (as Esc does) once
+    an ``at`` event is seen (``busy``: while the consumer is still drawing it). Checks that the
+    request already sent was ended; returns the reply as stored."""
+    server.faults.append("slow_first_token:5")
+    seen = asyncio.Event()
+
+    async def run() -> None:
+        async for event in turns.send(None, "go"):
+            if isinstance(event, at):
+                seen.set()
+                if busy:
+                    await asyncio.sleep(10)  # the UI busy drawing when the user presses Esc
+
+    task = asyncio.create_task(run())
+    await asyncio.wait_for(seen.wait(), timeout=10)
+    await wait_until(lambda: len(server.requests) == 1)  # sent before anything is read
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await wait_until(lambda: server.requests[0]["outcome"] == "client_disconnected")
+    (session,) = store.list_sessions()
+    return store.messages(session.id)[-1]
+
+
 async def test_stopping_keeps_the_partial_reply(
     store: SqliteChatStore, fake_server: FakeOpenAIServer
 ) -> None:
@@ -243,25 +275,9 @@ async def test_stopping_before_the_first_word_ends_the_request_already_sent_and_
 ) -> None:
     """The request goes out before the UI is told the reply started; a stop right then still
     closes it, and the reply is marked stopped, not left "writing"."""
-    fake_server.faults.append("slow_first_token:5")
-    turns = service(store, remote(fake_server))
-    started = asyncio.Event()
-
-    async def run() -> None:
-        async for event in turns.send(None, "go"):
-            if isinstance(event, ReplyStarted):
-                started.set()
-                await asyncio.sleep(10)  # the UI busy drawing when the user presses Esc
-
-    task = asyncio.create_task(run())
-    await asyncio.wait_for(started.wait(), timeout=10)
-    await wait_until(lambda: len(fake_server.requests) == 1)  # sent before anything is read
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    await wait_until(lambda: fake_server.requests[0]["outcome"] == "client_disconnected")
-    (session,) = store.list_sessions()
-    reply = store.messages(session.id)[-1]
+    reply = await stopped_while_the_model_thinks(
+        store, service(store, remote(fake_server)), fake_server, at=ReplyStarted, busy=True
+    )
     assert reply.status == MessageStatus.FAILED and reply.error == STOPPED_BY_USER
 
 

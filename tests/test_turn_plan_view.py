@@ -3,10 +3,7 @@ plan is reported as soon as it is built, once, before the turn's outcome."""
 
 from __future__ import annotations
 
-import asyncio
 import time
-
-import pytest
 
 from engine.chat import MessageStatus
 from engine.context_view import ContextView
@@ -14,7 +11,13 @@ from engine.turn import STOPPED_BY_USER, TurnService, _Planned
 from engine.turn_events import ContextCurated, ReplyCompleted, ReplyTextArrived, TurnEvent
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.test_turn import COUNTER, collect, remote, stopped_after_five_pieces, wait_until
+from tests.test_turn import (
+    COUNTER,
+    collect,
+    remote,
+    stopped_after_five_pieces,
+    stopped_while_the_model_thinks,
+)
 
 
 class SlowViewTurns(TurnService):
@@ -65,24 +68,8 @@ async def test_the_plan_is_shown_while_a_slow_model_thinks(
 async def test_stopping_while_the_model_thinks_after_the_plan_is_shown_ends_the_request(
     store: SqliteChatStore, fake_server: FakeOpenAIServer
 ) -> None:
-    fake_server.faults.append("slow_first_token:5")
     service = turns(store, fake_server, view_seconds=0.0)
-    shown = asyncio.Event()
-
-    async def run() -> None:
-        async for event in service.send(None, "go"):
-            if isinstance(event, ContextCurated):
-                shown.set()
-
-    task = asyncio.create_task(run())
-    await asyncio.wait_for(shown.wait(), timeout=10)
-    await wait_until(lambda: len(fake_server.requests) == 1)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    await wait_until(lambda: fake_server.requests[0]["outcome"] == "client_disconnected")
-    (session,) = store.list_sessions()
-    reply = store.messages(session.id)[-1]
+    reply = await stopped_while_the_model_thinks(store, service, fake_server, at=ContextCurated)
     assert reply.status == MessageStatus.FAILED and reply.error == STOPPED_BY_USER
 
 
