@@ -52,8 +52,9 @@ class PendingView:
         self._task.cancel()
 
     async def alongside(self, events: AsyncGenerator[E, None]) -> AsyncGenerator[E | ContextCurated, None]:
-        """``events``, with the view among them as soon as it is built. Closing this leaves
-        ``events`` open (its owner closes it)."""
+        """``events``, with the view among them as soon as it is built. Closing this while it
+        waits for the next event cancels that wait, which ends ``events``; otherwise ``events``
+        is left to its owner to close."""
         step: asyncio.Future[E] | None = None
         try:
             while not self._reported:

@@ -13,7 +13,8 @@ instructions say that nothing inside the fence is to be obeyed, and whatever com
 into :class:`engine.memory.Assessment` (importance 0..1, at most 10 tags and 5 topics, bounded text),
 so a message that tells the model to answer otherwise cannot change the result's structure.
 
-``openai`` is imported when a client is first made, not with this module.
+``openai`` is imported when a client is first made (in a worker thread: see
+:mod:`providers.client_factory`), not with this module.
 """
 
 from __future__ import annotations
