@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
+from engine.conversation_tail import NothingToRetry, cut_reply, since_last_user_message
 from engine.curation_result import CurationResult
 from engine.early_stream import EarlyStream
 from engine.errors import ModelError, ModelErrorKind
@@ -66,8 +67,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 STOPPED_BY_USER = "Stopped by you."
-TAIL_PAGE = 50
-"""Messages read at a time when looking back from the end of a session for its last user message."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +76,6 @@ class _Planned:
     result: CurationResult
     new_id: int
     prompt: list[PromptMessage]
-
-
-class NothingToRetry(Exception):
-    """Retry was asked for in a session with no user message."""
-
-
-class NothingToContinue(Exception):
-    """Continue was asked for, but the session's last reply was not cut short."""
 
 
 class TurnService:
@@ -189,7 +180,7 @@ class TurnService:
         Raises:
             NothingToContinue: the last reply is whole, or there is none.
         """
-        cut = await self._io(self._cut_reply, session_id)
+        cut = await self._io(cut_reply, self.store, session_id)
         async for event in self._reply(session_id, superseded=(), resume=cut):
             yield event
 
@@ -215,36 +206,10 @@ class TurnService:
         return self.store.get_session(session.id) or session, message
 
     def _supersede_last_replies(self, session_id: int) -> tuple[int, ...]:
-        replaced = tuple(m.id for m in self._since_last_user_message(session_id) if m.is_reply)
+        replaced = tuple(m.id for m in since_last_user_message(self.store, session_id) if m.is_reply)
         for message_id in replaced:
             self.store.update_message(message_id, status=MessageStatus.SUPERSEDED)
         return replaced
-
-    def _since_last_user_message(self, session_id: int) -> list[StoredMessage]:
-        """The shown messages after the session's last user message, read a page at a time from
-        the end (a session may hold 10,000 messages).
-
-        Raises:
-            NothingToRetry: the session has no user message.
-        """
-        tail: list[StoredMessage] = []
-        before: int | None = None
-        while True:
-            page = self.store.message_page(session_id, before=before, limit=TAIL_PAGE).messages
-            if not page:
-                raise NothingToRetry(session_id)
-            users = [i for i, m in enumerate(page) if m.role == "user"]
-            if users:
-                return page[users[-1] + 1 :] + tail
-            tail = page + tail
-            before = page[0].id
-
-    def _cut_reply(self, session_id: int) -> StoredMessage:
-        latest = self.store.message_page(session_id, limit=1).messages
-        last = latest[-1] if latest else None
-        if last is None or not last.is_reply or last.status != MessageStatus.INTERRUPTED or not last.content:
-            raise NothingToContinue(session_id)
-        return last
 
     def _preview(self, session_id: int | None) -> ContextView:
         with self.curations.lock:

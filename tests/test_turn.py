@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from engine.chat import MessageStatus, StoredMessage
+from engine.conversation_tail import TAIL_PAGE, NothingToRetry
 from engine.errors import ModelErrorKind
 from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import STOPPED_BY_USER, TAIL_PAGE, NothingToRetry, TurnService
+from engine.turn import STOPPED_BY_USER, TurnService
 from engine.turn_events import (
     ContextCurated,
     ReplyCompleted,

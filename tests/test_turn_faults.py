@@ -14,11 +14,12 @@ from typing import TypeVar
 import pytest
 
 from engine.chat import MessageStatus
+from engine.conversation_tail import NothingToContinue
 from engine.errors import ModelErrorKind
 from engine.prompt import CONTINUE_INSTRUCTION
 from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import NothingToContinue, TurnService
+from engine.turn import TurnService
 from engine.turn_events import (
     ContextCurated,
     ReplyCompleted,

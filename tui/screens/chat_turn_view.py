@@ -9,8 +9,8 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
 
 from engine.chat import MessageStatus
+from engine.conversation_tail import NothingToContinue, NothingToRetry
 from engine.errors import StoreError
-from engine.turn import NothingToContinue, NothingToRetry
 from engine.turn_events import (
     ContextCurated,
     CuratorAsked,
