@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from engine.curation_result import CurationResult
 from engine.early_stream import EarlyStream
 from engine.errors import ModelError, ModelErrorKind
 from engine.model_windows import ModelWindows, tightened_notice
-from engine.pending_view import PendingView
+from engine.pending_view import VIEW_DELAY, PendingView
 from engine.prompt import continuation, in_conversation, title_from
 from engine.protocols import (
     NO_CURATION_MODELS,
@@ -99,17 +100,21 @@ class TurnService:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         memory: MemorySource | None = None,
         curation_models: Callable[[ChatModel], CurationModels] | None = None,
+        view_delay: float = VIEW_DELAY,
     ) -> None:
         """
         Args:
             curation_models: The curator and summarizer that go with a chat model (asked again
                 whenever the model changes; never for the offline model). None: the engine's
                 heuristics and offline summaries only.
+            view_delay: How long the model may take before the plan's view is begun (0: at once;
+                see :mod:`engine.pending_view`).
         """
         self.store = store
         self.counter = counter
         self.retry_policy = retry_policy or RetryPolicy()
         self._flush_interval = flush_interval
+        self._view_delay = view_delay
         self._clock = clock
         self._sleep = sleep
         self.windows = ModelWindows()
@@ -368,7 +373,9 @@ class TurnService:
         request = continuation(prompt, prefix) if resume is not None else prompt
         # Sent now: the server works while the UI draws the context and the reply's place.
         early: EarlyStream | None = EarlyStream(self.model.stream(request, temperature=temperature))
-        pending = PendingView(self._io(self._view, session_id, planned))
+        pending = PendingView(
+            functools.partial(self._io, self._view, session_id, planned), delay=self._view_delay
+        )
         try:
             # Inside the try: a stop meanwhile still closes the reply just begun.
             if saved is not None:
@@ -412,7 +419,7 @@ class TurnService:
                     if delay is not None:
                         retries += 1
                         yield RetryScheduled(err, delay, retries, self.retry_policy.retries)
-                        if (planned_view := await pending.rest()) is not None:
+                        if (planned_view := await pending.now()) is not None:
                             yield planned_view
                         await self._sleep(delay)
                         continue
@@ -420,7 +427,7 @@ class TurnService:
                         raise
                     # Once: budget for less and send again; the user is told what was left out.
                     tightened = True
-                    if (planned_view := await pending.rest()) is not None:
+                    if (planned_view := await pending.now()) is not None:
                         yield planned_view
                     before, view = self.window, await pending.view()
                     self.windows.narrow(self.model, err)
@@ -452,7 +459,7 @@ class TurnService:
             self._complete, session_id, reply.id, prefix + "".join(arrived), resume is not None
         )
         if (planned_view := await pending.rest()) is not None:
-            yield planned_view  # the reply was quicker; its outcome stays the last event
+            yield planned_view  # begun before the reply was whole; the outcome stays last
         yield ReplyCompleted(done, usage)
 
     def _finish_failed(self, reply_id: int, text: str, reason: str) -> StoredMessage:

@@ -35,9 +35,10 @@ class CuratorAsked:
 class ContextCurated:
     """The engine decided what this request sends; ``view`` is what the context panel shows.
 
-    Reported once, as soon as the view is built: before the reply's first words when the model
-    takes a moment, among or after them when it answers at once, and always before the turn's
-    outcome (see :mod:`engine.pending_view`)."""
+    Reported at most once, before the turn's outcome. The view is begun once the model has kept
+    the turn waiting ``VIEW_DELAY``, and reported as soon as it is built: before the reply's first
+    words as real models answer, among them when it streams at once. A reply whole before then
+    goes without it: the preview of the next request follows (see :mod:`engine.pending_view`)."""
 
     view: ContextView
 

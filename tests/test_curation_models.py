@@ -75,7 +75,10 @@ def service(
         OpenAICurator(clients, "fake-model", timeout=curator_timeout),
         OpenAISummarizer(clients, "fake-model", counter=COUNTER) if summaries else None,
     )
-    turns = TurnService(store, model, COUNTER, system_prompt="", curation_models=lambda _: helpers)
+    # view_delay=0: every turn shows its plan, however quick the reply (test_turn_plan_view).
+    turns = TurnService(
+        store, model, COUNTER, system_prompt="", curation_models=lambda _: helpers, view_delay=0
+    )
     _open.append(turns)
     return turns
 

@@ -64,6 +64,7 @@ def service(
         system_prompt="You are terse.",
         flush_interval=0.05,
         retry_policy=RetryPolicy(retries=retries),
+        view_delay=0,  # every turn shows its plan, however quick the reply (test_turn_plan_view)
     )
 
 

@@ -75,6 +75,7 @@ def service(
         flush_interval=0.05,
         retry_policy=RetryPolicy(retries=retries, base_delay=1.0),
         sleep=waits or Waits(),
+        view_delay=0,  # every turn shows its plan, however quick the reply (test_turn_plan_view)
     )
 
 
