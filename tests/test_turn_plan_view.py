@@ -81,9 +81,9 @@ async def test_a_plan_begun_before_the_reply_is_whole_is_shown_before_the_outcom
 async def test_a_plan_due_while_the_reply_streams_is_shown_among_its_words(
     store: SqliteChatStore, fake_server: FakeOpenAIServer
 ) -> None:
-    fake_server.reply = "word " * 40
-    fake_server.chunk_delay = 0.02  # 0.8 s of words; the plan is due after 0.05 s
-    events = await collect(turns(store, fake_server, view_seconds=0.0, view_delay=0.05).send(None, "hello"))
+    fake_server.reply = "word " * 60
+    fake_server.chunk_delay = 0.02  # 1.2 s of words, the first at once; the plan is due after 0.3 s
+    events = await collect(turns(store, fake_server, view_seconds=0.0, view_delay=0.3).send(None, "hello"))
     order = kinds(events)
     texts = [n for n, kind in enumerate(order) if kind is ReplyTextArrived]
     assert order.count(ContextCurated) == 1
