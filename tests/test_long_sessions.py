@@ -37,6 +37,18 @@ async def opened(pilot: Pilot[None], app: HeedfulApp, last: int = COUNT - 1) -> 
     await wait_for(pilot, lambda: chat(app).context is not None)
 
 
+def counts_said(app: HeedfulApp) -> list[str]:
+    """What the list says of the messages above and below those mounted (the notes shown)."""
+    return [str(note.render()) for note in chat(app).message_list.query(".more.-shown")]
+
+
+def counts_due(app: HeedfulApp) -> list[str]:
+    """What it should say: as many earlier and later messages as are not mounted."""
+    first, last = shown_numbers(app)[0], shown_numbers(app)[-1]
+    due = [f"↑ {first} earlier messages"] if first else []
+    return due + ([f"↓ {COUNT - 1 - last} later messages"] if last < COUNT - 1 else [])
+
+
 async def pages_up(pilot: Pilot[None], app: HeedfulApp) -> AsyncIterator[int]:
     """Scroll to the top of what is mounted until the session's first message is, one page at a
     time; yields the number of the message that was first before each page came in."""
@@ -75,6 +87,8 @@ async def test_scrolling_up_loads_earlier_pages_until_the_first_message_keeping_
             most = max(most, len(views(app)))
             kept = next(v for v in views(app) if v.message.content.startswith(f"note {before}:"))
             assert 0 <= kept.virtual_region.y - listing.scroll_y < listing.scrollable_content_region.height
+            said, due = counts_said(app), counts_due(app)
+            assert len(said) == len(due) and all(s.startswith(d) for s, d in zip(said, due, strict=True))
         assert 0 in shown_numbers(app)
         assert most <= MOUNTED_LIMIT  # the far end went as the top came in
         assert COUNT - 1 not in shown_numbers(app)
@@ -86,6 +100,8 @@ async def test_scrolling_up_loads_earlier_pages_until_the_first_message_keeping_
             after = shown_numbers(app)[-1]
             listing.scroll_end(animate=False, immediate=True, force=True)
             await wait_for(pilot, lambda a=after: shown_numbers(app)[-1] > a and not listing.paging)  # type: ignore[misc]
+            said, due = counts_said(app), counts_due(app)
+            assert len(said) == len(due) and all(s.startswith(d) for s, d in zip(said, due, strict=True))
         assert COUNT - 1 in shown_numbers(app)
         assert len(views(app)) <= MOUNTED_LIMIT
 

@@ -143,10 +143,14 @@ class MessageList(VerticalScroll, LaidOutOnce):
             offset = None if self.max_scroll_y == 0 else top.virtual_region.y - self.scroll_y
             if offset is not None:
                 self.release_anchor()
+            gone = mounted[len(mounted) - _over_limit(mounted, views) :]
+            self._later += len(gone)
+            # Before the mount, while the screen's map of where widgets are still holds: after it,
+            # redrawing the counts would have the whole screen arranged an extra time.
+            self._show_counts()
             await self.mount_all(views, before=mounted[0])
             self._views.update((v.message.id, v) for v in views)
-            await self._unmount(mounted[len(mounted) - _over_limit(mounted, views) :], later=True)
-            self._show_counts()
+            await self._unmount(gone)
             self.call_after_refresh(self._restore, top, offset)
         else:
             self._later = page.later
@@ -156,11 +160,12 @@ class MessageList(VerticalScroll, LaidOutOnce):
                 return
             keep = self._first_visible(mounted) if mounted else None
             offset = keep.virtual_region.y - self.scroll_y if keep is not None else 0
+            gone = mounted[: _over_limit(mounted, views)]
+            self._earlier += len(gone)
+            self._show_counts()  # before the mount, as above
             await self.mount_all(views, before=self._bottom)
             self._views.update((v.message.id, v) for v in views)
-            gone = mounted[: _over_limit(mounted, views)]
-            await self._unmount(gone, later=False)
-            self._show_counts()
+            await self._unmount(gone)
             if keep is not None and gone:
                 self.call_after_refresh(self._restore, keep, offset)
             else:
@@ -181,7 +186,9 @@ class MessageList(VerticalScroll, LaidOutOnce):
             # Each turn adds two messages: the oldest mounted go as they come, or a chat kept
             # open for weeks would lay out (and hold the lines of) more of them on every turn.
             mounted = self.mounted
-            await self._unmount(mounted[: _over_limit(mounted, [])], later=False)
+            gone = mounted[: _over_limit(mounted, [])]
+            self._earlier += len(gone)
+            await self._unmount(gone)
         self._show_counts()
         self.anchor()
         return view
@@ -271,15 +278,12 @@ class MessageList(VerticalScroll, LaidOutOnce):
         self._asked = None
         self._maybe_ask()  # still at the edge (a short page): the next one
 
-    async def _unmount(self, views: Sequence[MessageView], *, later: bool) -> None:
+    async def _unmount(self, views: Sequence[MessageView]) -> None:
+        """Unmount ``views`` (their messages already counted as earlier or later ones)."""
         if not views:
             return
         for view in views:
             self._views.pop(view.message.id, None)
-        if later:
-            self._later += len(views)
-        else:
-            self._earlier += len(views)
         await self.remove_children(list(views))
 
 
