@@ -70,6 +70,11 @@ T = TypeVar("T")
 STOPPED_BY_USER = "Stopped by you."
 
 
+def unplanned(error: Exception) -> str:
+    """What a reply ended by an error of Heedful's own says of it."""
+    return f"Stopped by an error in Heedful ({type(error).__name__}: {error})."
+
+
 @dataclass(frozen=True, slots=True)
 class _Planned:
     """A request planned and applied: what it sends, and the plan for the UI's view of it."""
@@ -452,6 +457,17 @@ class TurnService:
                 early.discard()
             self._finish_failed(reply.id, prefix + "".join(arrived), STOPPED_BY_USER)
             # Not analysed here (that could take a while): the curation is rebuilt on next use.
+            with self.curations.lock:
+                self.curations.forget(session_id)
+            raise
+        except Exception as err:
+            # Unplanned (a bug, a write that failed): the reply still ends with what arrived, and
+            # the error goes on to be reported.
+            pending.cancel()
+            if early is not None:
+                early.discard()
+            with contextlib.suppress(Exception):  # the store may be what failed
+                await self._io(self._finish_failed, reply.id, prefix + "".join(arrived), unplanned(err))
             with self.curations.lock:
                 self.curations.forget(session_id)
             raise

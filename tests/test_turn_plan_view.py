@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from engine.chat import MessageStatus
 from engine.context_view import ContextView
 from engine.pending_view import VIEW_DELAY
-from engine.turn import STOPPED_BY_USER, TurnService, _Planned
+from engine.turn import STOPPED_BY_USER, TurnService, _Planned, unplanned
 from engine.turn_events import ContextCurated, ReplyCompleted, ReplyTextArrived, TurnEvent
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
@@ -120,3 +122,33 @@ async def test_stopping_while_the_plan_is_being_drawn_keeps_what_arrived(
     assert not [e for e in events if isinstance(e, ContextCurated)]  # still being built
     assert reply.status == MessageStatus.INTERRUPTED and reply.error == STOPPED_BY_USER
     assert reply.content.startswith("".join(e.text for e in events if isinstance(e, ReplyTextArrived)))
+
+
+class BrokenViewTurns(TurnService):
+    """Turns whose view fails to build, as a bug in it would."""
+
+    def _view(self, session_id: int, planned: _Planned) -> ContextView:
+        raise RuntimeError("the view broke")
+
+
+async def test_a_view_that_fails_ends_the_turn_with_what_arrived_kept_and_said(
+    store: SqliteChatStore, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.reply = "word " * 60
+    fake_server.chunk_delay = 0.01  # 0.6 s of words; the view is begun, and fails, after 0.2 s
+    service = BrokenViewTurns(store, remote(fake_server), COUNTER, system_prompt="", view_delay=0.2)
+    seen: list[TurnEvent] = []
+    with pytest.raises(RuntimeError, match="the view broke"):
+        async for event in service.send(None, "hello"):
+            seen.append(event)
+    shown = "".join(e.text for e in seen if isinstance(e, ReplyTextArrived))
+    (session,) = store.list_sessions()
+    user, reply = store.messages(session.id)
+    assert user.content == "hello" and user.status == MessageStatus.COMPLETE
+    # Not left "streaming": ended, with every word that arrived, and why.
+    assert reply.status == MessageStatus.INTERRUPTED and shown and reply.content == shown
+    assert reply.error == unplanned(RuntimeError("the view broke"))
+    # The next turn plans afresh and goes through.
+    fake_server.chunk_delay = 0.0
+    events = await collect(turns(store, fake_server, view_seconds=0.0).send(session.id, "again"))
+    assert isinstance(events[-1], ReplyCompleted)
