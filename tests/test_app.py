@@ -162,6 +162,35 @@ async def test_every_fault_is_explained_on_screen_and_retry_recovers(
         assert body(views(app)[-1]) == "Echo: keep this safe"
 
 
+async def test_an_error_of_heedfuls_own_mid_reply_is_reported_and_the_reply_keeps_what_arrived(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    fake_server.reply = "word " * 60
+    fake_server.chunk_delay = 0.01  # still streaming when the view of the plan is due
+    app = make_app(base_url=fake_server.base_url, model="fake-model", env={"OPENAI_API_KEY": "k"})
+    async with app.run_test(notifications=True) as pilot:
+        turns = chat(app).services.turns
+
+        def broken(*_: object) -> None:
+            raise RuntimeError("the view broke")  # as a bug in it would
+
+        turns._view = broken  # type: ignore[method-assign]
+        await send(pilot, "keep this safe")
+        await wait_for(pilot, lambda: any("the view broke" in t for t in toasts(app)))
+        user, reply = stored_messages()
+        assert user.content == "keep this safe" and reply.status == MessageStatus.INTERRUPTED
+        # On screen as stored: what arrived, ended, with why and what to do; not still waiting.
+        failed = views(app)[1]
+        assert body(failed) == reply.content and reply.content.startswith("word word")
+        assert failed.has_class("-problem")
+        problem = text_of(failed.query_one(".problem"))
+        assert "the view broke" in problem and "Ctrl+R" in problem
+        del turns._view
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: views(app)[-1] is not failed and chat(app).settled)
+        assert body(views(app)[-1]) == "word " * 60
+
+
 async def test_new_session_starts_empty_and_sessions_picker_switches_back() -> None:
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:

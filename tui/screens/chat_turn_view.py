@@ -1,5 +1,5 @@
 """Showing a turn as it happens: the user's message, the context, the reply as it streams, retries
-and failures, and what is left on screen when the user stops it or the store fails under it."""
+and failures, and what is left on screen when the user stops it or something fails under it."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ class TurnView(ChatPart):
         Raises:
             asyncio.CancelledError: The user stopped it (the reply keeps what arrived).
             StoreError: The store failed under it (the reply is marked interrupted).
+            Exception: Anything unplanned (the reply shows what the store kept of it).
         """
         screen = self.screen
         self.reply = None
@@ -62,6 +63,12 @@ class TurnView(ChatPart):
             screen.notify("Nothing to retry yet.")
         except NothingToContinue:
             screen.notify("The last reply was not cut off: there is nothing to continue. Ctrl+R asks again.")
+        except Exception:
+            # Unplanned (a bug): the engine ended the reply with what arrived; the app reports the
+            # error, and the reply shows what the store kept, not a cursor still waiting.
+            if self.reply is not None:
+                await self._settle(self.reply)
+            raise
         finally:
             self.reply = None
 
@@ -104,7 +111,8 @@ class TurnView(ChatPart):
                 screen.notify(text, title=title, severity="error", timeout=12)
 
     async def _settle(self, view: MessageView) -> None:
-        """After a stop: show the reply as the store now has it (interrupted, text kept)."""
+        """After a stop or an unplanned error: show the reply as the store now has it (ended,
+        text kept)."""
         await view.close_stream()
         message = view.message
         page = await asyncio.to_thread(
