@@ -11,7 +11,8 @@ app, so its peak RSS and its CPU time are the app's own. It measures:
 * open: from starting the app to the session's last message on screen; then to the context
   panel's figures (the curation built in a worker), and the longest the event loop stalled meanwhile;
 * scroll to top: scrolling up as a wheel would, page after page, until the first message is
-  mounted (gives up after a minute); then the Ctrl+End and Ctrl+Home jumps;
+  mounted (gives up after a minute), and the longest the event loop stalled while each page came
+  in; then the Ctrl+End and Ctrl+Home jumps;
 * one turn: Enter to the reply settled on screen, minus the server's own time (received → last
   piece written): curation, storage and rendering, split into before the request and after the reply.
   Twice: with a model that answers at once (all of Heedful's drawing is then serial: the worst
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import itertools
 import json
 import os
@@ -156,6 +158,22 @@ async def streamed(
     )
 
 
+def page_stalls(ticks: list[float], scrolls: list[float]) -> str:
+    """The longest the event loop stalled while each page came in (between one scroll to the top
+    and the next): what scrolling through history feels like, more than the time a page takes."""
+    longest = []
+    for start, end in itertools.pairwise(scrolls):
+        # From the last tick before the scroll: a stall that begins with it counts whole.
+        within = ticks[max(0, bisect.bisect_left(ticks, start) - 1) : bisect.bisect_right(ticks, end)]
+        longest.append(max((b - a for a, b in itertools.pairwise(within)), default=0.0))
+    if not longest:
+        return "no page loaded"
+    return (
+        f"longest event-loop stall per page: median {1000 * median(longest):.0f} ms, "
+        f"max {1000 * max(longest):.0f} ms"
+    )
+
+
 def memory() -> str:
     """The process's resident memory now, and its peak so far."""
     resident = int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -257,24 +275,25 @@ async def measure(server: ServerControl) -> None:
         # Scroll to the top as a user holding the wheel would: up whenever the list is not
         # waiting for a page, until the session's first message is mounted.
         messages = screen.message_list
-        began, steps = time.perf_counter(), 0
+        began, scrolls = time.perf_counter(), []
         try:
             while messages.view_for(first_id) is None:
                 if not messages.paging:
                     messages.scroll_to(y=0, animate=False, immediate=True, force=True)
-                    steps += 1
+                    scrolls.append(time.perf_counter())
                 await asyncio.sleep(0.005)
                 if time.perf_counter() - began > SCROLL_SECONDS:
                     raise TimeoutError
             print(
-                f"scroll to top: {time.perf_counter() - began:.2f} s ({steps} scrolls to the top "
-                f"of what was mounted; {len(messages.mounted)} messages mounted at the end)"
+                f"scroll to top: {time.perf_counter() - began:.2f} s ({len(scrolls)} scrolls to the "
+                f"top of what was mounted; {len(messages.mounted)} messages mounted at the end)"
             )
         except TimeoutError:
             print(
-                f"scroll to top: not reached after {SCROLL_SECONDS} s: {steps} pages of {PAGE} "
-                f"({1000 * SCROLL_SECONDS / max(steps, 1):.0f} ms a page)"
+                f"scroll to top: not reached after {SCROLL_SECONDS} s: {len(scrolls)} pages of {PAGE} "
+                f"({1000 * SCROLL_SECONDS / max(len(scrolls), 1):.0f} ms a page)"
             )
+        print(f"  {page_stalls(ticks, scrolls)}")
         print(memory())
         began = time.perf_counter()
         await pilot.press("ctrl+end")
