@@ -17,6 +17,7 @@ from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_turn import (
     COUNTER,
+    close_models,  # noqa: F401 (autouse: closes the models remote() opens, here too)
     collect,
     remote,
     stopped_after_five_pieces,
