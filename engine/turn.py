@@ -466,10 +466,7 @@ class TurnService:
             pending.cancel()
             if early is not None:
                 early.discard()
-            with contextlib.suppress(Exception):  # the store may be what failed
-                await self._io(self._finish_failed, reply.id, prefix + "".join(arrived), unplanned(err))
-            with self.curations.lock:
-                self.curations.forget(session_id)
+            await self._io(self._give_up, session_id, reply.id, prefix + "".join(arrived), unplanned(err))
             raise
         done = await self._io(
             self._complete, session_id, reply.id, prefix + "".join(arrived), resume is not None
@@ -477,6 +474,15 @@ class TurnService:
         if (planned_view := await pending.rest()) is not None:
             yield planned_view  # begun before the reply was whole; the outcome stays last
         yield ReplyCompleted(done, usage)
+
+    def _give_up(self, session_id: int, reply_id: int, text: str, reason: str) -> None:
+        """After an unplanned error: end the reply with what arrived (unless the store is what
+        failed) and have the session's curation rebuilt on next use. In a worker thread: a view
+        still being built holds the curation's lock."""
+        with contextlib.suppress(Exception):
+            self._finish_failed(reply_id, text, reason)
+        with self.curations.lock:
+            self.curations.forget(session_id)
 
     def _finish_failed(self, reply_id: int, text: str, reason: str) -> StoredMessage:
         status = MessageStatus.INTERRUPTED if text else MessageStatus.FAILED
