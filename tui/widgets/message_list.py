@@ -143,8 +143,7 @@ class MessageList(VerticalScroll, LaidOutOnce):
             offset = None if self.max_scroll_y == 0 else top.virtual_region.y - self.scroll_y
             if offset is not None:
                 self.release_anchor()
-            gone = mounted[len(mounted) - _over_limit(mounted, views) :]
-            self._later += len(gone)
+            gone = self._leaving(mounted[len(mounted) - _over_limit(mounted, views) :], later=True)
             # Before the mount, while the screen's map of where widgets are still holds: after it,
             # redrawing the counts would have the whole screen arranged an extra time.
             self._show_counts()
@@ -160,8 +159,7 @@ class MessageList(VerticalScroll, LaidOutOnce):
                 return
             keep = self._first_visible(mounted) if mounted else None
             offset = keep.virtual_region.y - self.scroll_y if keep is not None else 0
-            gone = mounted[: _over_limit(mounted, views)]
-            self._earlier += len(gone)
+            gone = self._leaving(mounted[: _over_limit(mounted, views)], later=False)
             self._show_counts()  # before the mount, as above
             await self.mount_all(views, before=self._bottom)
             self._views.update((v.message.id, v) for v in views)
@@ -186,9 +184,7 @@ class MessageList(VerticalScroll, LaidOutOnce):
             # Each turn adds two messages: the oldest mounted go as they come, or a chat kept
             # open for weeks would lay out (and hold the lines of) more of them on every turn.
             mounted = self.mounted
-            gone = mounted[: _over_limit(mounted, [])]
-            self._earlier += len(gone)
-            await self._unmount(gone)
+            await self._unmount(self._leaving(mounted[: _over_limit(mounted, [])], later=False))
         self._show_counts()
         self.anchor()
         return view
@@ -278,8 +274,17 @@ class MessageList(VerticalScroll, LaidOutOnce):
         self._asked = None
         self._maybe_ask()  # still at the edge (a short page): the next one
 
+    def _leaving(self, views: Sequence[MessageView], *, later: bool) -> Sequence[MessageView]:
+        """Count ``views`` among the later (or earlier) messages, before they are unmounted: the
+        counts are shown before a page is mounted. Returns ``views``."""
+        if later:
+            self._later += len(views)
+        else:
+            self._earlier += len(views)
+        return views
+
     async def _unmount(self, views: Sequence[MessageView]) -> None:
-        """Unmount ``views`` (their messages already counted as earlier or later ones)."""
+        """Unmount ``views`` (counted by :meth:`_leaving`)."""
         if not views:
             return
         for view in views:
