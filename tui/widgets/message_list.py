@@ -138,9 +138,10 @@ class MessageList(VerticalScroll, LaidOutOnce):
                 return
             # Content is added above the view: keep the message at the top of the view in place.
             top = self._first_visible(mounted)
-            # A short window seen whole (a new message after a jump) stays at its end; otherwise
-            # the user went up, and new text at the end must not pull the view down.
-            offset = None if self.max_scroll_y == 0 else top.virtual_region.y - self.scroll_y
+            # A view at the end (a new message after a jump starts a short window there) stays
+            # on the end, following a reply that grows while the page is laid out; otherwise the
+            # user went up, and new text at the end must not pull the view down.
+            offset = None if self.is_vertical_scroll_end else top.virtual_region.y - self.scroll_y
             if offset is not None:
                 self.release_anchor()
             gone = self._leaving(mounted[len(mounted) - _over_limit(mounted, views) :], later=True)

@@ -1,0 +1,73 @@
+"""The message list on its own, in a bare app, where the moment a page comes in relative to a
+streaming reply's growth can be set exactly (in the whole app it is a race between threads)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from textual.app import App, ComposeResult
+from textual.content import Content
+
+from engine.chat import MessagePage, MessageStatus, StoredMessage
+from themes import DEFAULT_THEME, THEMES
+from tui.widgets.message_list import EDGE_LINES, PAGE, MessageList
+
+
+def message(n: int, role: str = "user", content: str | None = None) -> StoredMessage:
+    return StoredMessage(
+        id=n,
+        session_id=1,
+        role="assistant" if role == "assistant" else "user",
+        content=f"note {n}" if content is None else content,
+        status=MessageStatus.COMPLETE,
+        created_at=datetime(2026, 11, 26, tzinfo=UTC),
+    )
+
+
+class ListHost(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[MessageList.NeedsMore] = []
+        for theme in THEMES:
+            self.register_theme(theme)
+        self.theme = DEFAULT_THEME
+
+    def compose(self) -> ComposeResult:
+        yield MessageList(Content("welcome"))
+
+    def on_message_list_needs_more(self, event: MessageList.NeedsMore) -> None:
+        self.asked.append(event)
+
+
+async def test_a_page_coming_in_above_a_followed_reply_keeps_the_view_on_its_growing_end() -> None:
+    """A new message after a jump starts a short window at the end, which asks for the page before
+    it. If the reply grows while that page is laid out, the view must still follow the reply."""
+    app = ListHost()
+    async with app.run_test(size=(60, 20)) as pilot:
+        listing = app.query_one(MessageList)
+        first = PAGE + 100
+        await listing.show(MessagePage([message(first, "assistant", "the reply starts")], first, 0))
+        await pilot.pause()
+        reply = listing.view_for(first)
+        assert reply is not None
+        # Just taller than the view: at its end, and near its top, where the page above is asked for.
+        while listing.max_scroll_y == 0:
+            await reply.write("\n\nmore of the reply")
+            await reply.close_stream()
+            await pilot.pause()
+        assert listing.is_vertical_scroll_end and listing.max_scroll_y <= EDGE_LINES
+        assert [event.direction for event in app.asked] == ["earlier"]
+
+        older = [message(n) for n in range(first - PAGE, first)]
+        await listing.extend("earlier", MessagePage(older, first - PAGE, 1))
+        # The reply grows in the same frame as the page is laid out.
+        await reply.write("".join(f"\n\nline {n}" for n in range(10)))
+        await reply.close_stream()
+        await pilot.pause()
+        assert listing.is_vertical_scroll_end
+        assert listing.view_for(first - PAGE) is not None
+
+        await reply.write("".join(f"\n\nlater line {n}" for n in range(10)))
+        await reply.close_stream()
+        await pilot.pause()
+        assert listing.is_vertical_scroll_end
