@@ -17,8 +17,10 @@ class SummarySection:
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self._lines: dict[int, tuple[str, str, int]] = {}
-        """Item id → (summary, its line, the line's tokens); a changed summary is counted again."""
+        self._costs: dict[int, tuple[str, int]] = {}
+        """Item id → (summary, its line's tokens); a changed summary is counted again. The lines
+        themselves are made again for those that fit (a few dozen): kept for every summarized
+        item of a 10,000-message session, they took 4 MB."""
 
     def build(
         self,
@@ -33,9 +35,9 @@ class SummarySection:
         header_cost = cost(self.counter.count(SUMMARY_HEADER))
         room -= header_cost
         lines: list[tuple[int, str, int, int]] = []
-        totals, cached = scores.total, self._lines
+        totals, costs = scores.total, self._costs
         # Best first, in conversation order among equals (a stable sort); keyed by a list's
-        # __getitem__, not a lambda, and lines looked up inline: a long session has ~10,000
+        # __getitem__, not a lambda, and costs looked up inline: a long session has ~10,000
         # summarized items, and this runs every turn.
         keys = [-totals[i.id] for i in summarized]
         for n in sorted(range(len(keys)), key=keys.__getitem__):
@@ -43,12 +45,12 @@ class SummarySection:
             text = new_summaries.get(item.id) or item.summary or ""
             if not text:
                 continue
-            found = cached.get(item.id)
+            found = costs.get(item.id)
             if found is None or found[0] != text:
-                found = self._line(item, text)
-            if found[2] <= room:
-                lines.append((item.position, found[1], found[2], item.id))
-                room -= found[2]
+                found = costs[item.id] = (text, self.counter.count(_line(item, text)) + 1)
+            if found[1] <= room:
+                lines.append((item.position, _line(item, text), found[1], item.id))
+                room -= found[1]
         if not lines:
             return None
         lines.sort()
@@ -57,9 +59,7 @@ class SummarySection:
         sources = tuple(item_id for _, _, _, item_id in lines)
         return ContextMessage("system", content, sources, "summary", tokens)
 
-    def _line(self, item: Item, summary: str) -> tuple[str, str, int]:
-        """The line for ``item`` (with its summary first, as cached), and its tokens (+1 for the
-        newline that joins the lines)."""
-        line = f"- {item.name or item.role} ({item.label}): {summary}"
-        found = self._lines[item.id] = (summary, line, self.counter.count(line) + 1)
-        return found
+
+def _line(item: Item, summary: str) -> str:
+    """The section's line for ``item``; its tokens are counted +1 for the newline that joins them."""
+    return f"- {item.name or item.role} ({item.label}): {summary}"
