@@ -32,7 +32,9 @@ _ROLES = {role.value: role for role in MemoryRole}
 MENTIONS_KEPT = 50_000
 _mentions: dict[tuple[str, str, str], Mention] = {}
 """Mentions already decoded, shared (they are frozen): the same entities recur across thousands of
-messages, and making a frozen dataclass per occurrence was most of decoding. Cleared when full."""
+messages, and making a frozen dataclass per occurrence was most of decoding. Cleared when full.
+Keyed by the mention's own interned strings: the decoded ones are copies, one per occurrence
+(kept as keys, those of a 10,000-message session took 2 MB)."""
 
 
 def _mention(kind: str, label: str, ref: str) -> Mention:
@@ -41,7 +43,8 @@ def _mention(kind: str, label: str, ref: str) -> Mention:
     if found is None:
         if len(_mentions) >= MENTIONS_KEPT:
             _mentions.clear()
-        found = _mentions[key] = Mention(_KINDS[kind], sys.intern(label), sys.intern(ref))
+        found = Mention(_KINDS[kind], sys.intern(label), sys.intern(ref))
+        _mentions[found.kind.value, found.label, found.ref] = found
     return found
 
 
