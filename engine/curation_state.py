@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from engine.analysis import ANALYSIS_VERSION, Analysis
 from engine.budget import DEFAULT_PROFILE, Profile
@@ -22,6 +22,7 @@ def rebuild(
     counter: TokenCounter,
     profile: Profile = DEFAULT_PROFILE,
     budget_ratio: float | None = None,
+    text_source: Callable[[int], str] | None = None,
 ) -> SessionCuration:
     """A session's curation from its stored messages and curation records.
 
@@ -29,12 +30,14 @@ def rebuild(
     cannot go stale); states, pins, summaries, entity states and the consent policy come from the
     snapshot. ``history`` is the session's messages in order, each with its stored analysis
     (entities, terms, role) or None; those without are read again from the text (and handed over
-    by ``take_unstored``).
+    by ``take_unstored``). With a ``text_source`` (the store), summarized and pruned items do not
+    keep their texts (see :meth:`engine.session_items.SessionItems.settle_text`).
     """
     curation = SessionCuration(
         window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
     )
     curation.saved_in_session = snapshot.saved_tokens
+    curation.text_source = text_source
     for message, analysis in history:
         if not in_conversation(message):
             continue

@@ -105,6 +105,7 @@ class SessionCuration(Planning, UserActions):
         item.forgotten = forgotten
         if pinned:
             self._fixed.add(item_id)
+        self.settle_text(item)
 
     def adopt_summary(self, summary: StoredSummary, model: str) -> CurationDelta:
         """A summary the model wrote: used from the next plan on, and in place of the quick one an
@@ -132,6 +133,20 @@ class SessionCuration(Planning, UserActions):
         )
         return CurationDelta(items=(item,), ledger=(LedgerEntry.of(operation),))
 
+    def _hold_recalled(self, recalled: set[int], result: CurationResult) -> None:
+        """Note the items sent verbatim though summarized or pruned: they hold their texts (as
+        sent) while they stay recalled, rather than read them from the store on every plan."""
+        sent = {
+            m.sources[0]: m.content for m in result.messages if m.form == "verbatim" and len(m.sources) == 1
+        }
+        for item_id in recalled - self._recalled:
+            item = self.by_id[item_id]
+            item.held_text = sent.get(item_id) or item.text
+        for item_id in self._recalled - recalled:
+            if (gone := self.by_id.get(item_id)) is not None:
+                self.settle_text(gone)
+        self._recalled = recalled
+
     # --- applying --------------------------------------------------------------------------------
 
     def apply(self, result: CurationResult) -> CurationDelta:
@@ -155,6 +170,7 @@ class SessionCuration(Planning, UserActions):
                 item.state = operation.after
                 if operation.op is OpKind.TRANSFORM:
                     item.summary = result.new_summaries.get(item.id, item.summary)
+                self.settle_text(item)
                 changed[item.id] = item
             if operation.requires_consent:
                 ledger.append(
@@ -183,7 +199,9 @@ class SessionCuration(Planning, UserActions):
             )
         entity_changes = self.registry.commit(result.entities)
         ledger.extend(self._entity_entries(entity_changes, result.turn))
-        self._recalled = {i for i in sent if i in self.by_id and self.by_id[i].state is not ItemState.ACTIVE}
+        self._hold_recalled(
+            {i for i in sent if i in self.by_id and self.by_id[i].state is not ItemState.ACTIVE}, result
+        )
         self._restored = set()
         self._left_out = set(result.left_out)
         self._prioritized = dict(result.prioritized)

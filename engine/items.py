@@ -9,6 +9,7 @@ so that a turn costs work proportional to what changed, not to the length of the
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.chat import Role
@@ -50,7 +51,8 @@ class Item:
     id: int
     """The stored message's id."""
     role: Role
-    text: str
+    held_text: str | None
+    """The message's text while the item holds it (see :attr:`text`)."""
     tokens: int
     turn: int
     """1 for the first user message and what answers it, 2 for the next, ..."""
@@ -75,10 +77,27 @@ class Item:
     """The user told Heedful to forget it (state PRUNED): never recalled until they restore it."""
     preview: str = ""
     """The start of the text on one line, for lists and consent requests."""
+    text_source: Callable[[int], str] | None = None
+    """Where the text is read from once the item no longer holds it (the store, by message id)."""
     recurrence: float | None = None
     """Cached recurrence score; cleared when one of its entities is seen in a new turn."""
     prior: float | None = None
     """Cached weighted role + recurrence part of the score; cleared with ``recurrence``."""
+
+    @property
+    def text(self) -> str:
+        """The message's text: held while the item may be sent verbatim, read from its source
+        again after :meth:`let_go_of_text` (a recall, a model summary, the message inspector)."""
+        if self.held_text is not None:
+            return self.held_text
+        if self.text_source is None:
+            raise RuntimeError(f"item {self.id} holds no text and has nowhere to read it from")
+        return self.text_source(self.id)
+
+    def let_go_of_text(self, source: Callable[[int], str]) -> None:
+        """Stop holding the text; it is read from ``source`` when asked for. A summarized or
+        pruned item's text is rarely needed again: a 10,000-message session held 12 MB of them."""
+        self.text_source, self.held_text = source, None
 
     @property
     def user_owned(self) -> bool:

@@ -276,6 +276,10 @@ class ChatStore(Protocol):
         oldest first: a long history read a part at a time."""
         ...
 
+    def message_text(self, message_id: int) -> str:
+        """A message's text; :class:`StoreError` if there is no such message."""
+        ...
+
     def message_page(
         self, session_id: int, *, before: int | None = None, after: int | None = None, limit: int
     ) -> MessagePage:

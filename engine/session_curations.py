@@ -105,6 +105,7 @@ class SessionCurations:
                 window=self.window(),
                 counter=self.counter,
                 profile=self.profile_for(session_id),
+                text_source=self.store.message_text,
             )
             # Analysed now (a session from before analyses were stored, or edited since): kept
             # so that the next opening reads them.

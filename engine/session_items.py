@@ -7,13 +7,13 @@ registry. Planning and the user's actions build on this state; nothing here deci
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from engine.analysis import Analysis, analyse_text, term_counts
 from engine.chat import Role
 from engine.curation_result import cost, preview
 from engine.index import EntityIndex, TermIndex
-from engine.items import Item, MemoryRole
+from engine.items import Item, ItemState, MemoryRole
 from engine.ledger import LedgerEntry
 from engine.operations import Operation, OpKind
 from engine.protocols import TokenCounter
@@ -47,6 +47,9 @@ class SessionItems:
         self._unstored: list[tuple[int, Analysis]] = []
         self._recent_terms: dict[int, dict[str, int]] = {}
         """Term counts of recently planned-with items (see :meth:`terms_of`), oldest first."""
+        self.text_source: Callable[[int], str] | None = None
+        """Where items' texts can be read again (the store); with one, items not sent verbatim
+        let go of theirs (see :meth:`settle_text`)."""
 
     def analyse(
         self,
@@ -78,7 +81,7 @@ class SessionItems:
         return Item(
             id=item_id,
             role=role,
-            text=text,
+            held_text=text,
             tokens=tokens,
             turn=turn,
             position=len(self.items),
@@ -138,6 +141,11 @@ class SessionItems:
             )
             self._pending.append(LedgerEntry.of(tag))
         return item
+
+    def settle_text(self, item: Item) -> None:
+        """Let a summarized or pruned item (not pinned) go of its text, if it can be read again."""
+        if self.text_source is not None and item.state is not ItemState.ACTIVE and not item.pinned:
+            item.let_go_of_text(self.text_source)
 
     def items_mentioning(self, ref: str) -> Iterable[int]:
         """Ids of the items that mention the entity ``ref``."""

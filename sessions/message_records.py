@@ -40,6 +40,13 @@ def get(conn: sqlite3.Connection, message_id: int) -> StoredMessage:
     return decode(row)
 
 
+def text(conn: sqlite3.Connection, message_id: int) -> str:
+    row = conn.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone()
+    if row is None:
+        raise StoreError(f"There is no message {message_id}.")
+    return str(row[0])
+
+
 def add(
     conn: sqlite3.Connection,
     session_id: int,

@@ -254,6 +254,9 @@ class SqliteChatStore(MemoryMethods):
     def messages_after(self, session_id: int, message_id: int, *, limit: int) -> list[StoredMessage]:
         return self._run(lambda conn: message_records.after(conn, session_id, message_id, limit))
 
+    def message_text(self, message_id: int) -> str:
+        return self._run(lambda conn: message_records.text(conn, message_id))
+
     def message_page(
         self, session_id: int, *, before: int | None = None, after: int | None = None, limit: int
     ) -> MessagePage:

@@ -159,7 +159,7 @@ def test_extractor_accepts_any_text(text: str) -> None:
     folded = text.casefold()
     assert all(word in folded for word in words(text))
     assert "\x1b" not in inert(text)
-    item = Item(id=1, role="user", text=text, tokens=1, turn=1, position=0, mentions=tuple(mentions))
+    item = Item(id=1, role="user", held_text=text, tokens=1, turn=1, position=0, mentions=tuple(mentions))
     summary = ExtractiveSummarizer().summarize(item)
     assert missing_entities(summary, mentions) == []
     assert isinstance(classify(text, mentions), MemoryRole)
@@ -316,7 +316,7 @@ SUMMARY_CASES = {
 @pytest.mark.parametrize("adversarial", SUMMARY_CASES.values(), ids=SUMMARY_CASES.keys())
 def test_summary_regexes_stay_fast(adversarial: str) -> None:
     mentions = tuple(extract_entities(adversarial))
-    item = Item(id=1, role="user", text=adversarial, tokens=1, turn=1, position=0, mentions=mentions)
+    item = Item(id=1, role="user", held_text=adversarial, tokens=1, turn=1, position=0, mentions=mentions)
     summary, seconds = timed(lambda: ExtractiveSummarizer().summarize(item))
     assert seconds < SECONDS
     assert missing_entities(summary, mentions) == [] and len(summary) < 2000
