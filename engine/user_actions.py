@@ -7,7 +7,7 @@ entries, every one of them recorded as the user's choice.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from engine.consent import ConsentChoice, ConsentItem, ConsentRequest
 from engine.curation_result import CurationDelta
@@ -31,6 +31,7 @@ class UserActions:
     model_summaries: SummaryBook | None
     _fixed: set[int]
     _restored: set[int]
+    settle_text: Callable[[Item], None]
 
     def pin(self, item_id: int, *, pinned: bool = True) -> CurationDelta:
         """Pin (or unpin) an item. A pinned item is always sent verbatim and never pruned or
@@ -95,6 +96,7 @@ class UserActions:
         )
         item.state = ItemState.PRUNED
         item.forgotten = True
+        self.settle_text(item)
         ledger.append(LedgerEntry.of(operation))
         return CurationDelta(items=(item,), ledger=tuple(ledger))
 
@@ -132,6 +134,7 @@ class UserActions:
                 after=after,
             )
             item.state = after
+            self.settle_text(item)
             changed.append(item)
             ledger.append(LedgerEntry.of(operation))
         if remember is not None:
@@ -196,6 +199,7 @@ class UserActions:
                 after=ItemState.SUMMARIZED,
             )
             item.state = ItemState.SUMMARIZED
+            self.settle_text(item)
             changed.append(item)
             ledger.append(LedgerEntry.of(operation))
         request = ConsentRequest(self.turn, tuple(asked)) if asked else None
