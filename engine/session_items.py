@@ -143,8 +143,13 @@ class SessionItems:
         return item
 
     def settle_text(self, item: Item) -> None:
-        """Let a summarized or pruned item (not pinned) go of its text, if it can be read again."""
-        if self.text_source is not None and item.state is not ItemState.ACTIVE and not item.pinned:
+        """After a change of state: an item sent verbatim (active or pinned) holds its text, not
+        read from the store on every plan; a summarized or pruned one lets go of it, if it can be
+        read again."""
+        if item.state is ItemState.ACTIVE or item.pinned:
+            if item.held_text is None:
+                item.held_text = item.text
+        elif self.text_source is not None:
             item.let_go_of_text(self.text_source)
 
     def items_mentioning(self, ref: str) -> Iterable[int]:

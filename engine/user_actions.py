@@ -62,7 +62,7 @@ class UserActions:
             OpKind.RESTORE, item.id, reason, self.turn, before=item.state, after=ItemState.ACTIVE
         )
         item.state = ItemState.ACTIVE
-        item.held_text = item.text  # sent verbatim from now on: not read from the store each time
+        self.settle_text(item)
         item.forgotten = False
         self._restored.add(item.id)
         return CurationDelta(items=(item,), ledger=(LedgerEntry.of(operation),))
