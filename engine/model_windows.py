@@ -62,10 +62,13 @@ class ModelWindows:
 
 
 def tightened_notice(
-    model: str, err: ModelError, before: int, first: ContextView, tighter: ContextView
+    model: str, err: ModelError, before: int, first: ContextView | None, tighter: ContextView | None
 ) -> str:
-    """What the user is told after a "too long" answer made the engine send less."""
+    """What the user is told after a "too long" answer made the engine send less (``first`` and
+    ``tighter``: the views of the two plans, None where one failed to build)."""
     said = f" (its limit is {err.window:,} tokens)" if err.window is not None else ""
+    if first is None or tighter is None:
+        return f"The server said the request was too long for {model}{said}. Heedful sent less, again."
     left = [item for item in tighter.items if not item.in_prompt and _was_sent(first, item.id)]
     head = (
         f"The server said the request was too long for {model}{said}. Heedful now budgets for "

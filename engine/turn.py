@@ -399,8 +399,8 @@ class TurnService:
                         contextlib.aclosing(pending.alongside(stream)) as events,
                     ):
                         async for event in events:
-                            if isinstance(event, ContextCurated):
-                                yield event
+                            if isinstance(event, ContextCurated | TurnNotice):
+                                yield event  # the plan's view, or word that it failed
                             elif isinstance(event, TextDelta):
                                 arrived.append(event.text)
                                 yield ReplyTextArrived(event.text)
@@ -434,12 +434,16 @@ class TurnService:
                     tightened = True
                     if (planned_view := await pending.now()) is not None:
                         yield planned_view
-                    before, view = self.window, await pending.view()
+                    before, first = self.window, await pending.view()
                     self.windows.narrow(self.model, err)
                     planned = await self._io(self._curate, session_id)
-                    tighter, prompt = await self._io(self._view, session_id, planned), planned.prompt
-                    yield ContextCurated(tighter)
-                    yield TurnNotice(tightened_notice(self.model.name, err, before, view, tighter))
+                    prompt = planned.prompt
+                    build = functools.partial(self._io, self._view, session_id, planned)
+                    pending = PendingView(build, delay=0)
+                    if (planned_view := await pending.now()) is not None:
+                        yield planned_view
+                    tighter = await pending.view()
+                    yield TurnNotice(tightened_notice(self.model.name, err, before, first, tighter))
         except ModelError as err:
             failed = await self._io(
                 self._finish_failed, reply.id, prefix + "".join(arrived), err.user_message

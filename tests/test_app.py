@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from textual.widgets import Markdown
 
 from engine.chat import MessageStatus
+from engine.context_view import ContextView
 from sessions import paths
 from tests.apphelpers import chat, make_app, say, send, stored_messages, toasts, views, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
@@ -166,17 +169,20 @@ async def test_an_error_of_heedfuls_own_mid_reply_is_reported_and_the_reply_keep
     fake_server: FakeOpenAIServer,
 ) -> None:
     fake_server.reply = "word " * 60
-    fake_server.chunk_delay = 0.01  # still streaming when the view of the plan is due
+    fake_server.chunk_delay = 0.01
     app = make_app(base_url=fake_server.base_url, model="fake-model", env={"OPENAI_API_KEY": "k"})
     async with app.run_test(notifications=True) as pilot:
         turns = chat(app).services.turns
+        clock, reads = turns._clock, itertools.count()
 
-        def broken(*_: object) -> None:
-            raise RuntimeError("the view broke")  # as a bug in it would
+        def broken() -> float:
+            if next(reads) == 10:  # a few words in
+                raise RuntimeError("the clock broke")  # as a bug in a step of the reply would
+            return clock()
 
-        turns._view = broken  # type: ignore[method-assign]
+        turns._clock = broken
         await send(pilot, "keep this safe")
-        await wait_for(pilot, lambda: any("the view broke" in t for t in toasts(app)))
+        await wait_for(pilot, lambda: any("the clock broke" in t for t in toasts(app)))
         user, reply = stored_messages()
         assert user.content == "keep this safe" and reply.status == MessageStatus.INTERRUPTED
         # On screen as stored: what arrived, ended, with why and what to do; not still waiting.
@@ -184,11 +190,34 @@ async def test_an_error_of_heedfuls_own_mid_reply_is_reported_and_the_reply_keep
         assert body(failed) == reply.content and reply.content.startswith("word word")
         assert failed.has_class("-problem")
         problem = text_of(failed.query_one(".problem"))
-        assert "the view broke" in problem and "Ctrl+R" in problem
-        del turns._view
+        assert "the clock broke" in problem and "Ctrl+R" in problem
+        turns._clock = clock
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: views(app)[-1] is not failed and chat(app).settled)
         assert body(views(app)[-1]) == "word " * 60
+
+
+async def test_a_plan_view_that_fails_is_said_and_the_reply_completes(fake_server: FakeOpenAIServer) -> None:
+    fake_server.reply = "word " * 60
+    fake_server.chunk_delay = 0.01  # still streaming when the view of the plan is due
+    app = make_app(base_url=fake_server.base_url, model="fake-model", env={"OPENAI_API_KEY": "k"})
+    async with app.run_test(notifications=True) as pilot:
+        turns = chat(app).services.turns
+
+        def broken(*_: object) -> ContextView:
+            raise RuntimeError("the view broke")  # as a bug in it would
+
+        turns._view = broken  # type: ignore[method-assign]
+        await send(pilot, "keep this safe")
+        await wait_for(pilot, lambda: chat(app).settled and len(views(app)) == 2)
+        shown = [t for t in toasts(app) if "the view broke" in t]
+        assert len(shown) == 1 and "context panel could not show" in shown[0]
+        user, reply = stored_messages()
+        assert user.content == "keep this safe" and reply.status == MessageStatus.COMPLETE
+        assert reply.content == "word " * 60
+        assert body(views(app)[1]) == "word " * 60 and not views(app)[1].has_class("-problem")
+        # The panel caught up: it shows the next request, with the reply in it.
+        await wait_for(pilot, lambda: (v := chat(app).context) is not None and v.item(reply.id) is not None)
 
 
 async def test_new_session_starts_empty_and_sessions_picker_switches_back() -> None:

@@ -14,12 +14,13 @@ from typing import TypeVar
 import pytest
 
 from engine.chat import MessageStatus
+from engine.context_view import ContextView
 from engine.conversation_tail import NothingToContinue
 from engine.errors import ModelErrorKind
 from engine.prompt import CONTINUE_INSTRUCTION
 from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import TurnService
+from engine.turn import TurnService, _Planned
 from engine.turn_events import (
     ContextCurated,
     ReplyCompleted,
@@ -65,9 +66,14 @@ class Waits:
 
 
 def service(
-    store: SqliteChatStore, model: OpenAIChatModel, waits: Waits | None = None, *, retries: int = 2
+    store: SqliteChatStore,
+    model: OpenAIChatModel,
+    waits: Waits | None = None,
+    *,
+    retries: int = 2,
+    kind: type[TurnService] = TurnService,
 ) -> TurnService:
-    return TurnService(
+    return kind(
         store,
         model,
         COUNTER,
@@ -231,6 +237,26 @@ async def test_too_long_twice_fails_clearly_after_one_automatic_try(
     failure = events[-1]
     assert isinstance(failure, ReplyFailed) and failure.error.kind == ModelErrorKind.CONTEXT_LENGTH
     assert [m.content for m in store.messages(failure.message.session_id) if m.role == "user"] == ["hello"]
+
+
+class BrokenViewTurns(TurnService):
+    """Turns whose views fail to build, as a bug in them would."""
+
+    def _view(self, session_id: int, planned: _Planned) -> ContextView:
+        raise RuntimeError("the view broke")
+
+
+async def test_too_long_with_views_that_fail_still_sends_less_again_and_says_so(
+    store: SqliteChatStore, model: OpenAIChatModel, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.faults.append("context_length:8192")
+    events = await collect(service(store, model, kind=BrokenViewTurns).send(None, "hello"))
+    assert isinstance(events[-1], ReplyCompleted) and events[-1].message.content == "Echo: hello"
+    assert [r["outcome"] for r in fake_server.requests] == ["fault", "complete"]
+    notices = [n.text for n in of_type(events, TurnNotice)]
+    # Each plan's view failed and was said to; then what happened to the request, in short.
+    assert all("context panel could not show" in text for text in notices[:-1]) and len(notices) == 3
+    assert "too long" in notices[-1] and "sent less" in notices[-1]
 
 
 async def test_a_window_the_server_reports_smaller_than_configured_is_the_one_used(
