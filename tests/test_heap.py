@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import os
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,45 @@ def test_keeping_frees_young_garbage_and_hides_survivors_from_full_collections()
         assert not any(o is kept for o in gc.get_objects())  # out of every generation's scan
     finally:
         gc.unfreeze()
+
+
+def _full_collections_during(make: Callable[[], object]) -> tuple[int, object]:
+    """How many full collections ran while ``make`` ran (and what it made, kept alive)."""
+    full: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            full.append(1)
+
+    gc.callbacks.append(count)
+    try:
+        made = make()
+    finally:
+        gc.callbacks.remove(count)
+    return len(full), made
+
+
+def _a_session() -> object:
+    """Long-lived containers, as a loading session's items and index are."""
+    return [[n] for n in range(400_000)]
+
+
+def test_no_full_collection_runs_while_a_session_loads() -> None:
+    normal = gc.get_threshold()
+    usually, _ = _full_collections_during(_a_session)
+    assert usually > 0  # such a load does set them off
+    with heap.loading():
+        loading, _ = _full_collections_during(_a_session)
+    assert loading == 0
+    assert gc.get_threshold() == normal
+
+
+def test_loads_that_overlap_give_the_collector_back_once_both_end() -> None:
+    normal = gc.get_threshold()
+    first, second = heap.loading(), heap.loading()
+    first.__enter__()
+    second.__enter__()  # a switch begun before the last load ended
+    first.__exit__(None, None, None)
+    assert gc.get_threshold() != normal  # the second is still loading
+    second.__exit__(None, None, None)
+    assert gc.get_threshold() == normal

@@ -193,12 +193,13 @@ class ChatScreen(Screen[None]):
         self, session: Session | None, page: MessagePage, *, at_message: int | None = None
     ) -> None:
         self.session = session
-        model = await self.commands.use_session_model(session)
-        await self.message_list.show(page, focus=at_message)
-        self.header.show_title(session.title if session else "New chat")
-        if session is not None:
-            await asyncio.to_thread(self.services.store.set_state, "last_session", str(session.id))
-        await self.refresh_usage()
+        with heap.loading():
+            model = await self.commands.use_session_model(session)
+            await self.message_list.show(page, focus=at_message)
+            self.header.show_title(session.title if session else "New chat")
+            if session is not None:
+                await asyncio.to_thread(self.services.store.set_state, "last_session", str(session.id))
+            await self.refresh_usage()
         heap.settle()  # the session and its curation are loaded: they live until the next switch
         # Only now: importing the model's client competes with reading the session's curation
         # for the one interpreter (a second or more of a long session's opening). A message sent
