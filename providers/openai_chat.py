@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
 from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
+from providers.client_factory import loaded
 from providers.stream_chunks import read_chunk
 from providers.windows import window_in
 
@@ -115,18 +116,20 @@ class OpenAIChatModel:
     def _new_client(self) -> openai.AsyncOpenAI:
         import openai
 
-        return openai.AsyncOpenAI(
-            base_url=self._base_url,
-            api_key=self._api_key or PLACEHOLDER_API_KEY,
-            # The engine retries by itself, after a wait the user can see and cancel
-            # (engine/retrying.py); retries hidden in the client would look like a hang.
-            max_retries=0,
-            timeout=openai.Timeout(
-                connect=self._connect_timeout,
-                read=self._read_timeout,
-                write=WRITE_TIMEOUT,
-                pool=POOL_TIMEOUT,
-            ),
+        return loaded(
+            openai.AsyncOpenAI(
+                base_url=self._base_url,
+                api_key=self._api_key or PLACEHOLDER_API_KEY,
+                # The engine retries by itself, after a wait the user can see and cancel
+                # (engine/retrying.py); retries hidden in the client would look like a hang.
+                max_retries=0,
+                timeout=openai.Timeout(
+                    connect=self._connect_timeout,
+                    read=self._read_timeout,
+                    write=WRITE_TIMEOUT,
+                    pool=POOL_TIMEOUT,
+                ),
+            )
         )
 
     async def window_limit(self) -> int | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -403,3 +405,34 @@ def test_retry_after_reads_each_header_form() -> None:
     assert _retry_after({"retry-after": "soon"}) is None
     later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert _retry_after({"retry-after": later}) == pytest.approx(30, abs=2)
+
+
+FIRST_REQUEST = """
+import asyncio, sys
+from engine.chat import PromptMessage
+from providers.openai_chat import OpenAIChatModel
+from tests.fake_openai import FakeOpenAIServer
+
+CLIENT_PACKAGES = ("openai", "httpx2", "httpcore2", "h11", "anyio")
+
+async def main() -> None:
+    with FakeOpenAIServer() as server:
+        model = OpenAIChatModel(
+            model="fake-model", base_url=server.base_url, api_key="k", context_window=8192
+        )
+        await model.warm_up()
+        before = set(sys.modules)
+        async for _ in model.stream([PromptMessage("user", "hi")]):
+            pass
+        await model.aclose()
+        print(sorted(m for m in set(sys.modules) - before if m.split(".")[0] in CLIENT_PACKAGES))
+
+asyncio.run(main())
+"""
+
+
+def test_after_warming_up_the_first_request_loads_no_more_of_the_client_on_the_event_loop() -> None:
+    # In a fresh interpreter: in this one, earlier tests have long loaded everything.
+    ran = subprocess.run([sys.executable, "-c", FIRST_REQUEST], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "[]", ran.stdout
