@@ -7,7 +7,8 @@ that lands on whatever turn happens to trigger it. Freezing the heap once a sess
 moves those objects out of the collector's sight (reference counting still frees them). While a
 session loads, full collections are held off: each re-scanned everything loaded so far, and at
 10,000 messages five of them (17-133 ms each, ~350 ms in all, stopping every thread) came in the
-3.7 s before the context panel was ready, before the one that settling makes anyway.
+3.7 s before the context panel was ready, before the one that settling makes anyway. The garbage
+the load leaves (Textual's temporary nodes, ~14,000 objects) waits for that one: ~3 MB of peak RSS.
 
 glibc's malloc gives each thread that allocates an arena of its own (up to eight per core), and
 memory freed in one arena serves no other thread; it also keeps freed pages inside its heaps
@@ -38,6 +39,7 @@ _NO_FULL_COLLECTIONS = 1 << 30
 _loading = 0
 """Session loads under way (a switch can begin one before the last has ended)."""
 _thresholds = gc.get_threshold()
+"""The collector's thresholds when the loads under way began: given back when the last ends."""
 
 
 @cache
