@@ -14,13 +14,12 @@ from typing import TypeVar
 import pytest
 
 from engine.chat import MessageStatus
-from engine.context_view import ContextView
 from engine.conversation_tail import NothingToContinue
 from engine.errors import ModelErrorKind
 from engine.prompt import CONTINUE_INSTRUCTION
 from engine.retrying import RetryPolicy
 from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import TurnService, _Planned
+from engine.turn import TurnService
 from engine.turn_events import (
     ContextCurated,
     ReplyCompleted,
@@ -34,6 +33,7 @@ from engine.turn_events import (
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
+from tests.test_turn_plan_view import BrokenViewTurns
 
 T = TypeVar("T")
 
@@ -237,13 +237,6 @@ async def test_too_long_twice_fails_clearly_after_one_automatic_try(
     failure = events[-1]
     assert isinstance(failure, ReplyFailed) and failure.error.kind == ModelErrorKind.CONTEXT_LENGTH
     assert [m.content for m in store.messages(failure.message.session_id) if m.role == "user"] == ["hello"]
-
-
-class BrokenViewTurns(TurnService):
-    """Turns whose views fail to build, as a bug in them would."""
-
-    def _view(self, session_id: int, planned: _Planned) -> ContextView:
-        raise RuntimeError("the view broke")
 
 
 async def test_too_long_with_views_that_fail_still_sends_less_again_and_says_so(
