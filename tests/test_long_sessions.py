@@ -67,11 +67,15 @@ async def test_a_long_session_opens_on_its_latest_page_and_says_how_much_is_abov
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(pilot, app)
-        assert shown_numbers(app) == list(range(COUNT - PAGE, COUNT))
+        # The latest page, and the one before it where a page of these one-line notes leaves the
+        # screen unfilled: whole pages, up to the last message.
+        shown = shown_numbers(app)
+        assert shown == list(range(COUNT - len(shown), COUNT))
+        assert len(shown) % PAGE == 0 and PAGE <= len(shown) <= MOUNTED_LIMIT
         listing = chat(app).message_list
         assert listing.is_vertical_scroll_end
         top = listing.query(".more.-shown").first()
-        assert f"{COUNT - PAGE} earlier messages" in str(top.render())
+        assert f"{COUNT - len(shown)} earlier messages" in str(top.render())
 
 
 async def test_scrolling_up_loads_earlier_pages_until_the_first_message_keeping_the_view_still() -> None:
