@@ -34,17 +34,20 @@ def decode(row: sqlite3.Row | tuple[object, ...]) -> StoredMessage:
 
 
 def get(conn: sqlite3.Connection, message_id: int) -> StoredMessage:
-    row = conn.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,)).fetchone()
-    if row is None:
-        raise StoreError(f"There is no message {message_id}.")
-    return decode(row)
+    return decode(_row(conn, MESSAGE_COLUMNS, message_id))
 
 
 def text(conn: sqlite3.Connection, message_id: int) -> str:
-    row = conn.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone()
+    return str(_row(conn, "content", message_id)[0])
+
+
+def _row(conn: sqlite3.Connection, columns: str, message_id: int) -> tuple[object, ...]:
+    row: tuple[object, ...] | None = conn.execute(
+        f"SELECT {columns} FROM messages WHERE id = ?", (message_id,)
+    ).fetchone()
     if row is None:
         raise StoreError(f"There is no message {message_id}.")
-    return str(row[0])
+    return row
 
 
 def add(
