@@ -283,6 +283,10 @@ class TurnService:
                 calls=self.curations.calls(session_id),
             )
 
+    def _pending_view(self, session_id: int, planned: _Planned, delay: float) -> PendingView:
+        """:meth:`_view` of ``planned``, begun in a worker thread after ``delay`` or when wanted."""
+        return PendingView(functools.partial(self._io, self._view, session_id, planned), delay=delay)
+
     def _prepare(
         self, session_id: int, resume: StoredMessage | None, outcome: AdviceOutcome | None = None
     ) -> tuple[_Planned, float | None, StoredMessage]:
@@ -378,9 +382,7 @@ class TurnService:
         request = continuation(prompt, prefix) if resume is not None else prompt
         # Sent now: the server works while the UI draws the context and the reply's place.
         early: EarlyStream | None = EarlyStream(self.model.stream(request, temperature=temperature))
-        pending = PendingView(
-            functools.partial(self._io, self._view, session_id, planned), delay=self._view_delay
-        )
+        pending = self._pending_view(session_id, planned, self._view_delay)
         try:
             # Inside the try: a stop meanwhile still closes the reply just begun.
             if saved is not None:
@@ -438,8 +440,7 @@ class TurnService:
                     self.windows.narrow(self.model, err)
                     planned = await self._io(self._curate, session_id)
                     prompt = planned.prompt
-                    build = functools.partial(self._io, self._view, session_id, planned)
-                    pending = PendingView(build, delay=0)
+                    pending = self._pending_view(session_id, planned, 0)
                     if (planned_view := await pending.now()) is not None:
                         yield planned_view
                     tighter = await pending.view()
