@@ -31,6 +31,7 @@ from engine.chat import PromptMessage
 from engine.memory import MAX_TAGS, MAX_TOPICS, Assessed, AssessedBy, Assessment
 from engine.memory_assessment import assess_offline
 from providers.client_factory import ClientFactory, opened
+from providers.failures import describe
 
 if TYPE_CHECKING:
     import openai
@@ -108,16 +109,16 @@ class OpenAIMemoryAssessor:
                 try:
                     return Assessed(await self._structured(client, request), AssessedBy.STRUCTURED)
                 except Exception as err:  # any failure: the next way of asking may work
-                    problems.append(f"structured output failed ({_describe(err)})")
+                    problems.append(f"structured output failed ({describe(err)})")
                 try:
                     found = await self._json_mode(client, request)
                     return Assessed(found, AssessedBy.JSON, problems[0])
                 except Exception as err:
-                    problems.append(f"JSON mode failed ({_describe(err)})")
+                    problems.append(f"JSON mode failed ({describe(err)})")
         except TimeoutError:
             problems.append(f"no answer within {self._timeout:g} s")
         except Exception as err:  # the client could not even be made or closed
-            problems.append(f"the model could not be asked ({_describe(err)})")
+            problems.append(f"the model could not be asked ({describe(err)})")
         assessment = await asyncio.to_thread(assess_offline, messages)
         return Assessed(assessment, AssessedBy.HEURISTIC, "; ".join(problems))
 
@@ -186,9 +187,3 @@ def assessment_request(messages: Sequence[PromptMessage], fence: str) -> list[di
             "content": f"{transcript}\n\nAssess the transcript above. Answer with the JSON object only.",
         },
     ]
-
-
-def _describe(err: BaseException) -> str:
-    text = " ".join(str(err).split())
-    name = type(err).__name__
-    return f"{name}: {text[:160]}" if text else name

@@ -22,6 +22,7 @@ from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
 from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
 from providers.client_factory import loaded
+from providers.failures import server_detail, shorten
 from providers.stream_chunks import read_chunk
 from providers.windows import window_in
 
@@ -33,7 +34,6 @@ PLACEHOLDER_API_KEY = "not-needed"
 
 WRITE_TIMEOUT = 30.0
 POOL_TIMEOUT = 10.0
-_DETAIL_CHARS = 300
 
 _Phase = Literal["request", "stream", "models"]
 """Where an error happened: before the reply started, while it streamed, or listing models."""
@@ -282,14 +282,14 @@ class OpenAIChatModel:
         if isinstance(err, openai.PermissionDeniedError):
             hint = f" Check that the key in {self._key_hint} may use it." if self._key_hint else ""
             return ModelError(
-                kind.AUTH, f"The server refused access to {self._model} (403): {_detail(err)}.{hint}"
+                kind.AUTH, f"The server refused access to {self._model} (403): {server_detail(err)}.{hint}"
             )
         if isinstance(err, openai.RateLimitError):
             return self._rate_limit(err)
         if isinstance(err, openai.BadRequestError) and _is_context_length(err):
             return ModelError(
                 kind.CONTEXT_LENGTH,
-                f"The conversation is too long for {self._model} ({_detail(err)}). "
+                f"The conversation is too long for {self._model} ({server_detail(err)}). "
                 "Start a new session, or retry with a model that has a larger context window.",
                 window=_window_from_error(err),
             )
@@ -330,7 +330,7 @@ class OpenAIChatModel:
             return ModelError(
                 kind.SERVER,
                 f"The server reported an error{' during the reply' if phase == 'stream' else ''}: "
-                f"{_detail(err)}. Try again in a moment.",
+                f"{server_detail(err)}. Try again in a moment.",
             )
         return ModelError(kind.BAD_RESPONSE, self._bad_response_message(f"{type(err).__name__}: {err}"))
 
@@ -393,7 +393,7 @@ class OpenAIChatModel:
 
     def _bad_response_message(self, what: str) -> str:
         return (
-            f"The server's answer could not be understood ({_shorten(what)}). "
+            f"The server's answer could not be understood ({shorten(what)}). "
             "Check that the base URL points at an OpenAI-compatible API."
         )
 
@@ -415,7 +415,7 @@ def _is_context_length(err: openai.APIStatusError) -> bool:
     body = err.body if isinstance(err.body, dict) else {}
     if body.get("type") == "exceed_context_size_error":  # llama.cpp's server
         return True
-    detail = _detail(err).lower()
+    detail = server_detail(err).lower()
     # vLLM says "This model's maximum context length is 2048 tokens. However, ..." with no code.
     return "maximum context length" in detail or (
         "exceed" in detail and _WINDOW_IN_WORDS.search(detail) is not None
@@ -427,7 +427,7 @@ def _window_from_error(err: openai.APIStatusError) -> int | None:
     n_ctx = body.get("n_ctx")  # llama.cpp says it as a number
     if isinstance(n_ctx, int) and n_ctx > 0:
         return n_ctx
-    found = _WINDOW_IN_WORDS.search(_detail(err))
+    found = _WINDOW_IN_WORDS.search(server_detail(err))
     return int(found.group(1).replace(",", "")) if found else None
 
 
@@ -436,31 +436,9 @@ def _code(err: openai.APIStatusError) -> str | None:
     return code if isinstance(code, str) else None
 
 
-def _detail(err: openai.APIError) -> str:
-    """The server's own words about an error, on one line, without the "Error code: N - " prefix."""
-    body = err.body
-    message: object = None
-    if isinstance(body, dict):
-        message = body.get("message")
-        if message is None and isinstance(body.get("error"), dict):
-            message = body["error"].get("message")
-        if message is None and isinstance(body.get("error"), str):
-            message = body["error"]  # Ollama and llama.cpp send {"error": "..."}
-    elif isinstance(body, str) and not body.lstrip().startswith("<"):
-        message = body  # a plain-text body; an HTML error page says nothing useful
-    if not isinstance(message, str) or not message.strip():
-        return "no details given"
-    return _shorten(message).rstrip(".")
-
-
 def _colon_detail(err: openai.APIError) -> str:
-    detail = _detail(err)
+    detail = server_detail(err)
     return "" if detail == "no details given" else f": {detail}"
-
-
-def _shorten(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _DETAIL_CHARS else text[: _DETAIL_CHARS - 1] + "…"
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -40,6 +40,7 @@ from engine.curator_advice import (
 )
 from engine.items import MemoryRole
 from providers.client_factory import ClientFactory, opened
+from providers.failures import describe
 
 if TYPE_CHECKING:
     import openai
@@ -199,18 +200,18 @@ class OpenAICurator:
                         advice, AdviceSource.STRUCTURED, usage[0], "", self._clock() - started
                     )
                 except Exception as err:  # any failure: the next way of asking may work
-                    problems.append(f"structured output failed ({_describe(err)})")
+                    problems.append(f"structured output failed ({describe(err)})")
                 try:
                     advice = await self._json_mode(client, request, usage)
                     return AdviceOutcome(
                         advice, AdviceSource.JSON, usage[0], problems[0], self._clock() - started
                     )
                 except Exception as err:
-                    problems.append(f"JSON mode failed ({_describe(err)})")
+                    problems.append(f"JSON mode failed ({describe(err)})")
         except TimeoutError:
             problems.append(f"no answer within {self._timeout:g} s")
         except Exception as err:  # the client could not even be made or closed
-            problems.append(f"the model could not be asked ({_describe(err)})")
+            problems.append(f"the model could not be asked ({describe(err)})")
         return AdviceOutcome(
             None, AdviceSource.FALLBACK, usage[0], "; ".join(problems), self._clock() - started
         )
@@ -358,9 +359,3 @@ def brief_request(brief: CuratorBrief, fence: str) -> list[dict[str, str]]:
             "Answer with the JSON object only.",
         },
     ]
-
-
-def _describe(err: BaseException) -> str:
-    text = " ".join(str(err).split())
-    name = type(err).__name__
-    return f"{name}: {text[:160]}" if text else name

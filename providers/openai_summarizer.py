@@ -28,6 +28,7 @@ from engine.curation_calls import NO_USAGE, CallUsage
 from engine.model_summaries import MIN_SUMMARY_TOKENS, SummaryOutcome, SummaryRequest
 from engine.protocols import TokenCounter
 from providers.client_factory import ClientFactory, opened
+from providers.failures import describe
 
 if TYPE_CHECKING:
     import openai
@@ -140,7 +141,7 @@ class OpenAISummarizer:
         except TimeoutError:
             return self._failed(budget, f"no summary within {self._timeout:g} s")
         except Exception as err:  # the model, the connection or the client failed
-            return self._failed(budget, f"the model could not summarize ({_describe(err)})")
+            return self._failed(budget, f"the model could not summarize ({describe(err)})")
         if text is None:
             return self._failed(budget, "the model's summary was empty or too short")
         if len(text) >= len(request.text) and len(request.text) > MIN_CHARS * 4:
@@ -306,9 +307,3 @@ def _chunks(text: str, counter: TokenCounter, limit: int) -> list[str]:
     if current:
         chunks.append("\n".join(current))
     return chunks
-
-
-def _describe(err: BaseException) -> str:
-    text = " ".join(str(err).split())
-    name = type(err).__name__
-    return f"{name}: {text[:160]}" if text else name

@@ -108,12 +108,28 @@ async def test_invalid_json_everywhere_means_no_advice(fake_server: FakeOpenAISe
     outcome = await curator(fake_server).advise(BRIEF)
     assert outcome.advice is None and outcome.source is AdviceSource.FALLBACK
     assert "structured output failed" in outcome.problem and "JSON mode failed" in outcome.problem
+    # Said in words the panel can show: not pydantic's dump of the answer and its help URL.
+    assert outcome.problem == (
+        "structured output failed (the answer was not JSON); "
+        "JSON mode failed (the answer was not JSON (line 1, column 2))"
+    )
+
+
+async def test_an_answer_of_the_wrong_form_is_named_by_its_fields(fake_server: FakeOpenAIServer) -> None:
+    fake_server.reply = json.dumps({**GOOD, "retain": "everything", "demote": 3})
+    outcome = await curator(fake_server).advise(BRIEF)
+    assert outcome.source is AdviceSource.JSON  # JSON mode reads what it can of it
+    assert outcome.problem == (
+        "structured output failed (the answer did not fit the expected form "
+        "(retain: input should be a valid array; demote: input should be a valid array))"
+    )
 
 
 async def test_a_server_error_means_no_advice(fake_server: FakeOpenAIServer) -> None:
     fake_server.faults.extend(["500", "500"])
     outcome = await curator(fake_server).advise(BRIEF)
-    assert outcome.advice is None and "InternalServerError" in outcome.problem
+    assert outcome.advice is None
+    assert "the server answered 500: The server had an error while processing" in outcome.problem
 
 
 async def test_a_slow_server_means_no_advice_after_the_time_limit(fake_server: FakeOpenAIServer) -> None:
