@@ -54,7 +54,9 @@ def describe(err: BaseException) -> str:
     if isinstance(err, ValidationError):
         return _invalid_answer(err)
     if isinstance(err, json.JSONDecodeError):
-        return f"the answer was not JSON (line {err.lineno}, column {err.colno})"
+        if err.pos == 0:
+            return "the answer was not JSON"
+        return f"the answer was not valid JSON, at line {err.lineno} column {err.colno}"
     if "openai" in sys.modules:
         found = _openai_failure(err)
         if found is not None:
@@ -68,13 +70,20 @@ def _invalid_answer(err: ValidationError) -> str:
     problems = err.errors(include_url=False, include_input=False, include_context=False)
     if any(problem["type"] == "json_invalid" for problem in problems):
         return "the answer was not JSON"
-    named = [
-        f"{'.'.join(str(part) for part in problem['loc']) or 'the answer'}: {problem['msg'].lower()}"
-        for problem in problems[:_PROBLEMS_NAMED]
-    ]
-    more = len(problems) - len(named)
+    named = [_field_problem(problem["type"], problem["loc"], problem["msg"]) for problem in problems]
+    more = len(named) - _PROBLEMS_NAMED
     rest = f" and {more} more" if more > 0 else ""
-    return f"the answer did not fit the expected form ({'; '.join(named)}{rest})"
+    return f"the answer did not fit the expected form: {', '.join(named[:_PROBLEMS_NAMED])}{rest}"
+
+
+def _field_problem(kind: str, loc: tuple[int | str, ...], message: str) -> str:
+    """One problem of an answer as a phrase: "retain should be a valid array"."""
+    field = ".".join(str(part) for part in loc) or "the answer"
+    if kind == "missing":
+        return f"{field} is missing"
+    if message.startswith("Input should"):
+        return f"{field} {message.removeprefix('Input ')}"
+    return f"{field}: {message[:1].lower()}{message[1:]}"
 
 
 def _openai_failure(err: BaseException) -> str | None:

@@ -111,7 +111,7 @@ async def test_invalid_json_everywhere_means_no_advice(fake_server: FakeOpenAISe
     # Said in words the panel can show: not pydantic's dump of the answer and its help URL.
     assert outcome.problem == (
         "structured output failed (the answer was not JSON); "
-        "JSON mode failed (the answer was not JSON (line 1, column 2))"
+        "JSON mode failed (the answer was not valid JSON, at line 1 column 2)"
     )
 
 
@@ -120,8 +120,8 @@ async def test_an_answer_of_the_wrong_form_is_named_by_its_fields(fake_server: F
     outcome = await curator(fake_server).advise(BRIEF)
     assert outcome.source is AdviceSource.JSON  # JSON mode reads what it can of it
     assert outcome.problem == (
-        "structured output failed (the answer did not fit the expected form "
-        "(retain: input should be a valid array; demote: input should be a valid array))"
+        "structured output failed (the answer did not fit the expected form: "
+        "retain should be a valid array, demote should be a valid array)"
     )
 
 

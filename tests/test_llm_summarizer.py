@@ -141,7 +141,7 @@ async def test_a_failing_server_gives_no_summary_and_says_why(fake_server: FakeO
     fake_server.faults.extend(["500", "500", "500"])
     outcome = await summarizer(fake_server).summarize(request())
     assert outcome.text is None
-    assert outcome.problem.startswith("the model could not summarize (the server answered 500: The server had")
+    assert outcome.problem.startswith("the model could not summarize (the server answered 500: The server")
 
 
 async def test_a_slow_server_gives_no_summary_within_the_time_limit(fake_server: FakeOpenAIServer) -> None:
