@@ -352,6 +352,11 @@ class ChatStore(Protocol):
 
     def set_state(self, key: str, value: str) -> None: ...
 
+    def checkpoint(self) -> None:
+        """Do now, while nothing waits for the store, upkeep that would otherwise fall inside a
+        later write (SQLite: copying its write-ahead log into the database file)."""
+        ...
+
     def close(self) -> None: ...
 
 

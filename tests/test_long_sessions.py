@@ -4,6 +4,7 @@ scrolls; jumps to either end; a new message always lands in view."""
 from __future__ import annotations
 
 import gc
+import sqlite3
 from collections.abc import AsyncIterator
 
 from textual._styles_cache import StylesCache
@@ -11,6 +12,7 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Static
 
+from sessions import paths
 from tests.apphelpers import chat, make_app, make_sessions, say, send, views, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
@@ -147,6 +149,27 @@ async def test_turns_keep_the_window_of_mounted_messages() -> None:
         async for _ in pages_up(pilot, app):  # they come back as the user scrolls up
             pass
         assert 0 in shown_numbers(app)
+
+
+async def test_a_settled_turn_leaves_its_writes_in_the_database_file_not_only_in_its_log() -> None:
+    # SQLite copies its write-ahead log into the file by itself only once the log passes 1,000
+    # pages, in whichever commit takes it there: in a long session, ~20 ms of a turn's planning.
+    # Copied while the app waits for the user, the log rarely gets that long.
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app)
+        await say(pilot, app, "what did the harbour log say?")
+        await wait_for(pilot, lambda: chat(app).settled)
+        # Read as the file alone has it (immutable: SQLite does not look at the log).
+        file_only = sqlite3.connect(f"file:{paths.database_path()}?immutable=1", uri=True)
+        try:
+            found = file_only.execute(
+                "SELECT count(*) FROM messages WHERE content = 'what did the harbour log say?'"
+            ).fetchone()[0]
+        finally:
+            file_only.close()
+        assert found == 1
 
 
 async def test_ctrl_home_and_ctrl_end_jump_to_either_end_and_a_new_message_shows_at_the_end() -> None:

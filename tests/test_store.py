@@ -145,6 +145,17 @@ def test_a_reply_another_open_store_is_writing_is_left_streaming(
         third.close()
 
 
+def test_a_checkpoint_copies_the_write_ahead_log_into_the_database_file(
+    store: SqliteChatStore, db_path: Path
+) -> None:
+    session = store.create_session("Notes")
+    store.add_message(session.id, "user", "harbour log line " * 10_000)  # 170 kB, in the log
+    before = db_path.stat().st_size
+    store.checkpoint()
+    assert db_path.stat().st_size >= before + 170_000
+    assert store.messages(session.id)[0].content.startswith("harbour log line")
+
+
 def test_app_state_round_trips_and_overwrites(store: SqliteChatStore) -> None:
     assert store.get_state("theme") is None
     store.set_state("theme", "heedful-dark")

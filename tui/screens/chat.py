@@ -322,6 +322,7 @@ class ChatScreen(Screen[None]):
         """Show what the next request would send, then ask about the user's messages if needed."""
         await self.refresh_usage()
         self._offer_consent()
+        await asyncio.to_thread(self.services.store.checkpoint)
         heap.release()  # what the turn and its preview planning freed
 
     @work(group=SUMMARY_GROUP, exit_on_error=False)
