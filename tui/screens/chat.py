@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Markdown
 from textual.worker import Worker, WorkerError, WorkerState
 
+from engine import analysis
 from engine.chat import MessagePage, Session
 from engine.conversation_edits import ConversationEdits, NotEditable
 from engine.errors import StoreError
@@ -208,7 +209,8 @@ class ChatScreen(Screen[None]):
 
     async def _warm_up(self, model: ChatModel) -> None:
         await model.warm_up()
-        heap.keep()  # the client's modules live as long as the app
+        await asyncio.to_thread(analysis.warm_up)
+        heap.keep()  # the client's modules, and the text reader's, live as long as the app
 
     @on(MessageList.NeedsMore)
     def _read_page(self, event: MessageList.NeedsMore) -> None:
