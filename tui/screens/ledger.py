@@ -108,23 +108,20 @@ class LedgerScreen(ModalScreen[int | None]):
         return f"Ledger: every forgetting decision, newest first ({counted})"
 
     def _load_more(self) -> None:
+        """Add the next page of matching rows to the table, if any are left."""
         page = self._matching[self._loaded : self._loaded + PAGE_ROWS]
         if page:
             self.table.add_rows([self._rows[index] for index in page])
             self._loaded += len(page)
 
-    def _near_end(self) -> None:
-        if self._loaded < len(self._matching):
-            self._load_more()
-
     @on(DataTable.RowHighlighted, "#ledger-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.cursor_row >= self._loaded - NEAR_END_ROWS:
-            self._near_end()
+            self._load_more()
 
     def _scrolled(self, scroll_y: float) -> None:
         if scroll_y + self.table.scrollable_content_region.height >= self._loaded - NEAR_END_ROWS:
-            self._near_end()
+            self._load_more()
 
     @on(Input.Changed, "#ledger-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
