@@ -20,7 +20,8 @@ app, so its peak RSS and its CPU time are the app's own. It measures:
 * streaming: 1,000 pieces at 200/s, the app's CPU share of one core and lag after the last piece;
 * a 1 MB reply (1,000 pieces of 1 kB, as fast as the server writes): from its last piece to the
   whole reply on screen, and reopening the session with it as the last message;
-* peak RSS of the app process.
+* peak RSS of the app process; and, in another process, of the same app with an empty session
+  after a few turns: what Python, Textual, openai and the tokenizer cost before any history.
 
 Targets (issue 8): open ≤ 1 s, turn overhead ≤ 100 ms, streaming ≤ 50% of a core and ≤ 250 ms
 behind, 1 MB reply on screen ≤ 1.5 s, peak RSS ≤ 150 MB.
@@ -60,6 +61,8 @@ STREAM_PIECES = 1_000
 STREAM_DELAY = 0.005
 BIG_REPLY_CHARS = 1_000_000
 SCROLL_SECONDS = 60
+REPLY = " ".join(f"word{n}" for n in range(50))
+"""Each turn's reply: 50 pieces."""
 TURNS = 9
 """Turns per measure: enough that one cold or unlucky turn (a collection, the VM's noise) does not
 move the median, as it did with five."""
@@ -367,6 +370,22 @@ async def measure(server: ServerControl) -> None:
     print(f"peak RSS: {rss:.0f} MB")
 
 
+async def measure_empty(server: ServerControl) -> None:
+    """The app on an empty data dir, TURNS turns: the peak RSS of the app itself, with no history."""
+    from tests.apphelpers import chat, make_app
+
+    app = make_app(base_url=server.base_url, model="fake-model")
+    async with app.run_test(size=SIZE):
+        screen = chat(app)
+        await poll(lambda: screen.context is not None and not screen.busy, 60)
+        # As a user takes to type a first message: the model's client loads meanwhile (~0.3 s;
+        # a message sent sooner waits for it).
+        await asyncio.sleep(1.0)
+        await turns(screen, server, "in an empty session, one turn")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS of the app with an empty session: {rss:.0f} MB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--messages", type=int, default=10_000)
@@ -375,9 +394,10 @@ def main() -> None:
     )
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--server", help=argparse.SUPPRESS)
+    parser.add_argument("--empty", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        asyncio.run(measure(ServerControl(args.server)))
+        asyncio.run((measure_empty if args.empty else measure)(ServerControl(args.server)))
         return
     with tempfile.TemporaryDirectory() as scratch:
         os.environ["HEEDFUL_DATA_DIR"] = f"{scratch}/data"
@@ -398,9 +418,12 @@ def main() -> None:
 
         # Here, not in the measuring process: its threads, the replies it holds and its CPU
         # would count as the app's.
-        with FakeOpenAIServer(reply=" ".join(f"word{n}" for n in range(50))) as server:
+        with FakeOpenAIServer(reply=REPLY) as server:
             command = [sys.executable, __file__, "--measure", "--server", server.base_url]
             subprocess.run(command, check=True)
+            server.reply, server.chunk_delay, server.piece_chars = REPLY, 0.0, None
+            empty = {**os.environ, "HEEDFUL_DATA_DIR": f"{scratch}/empty"}
+            subprocess.run([*command, "--empty"], check=True, env=empty)
 
 
 if __name__ == "__main__":
