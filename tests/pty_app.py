@@ -9,7 +9,7 @@ developer's environment never reach the app.
 
     with PtyApp.start(["--base-url", server.base_url, "--model", "fake-model"]) as app:
         app.wait_for_output(b"fake-model")
-        app.type("hello\\r")
+        send_message(app, database, "hello")
         wait_until(lambda: ..., what="the reply is stored")
 
 Leaving the ``with`` block (or calling :meth:`PtyApp.close`) always kills the process and closes
@@ -44,6 +44,8 @@ _OPENAI_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PRO
 
 BRACKETED_PASTE_START = b"\x1b[200~"
 BRACKETED_PASTE_END = b"\x1b[201~"
+PERSON_PAUSE = 0.1
+"""Seconds between typing a message and pressing Enter (see tui.widgets.composer.TYPED_PASTE_GAP)."""
 
 _T = TypeVar("_T")
 
@@ -321,6 +323,8 @@ def send_message(app: PtyApp, database: Path, text: str, timeout: float = 30.0) 
     because a sent message leaves the composer empty.
     """
     app.type(text)
+    # As a person would: an Enter typed right after the text is taken for a line of a paste.
+    time.sleep(PERSON_PAUSE)
 
     def stored() -> bool:
         return bool(

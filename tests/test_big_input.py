@@ -133,3 +133,65 @@ async def test_a_large_paste_keeps_its_bytes_exactly() -> None:
         await wait_for(pilot, lambda: len(views(app)) == 2 and chat(app).settled)
         assert not any(ch in body(views(app)[0]) for ch in "\x00\x1b\x07")
     assert [m.content for m in stored_messages() if m.role == "user"] == [blob]
+
+
+def typed_paste(app: HeedfulApp, text: str) -> None:
+    """As a terminal that does not bracket pastes delivers one: key after key, all at once, each
+    line break an Enter."""
+    chat(app).composer.focus()
+    for character in text:
+        if character == "\n":
+            app.post_message(events.Key("enter", "\r"))
+        else:
+            app.post_message(events.Key("space" if character == " " else character, character))
+
+
+async def test_a_paste_the_terminal_types_as_keys_stays_in_the_composer_whole_until_enter() -> None:
+    # Each line break came as an Enter, which sent the lines so far on their own; the next ones
+    # met "a reply is still streaming" and were lost.
+    lines = "first line of my question\nsecond line, with details\nthird line: the end"
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        composer = chat(app).composer
+        typed_paste(app, lines)
+        await wait_for(pilot, lambda: composer.text == lines)
+        await pilot.pause(0.2)
+        assert stored_messages() == []
+        await pilot.press("enter")  # the user's own Enter, after the paste: that sends
+        await wait_for(pilot, lambda: len(stored_messages()) == 2)
+        assert stored_messages()[0].content == lines
+
+
+async def test_a_long_line_typed_as_keys_is_in_the_composer_at_once() -> None:
+    # One key at a time, each laid the whole line out again: 27 kB froze the app for minutes.
+    line = " ".join(f"word{n}" for n in range(4_000))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        composer = chat(app).composer
+        typed_paste(app, line)
+        await wait_for(pilot, lambda: composer.text == line, seconds=20)
+        await pilot.press("!")  # typed after it: where the cursor was left, at its end
+        assert composer.text == line + "!"
+
+
+async def test_keys_typed_one_by_one_then_enter_send_the_message() -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat(app).composer.focus()
+        await pilot.press(*"hi there", "enter")
+        await wait_for(pilot, lambda: len(stored_messages()) == 2)
+        assert stored_messages()[0].content == "hi there"
+
+
+async def test_an_enter_typed_during_a_stall_still_sends() -> None:
+    # Keys a person types while the app is busy queue up behind it, but their times tell: an Enter
+    # 80 ms after the last letter is a person's, not part of a paste.
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat(app).composer.focus()
+        keys = [events.Key("o", "o"), events.Key("k", "k"), events.Key("enter", "\r")]
+        keys[2].time = keys[1].time + 0.08
+        for key in keys:
+            app.post_message(key)
+        await wait_for(pilot, lambda: len(stored_messages()) == 2)
+        assert stored_messages()[0].content == "ok"

@@ -18,6 +18,12 @@ from tui.slash import common_start, completions
 NEWLINE_KEYS = frozenset({"ctrl+j", "alt+enter", "shift+enter", "newline"})
 """Keys that insert a line break; Enter itself sends. Terminals report ctrl+j as a newline."""
 
+TYPED_PASTE_GAP = 0.025
+"""An Enter pressed within this many seconds of a printable key belongs to a paste typed as keys
+(see :class:`Composer`): a terminal delivers those microseconds apart, and a person's Enter comes
+tens of milliseconds after their last key at the least. Key times are taken as the terminal's
+bytes are read, so keys a person types while the app is busy keep their own gaps."""
+
 PASTE_INLINE_CHARS = 20_000
 PASTE_INLINE_LINES = 500
 """A paste larger than this is held aside and shown as one placeholder line: TextArea lays out
@@ -38,6 +44,14 @@ class Composer(TextArea):
     A large paste is not put into the text area: a placeholder such as ``[Pasted text #1: 170,000
     lines, 10.0 MB]`` stands for it, and :attr:`message` puts the pasted text back in its place.
     Deleting the placeholder drops the paste.
+
+    A terminal that does not bracket pastes (tmux's ``paste-buffer`` without ``-p``, GNU screen,
+    some Windows consoles) types a paste as keys. One at a time, each key lays out its whole line
+    again: a 27 kB line of text froze the app for minutes, and each line break, taken for Enter,
+    sent the lines so far as a message of their own. So printable keys are gathered and inserted
+    together once the keys already queued are handled, and an Enter pressed hard on the heels of
+    one is part of such a paste: a line break. (So is one a program types right after the text, as
+    ``tmux send-keys "hi" Enter`` does: it is indistinguishable from a paste.)
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -77,6 +91,10 @@ class Composer(TextArea):
         )
         self._pastes: dict[str, str] = {}
         """Placeholder → the large paste it stands for."""
+        self._typed: list[str] = []
+        """Printable keys (and Enters among them) not inserted yet: see the class's docstring."""
+        self._typed_at = 0.0
+        """When the last printable key was pressed."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # TextArea binds F6 to "select line"; declining it lets F6 reach the screen (the ledger).
@@ -87,6 +105,16 @@ class Composer(TextArea):
     async def _on_key(self, event: events.Key) -> None:
         # Textual runs _on_key of every class in the MRO unless the default is prevented, so
         # handling Enter here is what stops TextArea from inserting a newline for it.
+        pasted_enter = event.key == "enter" and event.time - self._typed_at < TYPED_PASTE_GAP
+        if event.is_printable or pasted_enter:
+            event.stop()
+            event.prevent_default()
+            if not self._typed:
+                self.call_later(self.insert_typed)
+            self._typed.append("\n" if event.key == "enter" else event.character or "")
+            self._typed_at = event.time
+            return
+        self.insert_typed()  # before any other key acts: it may move the cursor, or send
         if event.key == "tab" and completions(self.text):
             event.stop()
             event.prevent_default()
@@ -100,9 +128,17 @@ class Composer(TextArea):
             event.prevent_default()
             self.action_submit()
 
+    def insert_typed(self) -> None:
+        """Insert the keys gathered so far, as typing them one by one would have."""
+        if self._typed:
+            typed, self._typed = "".join(self._typed), []
+            start, end = self.selection
+            self.replace(typed, start, end, maintain_selection_offset=False)
+
     async def _on_paste(self, event: events.Paste) -> None:
         event.stop()
         event.prevent_default()
+        self.insert_typed()
         text = event.text
         start, end = self.selection
         if len(text) <= PASTE_INLINE_CHARS and text.count("\n") < PASTE_INLINE_LINES:
