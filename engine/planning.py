@@ -324,11 +324,13 @@ class Planning(SessionItems):
                     draft.operations.append(operation)
                     if operation.after is not None:
                         draft.after_state[item.id] = operation.after
-        if draft.left_out:
-            draft.notes.append(
-                f"{len(draft.left_out)} message(s) did not fit and were left out of this request only; "
-                "nothing about them changed."
+        if left := len(draft.left_out):
+            were, them = (
+                ("1 message did not fit and was", "it")
+                if left == 1
+                else (f"{left} messages did not fit and were", "them")
             )
+            draft.notes.append(f"{were} left out of this request only; nothing about {them} changed.")
 
     def _assemble(
         self, draft: PlanDraft, scores: ScoreTable, system_prompt: str

@@ -55,3 +55,15 @@ def test_reused_views_show_every_change_the_user_makes_between_plans() -> None:
     assert by_id[kept.id].mark is Mark.PINNED and by_id[kept.id].pinned
     assert by_id[pruned.id].state is not ItemState.PRUNED and by_id[pruned.id] != pruned
     assert after.items != first.items
+
+
+def test_a_reply_too_big_for_the_budget_is_left_out_and_the_note_says_so_in_the_singular() -> None:
+    curation = SessionCuration(window=1_200, counter=CharEstimateCounter())
+    curation.add_message(1, "user", "Paste the whole log, please.", 7)
+    huge = "log line " * 2_000  # ~4,500 tokens: more than the whole budget
+    curation.add_message(2, "assistant", huge, len(huge) // 4)
+    new = curation.add_message(3, "user", "Thanks. What failed?", 5)
+    view = build_view(curation, curation.plan(new), new_id=new.id)
+    assert view.item(2) is not None and view.item(2).mark is Mark.LEFT_OUT
+    said = "1 message did not fit and was left out of this request only; nothing about it changed."
+    assert said in view.notes
