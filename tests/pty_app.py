@@ -323,7 +323,7 @@ def send_message(app: PtyApp, database: Path, text: str, timeout: float = 30.0) 
     because a sent message leaves the composer empty.
     """
     app.type(text)
-    # As a person would: an Enter typed right after the text is taken for a line of a paste.
+    # As a person would: an Enter hard on the heels of the text waits to see if a paste goes on.
     time.sleep(PERSON_PAUSE)
 
     def stored() -> bool:

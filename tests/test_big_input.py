@@ -135,15 +135,15 @@ async def test_a_large_paste_keeps_its_bytes_exactly() -> None:
     assert [m.content for m in stored_messages() if m.role == "user"] == [blob]
 
 
+KEYS = {"\n": ("enter", "\r"), "\t": ("tab", "\t"), " ": ("space", " ")}
+
+
 def typed_paste(app: HeedfulApp, text: str) -> None:
     """As a terminal that does not bracket pastes delivers one: key after key, all at once, each
-    line break an Enter."""
+    line break an Enter and each tab a Tab."""
     chat(app).composer.focus()
     for character in text:
-        if character == "\n":
-            app.post_message(events.Key("enter", "\r"))
-        else:
-            app.post_message(events.Key("space" if character == " " else character, character))
+        app.post_message(events.Key(*KEYS.get(character, (character, character))))
 
 
 async def test_a_paste_the_terminal_types_as_keys_stays_in_the_composer_whole_until_enter() -> None:
@@ -183,9 +183,30 @@ async def test_keys_typed_one_by_one_then_enter_send_the_message() -> None:
         assert stored_messages()[0].content == "hi there"
 
 
+async def test_an_indented_paste_typed_as_keys_keeps_its_tabs_in_the_composer() -> None:
+    # A Tab moves the focus on: one in a paste took the rest of the paste away from the composer.
+    code = "def retry():\n\treturn 3\n\nprint(retry())"
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        composer = chat(app).composer
+        typed_paste(app, code)
+        await wait_for(pilot, lambda: composer.text == code)
+        assert composer.has_focus
+
+
+async def test_text_and_enter_typed_in_one_go_are_sent_without_the_line_break() -> None:
+    # As a program types them (tmux send-keys "ok" Enter), or as a person's keys arrive when the
+    # app was too busy to read them one by one: nothing follows the Enter, so it sends.
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        typed_paste(app, "ok, go on\n")
+        await wait_for(pilot, lambda: len(stored_messages()) == 2)
+        assert stored_messages()[0].content == "ok, go on"
+        assert chat(app).composer.text == ""
+
+
 async def test_an_enter_typed_during_a_stall_still_sends() -> None:
-    # Keys a person types while the app is busy queue up behind it, but their times tell: an Enter
-    # 80 ms after the last letter is a person's, not part of a paste.
+    # An Enter 80 ms after the last letter is a person's: it sends at once.
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         chat(app).composer.focus()

@@ -9,6 +9,7 @@ from typing import ClassVar
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import TextArea
 from textual.widgets.text_area import EditResult
 
@@ -19,10 +20,9 @@ NEWLINE_KEYS = frozenset({"ctrl+j", "alt+enter", "shift+enter", "newline"})
 """Keys that insert a line break; Enter itself sends. Terminals report ctrl+j as a newline."""
 
 TYPED_PASTE_GAP = 0.025
-"""An Enter pressed within this many seconds of a printable key belongs to a paste typed as keys
-(see :class:`Composer`): a terminal delivers those microseconds apart, and a person's Enter comes
-tens of milliseconds after their last key at the least. Key times are taken as the terminal's
-bytes are read, so keys a person types while the app is busy keep their own gaps."""
+"""Keys read within this many seconds of each other may be a paste typed as keys (see
+:class:`Composer`): a terminal delivers those microseconds apart, and a person's keys come tens of
+milliseconds apart at the least."""
 
 PASTE_INLINE_CHARS = 20_000
 PASTE_INLINE_LINES = 500
@@ -49,9 +49,10 @@ class Composer(TextArea):
     some Windows consoles) types a paste as keys. One at a time, each key lays out its whole line
     again: a 27 kB line of text froze the app for minutes, and each line break, taken for Enter,
     sent the lines so far as a message of their own. So printable keys are gathered and inserted
-    together once the keys already queued are handled, and an Enter pressed hard on the heels of
-    one is part of such a paste: a line break. (So is one a program types right after the text, as
-    ``tmux send-keys "hi" Enter`` does: it is indistinguishable from a paste.)
+    together once the keys already queued are handled, and an Enter hard on the heels of another
+    key waits :data:`TYPED_PASTE_GAP` before it sends: if more keys come meanwhile, it was a line
+    of the paste. The wait, not the gap before the Enter, decides: the keys a person types while
+    the app is too busy to read them come in one read too, their Enter last.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -94,7 +95,10 @@ class Composer(TextArea):
         self._typed: list[str] = []
         """Printable keys (and Enters among them) not inserted yet: see the class's docstring."""
         self._typed_at = 0.0
-        """When the last printable key was pressed."""
+        """When the last printable key (or Enter among them) was read."""
+        self._held_enter: Timer | None = None
+        """An Enter that came hard on the heels of other keys: it sends when this timer fires,
+        unless more keys come first (it was then a line break in a paste)."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # TextArea binds F6 to "select line"; declining it lets F6 reach the screen (the ledger).
@@ -105,14 +109,17 @@ class Composer(TextArea):
     async def _on_key(self, event: events.Key) -> None:
         # Textual runs _on_key of every class in the MRO unless the default is prevented, so
         # handling Enter here is what stops TextArea from inserting a newline for it.
-        pasted_enter = event.key == "enter" and event.time - self._typed_at < TYPED_PASTE_GAP
-        if event.is_printable or pasted_enter:
+        in_burst = event.time - self._typed_at < TYPED_PASTE_GAP
+        if self._held_enter is not None:
+            self._release_enter(send=not in_burst)
+        if event.is_printable or (in_burst and event.key in ("enter", "tab")):
             event.stop()
             event.prevent_default()
-            if not self._typed:
-                self.call_later(self.insert_typed)
-            self._typed.append("\n" if event.key == "enter" else event.character or "")
             self._typed_at = event.time
+            if event.key == "enter":
+                self._held_enter = self.set_timer(TYPED_PASTE_GAP, lambda: self._release_enter(send=True))
+            else:
+                self._gather("\t" if event.key == "tab" else event.character or "")
             return
         self.insert_typed()  # before any other key acts: it may move the cursor, or send
         if event.key == "tab" and completions(self.text):
@@ -128,6 +135,23 @@ class Composer(TextArea):
             event.prevent_default()
             self.action_submit()
 
+    def _gather(self, text: str) -> None:
+        if not self._typed:
+            self.call_later(self.insert_typed)
+        self._typed.append(text)
+
+    def _release_enter(self, *, send: bool) -> None:
+        """Settle the held Enter: send, or a line break when more keys of the paste came after it."""
+        if self._held_enter is None:
+            return
+        self._held_enter.stop()
+        self._held_enter = None
+        if send:
+            self.insert_typed()
+            self.action_submit()
+        else:
+            self._gather("\n")
+
     def insert_typed(self) -> None:
         """Insert the keys gathered so far, as typing them one by one would have."""
         if self._typed:
@@ -138,6 +162,7 @@ class Composer(TextArea):
     async def _on_paste(self, event: events.Paste) -> None:
         event.stop()
         event.prevent_default()
+        self._release_enter(send=False)  # an Enter just before a paste: input goes on
         self.insert_typed()
         text = event.text
         start, end = self.selection
