@@ -7,13 +7,14 @@ loop), store it exactly, and show it without laying out megabytes of text.
 from __future__ import annotations
 
 from textual import events
+from textual.pilot import Pilot
 
 from tests.apphelpers import chat, make_app, stored_messages, toasts, views, wait_for
 from tests.test_app import body
 from tui.app import HeedfulApp
 from tui.sanitize import inert
 from tui.screens.dialogs import ConfirmScreen
-from tui.widgets.composer import PASTE_INLINE_CHARS
+from tui.widgets.composer import PASTE_INLINE_CHARS, Composer
 from tui.widgets.message_view import SHOWN_HEAD
 
 
@@ -138,12 +139,20 @@ async def test_a_large_paste_keeps_its_bytes_exactly() -> None:
 KEYS = {"\n": ("enter", "\r"), "\t": ("tab", "\t"), " ": ("space", " ")}
 
 
-def typed_paste(app: HeedfulApp, text: str) -> None:
+def post_keys(app: HeedfulApp, text: str) -> None:
     """As a terminal that does not bracket pastes delivers one: key after key, all at once, each
     line break an Enter and each tab a Tab."""
     chat(app).composer.focus()
     for character in text:
         app.post_message(events.Key(*KEYS.get(character, (character, character))))
+
+
+async def typed_paste(pilot: Pilot[None], app: HeedfulApp, text: str) -> Composer:
+    """Deliver ``text`` as :func:`post_keys` does; the composer once it holds all of it."""
+    post_keys(app, text)
+    composer = chat(app).composer
+    await wait_for(pilot, lambda: composer.text == text, seconds=20)
+    return composer
 
 
 async def test_a_paste_the_terminal_types_as_keys_stays_in_the_composer_whole_until_enter() -> None:
@@ -152,9 +161,7 @@ async def test_a_paste_the_terminal_types_as_keys_stays_in_the_composer_whole_un
     lines = "first line of my question\nsecond line, with details\nthird line: the end"
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        composer = chat(app).composer
-        typed_paste(app, lines)
-        await wait_for(pilot, lambda: composer.text == lines)
+        await typed_paste(pilot, app, lines)
         await pilot.pause(0.2)
         assert stored_messages() == []
         await pilot.press("enter")  # the user's own Enter, after the paste: that sends
@@ -167,9 +174,7 @@ async def test_a_long_line_typed_as_keys_is_in_the_composer_at_once() -> None:
     line = " ".join(f"word{n}" for n in range(4_000))
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        composer = chat(app).composer
-        typed_paste(app, line)
-        await wait_for(pilot, lambda: composer.text == line, seconds=20)
+        composer = await typed_paste(pilot, app, line)
         await pilot.press("!")  # typed after it: where the cursor was left, at its end
         assert composer.text == line + "!"
 
@@ -188,9 +193,7 @@ async def test_an_indented_paste_typed_as_keys_keeps_its_tabs_in_the_composer() 
     code = "def retry():\n\treturn 3\n\nprint(retry())"
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        composer = chat(app).composer
-        typed_paste(app, code)
-        await wait_for(pilot, lambda: composer.text == code)
+        composer = await typed_paste(pilot, app, code)
         assert composer.has_focus
 
 
@@ -199,7 +202,7 @@ async def test_text_and_enter_typed_in_one_go_are_sent_without_the_line_break() 
     # app was too busy to read them one by one: nothing follows the Enter, so it sends.
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        typed_paste(app, "ok, go on\n")
+        post_keys(app, "ok, go on\n")
         await wait_for(pilot, lambda: len(stored_messages()) == 2)
         assert stored_messages()[0].content == "ok, go on"
         assert chat(app).composer.text == ""
