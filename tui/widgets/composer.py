@@ -93,9 +93,10 @@ class Composer(TextArea):
         self._pastes: dict[str, str] = {}
         """Placeholder → the large paste it stands for."""
         self._typed: list[str] = []
-        """Printable keys (and Enters among them) not inserted yet: see the class's docstring."""
+        """Printable keys (and a paste's line breaks and tabs) not inserted yet: see the class's
+        docstring."""
         self._typed_at = 0.0
-        """When the last printable key (or Enter among them) was read."""
+        """When the last of them, or a held Enter, was read."""
         self._held_enter: Timer | None = None
         """An Enter that came hard on the heels of other keys: it sends when this timer fires,
         unless more keys come first (it was then a line break in a paste)."""
