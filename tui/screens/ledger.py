@@ -69,8 +69,6 @@ class LedgerScreen(ModalScreen[int | None]):
         self._title = Static(classes="title")
         self._matching: list[int] = []
         """Indexes into ``entries`` of the rows the filter lets through, in order."""
-        self._loaded = 0
-        """How many of ``_matching`` the table holds (its first ones)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -95,7 +93,6 @@ class LedgerScreen(ModalScreen[int | None]):
         else:
             self._matching = list(range(len(self.entries)))
         self.table.clear()
-        self._loaded = 0
         self._load_more()
         self._title.update(Content.styled(self._heading(needle), "bold"))
 
@@ -109,18 +106,18 @@ class LedgerScreen(ModalScreen[int | None]):
 
     def _load_more(self) -> None:
         """Add the next page of matching rows to the table, if any are left."""
-        page = self._matching[self._loaded : self._loaded + PAGE_ROWS]
+        loaded = self.table.row_count  # the first of ``_matching``, in order
+        page = self._matching[loaded : loaded + PAGE_ROWS]
         if page:
             self.table.add_rows([self._rows[index] for index in page])
-            self._loaded += len(page)
 
     @on(DataTable.RowHighlighted, "#ledger-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.cursor_row >= self._loaded - NEAR_END_ROWS:
+        if event.cursor_row >= self.table.row_count - NEAR_END_ROWS:
             self._load_more()
 
     def _scrolled(self, scroll_y: float) -> None:
-        if scroll_y + self.table.scrollable_content_region.height >= self._loaded - NEAR_END_ROWS:
+        if scroll_y + self.table.scrollable_content_region.height >= self.table.row_count - NEAR_END_ROWS:
             self._load_more()
 
     @on(Input.Changed, "#ledger-filter")
@@ -135,7 +132,7 @@ class LedgerScreen(ModalScreen[int | None]):
         self._filter.focus()
 
     def action_restore(self) -> None:
-        if not self._loaded:
+        if not self.table.row_count:
             return
         entry = self.entries[self._matching[self.table.cursor_row]]
         if not entry.target.isdigit():
