@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -162,24 +160,3 @@ def test_the_first_turn_after_reopening_saves_only_the_entities_it_changed(store
     assert set(delta.entities) < everything
     stored = {e.ref: e for e in store.load_curation(session_id).entities}
     assert stored == {ref: record for ref, record in again.registry.records.items()}
-
-
-FIRST_READING = """
-import sys
-from engine.analysis import analyse_text, warm_up
-warm_up()
-before = set(sys.modules)
-analyse_text("Back to the deploy: is src/db/pool.py:42 still failing since 14 May 2026? I decided: retry.")
-print(sorted(set(sys.modules) - before))
-"""
-
-
-def test_after_the_warm_up_the_first_message_of_a_process_loads_nothing_more() -> None:
-    # A session opened from the store is not read again: without the warm-up, the first turn
-    # after opening one imported the entity extractor and the role classifier (25-35 ms).
-    root = Path(__file__).resolve().parents[1]
-    ran = subprocess.run(
-        [sys.executable, "-c", FIRST_READING], capture_output=True, text=True, timeout=60, cwd=root
-    )
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.strip() == "[]", ran.stdout

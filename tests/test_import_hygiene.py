@@ -10,11 +10,19 @@ import pytest
 UI_MODULES = ("textual", "rich", "tui", "themes")
 
 
+def printed_by(code: str) -> str:
+    """What ``code`` prints, run in a fresh interpreter (in this one, earlier tests have long
+    imported everything)."""
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+
+
 def imported_after(statement: str) -> set[str]:
     """Top-level module names present in a fresh interpreter after running ``statement``."""
-    code = f"import sys\n{statement}\nprint(' '.join(sorted({{m.split('.')[0] for m in sys.modules}})))"
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    return set(out.stdout.split())
+    return set(
+        printed_by(
+            f"import sys\n{statement}\nprint(' '.join({{m.split('.')[0] for m in sys.modules}}))"
+        ).split()
+    )
 
 
 @pytest.mark.parametrize(
@@ -53,5 +61,18 @@ def test_the_curation_engine_is_imported_only_when_first_used() -> None:
         "import sys, cli.main, cli.chat, tui.app\n"
         "print(' '.join(m for m in ('engine.entities', 'engine.curator') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    assert out.stdout.split() == []
+    assert printed_by(code).split() == []
+
+
+def test_after_the_warm_up_the_first_message_of_a_process_loads_nothing_more() -> None:
+    # A session opened from the store is not read again: without the warm-up, the first turn
+    # after opening one imported the entity extractor and the role classifier (25-35 ms).
+    code = (
+        "import sys\n"
+        "from engine.analysis import analyse_text, warm_up\n"
+        "warm_up()\n"
+        "before = set(sys.modules)\n"
+        'analyse_text("Is src/db/pool.py:42 still failing since 14 May 2026? I decided: retry.")\n'
+        "print(sorted(set(sys.modules) - before))"
+    )
+    assert printed_by(code).strip() == "[]"
