@@ -10,12 +10,13 @@ from engine.context_view import ContextView, Mark, Section
 from engine.items import ItemState
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import chat, make_app, say, send, wait_for, write_config
+from tests.apphelpers import chat, make_app, new_views, say, send, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.consent import ConsentScreen
 from tui.screens.inspect import InspectScreen
 from tui.widgets.context_panel import ContextPanel, compact
+from tui.widgets.message_view import MessageView
 
 REPLY = "Noted, thanks. " * 25
 """About 125 tokens: a few replies fill the 490-token budget of a 700-token window."""
@@ -106,6 +107,43 @@ async def test_escape_leaves_the_users_messages_as_they_are(fake_server: FakeOpe
         assert {kind for kind, _, _ in ledger(pasted)} <= {"overflow"}
         await pilot.press("f4")  # and it can be answered later
         await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen))
+
+
+async def test_a_turn_that_ends_under_an_open_consent_dialog_asks_its_news_after_it(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    """F4 while a reply streams opens the dialog; the turn's end must not stack a second one over
+    it (the same messages asked twice): what became askable meanwhile is asked once it closes."""
+    small_window(fake_server)
+    fake_server.reply = "Noted."
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = chat(app)
+        first = (await paste_then_chat_until_asked(pilot, app)).request.items[0].item_id
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen))
+        # Turns that began before the dialog opened, ending under it: the keys are the dialog's,
+        # so they are sent as the composer would send them.
+        for n in range(6):
+            before = {v.message.id for v in screen.query(MessageView)}
+            screen.composer.text = PASTE.replace("one", "two") if n == 0 else f"Short question {n}."
+            screen.composer.action_submit()
+            await wait_for(pilot, lambda before=before: new_views(screen, before) >= 2 and screen.settled)
+            await pilot.pause(0.1)
+            assert sum(isinstance(s, ConsentScreen) for s in app.screen_stack) == 1
+            pending = screen.context.consent if screen.context else None
+            if pending is not None and any(i.item_id != first for i in pending.items):
+                break
+        else:
+            raise AssertionError("the second paste never became askable")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen))
+        asked = {i.item_id for i in app.screen.request.items}  # type: ignore[attr-defined]
+        assert asked - {first}
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
 
 
 async def test_pin_from_the_panel_keeps_a_reply_that_would_have_been_pruned(

@@ -102,12 +102,17 @@ class ContextActions(ChatPart):
         consent = self.screen.context.consent if self.screen.context else None
         if consent is None or self.screen.session is None:
             return
+        if any(isinstance(open_, ConsentScreen) for open_ in self.screen.app.screen_stack):
+            # Opened with F4 while a reply streamed: a second dialog over it would ask the same
+            # messages twice. What is new is asked once that one is answered (or put off).
+            return
         self.screen._consent_asked.update(i.item_id for i in consent.items)
         session_id = self.screen.session.id
 
         def answered(answer: ConsentAnswer | None) -> None:
             if answer is None:
                 self.screen.notify("Your messages stay as they are. F4 answers later.")
+                self.offer_consent()
             else:
                 self.record_consent(session_id, answer)
 
@@ -122,6 +127,7 @@ class ContextActions(ChatPart):
         )
         if self.screen.session is not None and self.screen.session.id == session_id:
             self.screen.show_context(view)
+            self.offer_consent()
         counts: dict[str, int] = {}
         for choice in answer.answers.values():
             counts[choice.value] = counts.get(choice.value, 0) + 1
