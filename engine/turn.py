@@ -325,7 +325,8 @@ class TurnService:
                 self.curations.forget(session_id)
                 return
             curation = self.curations.cached(session_id)
-            if curation is not None and in_conversation(reply):
+            # Rebuilt since the reply was stored whole (let go and opened again): it has it.
+            if curation is not None and in_conversation(reply) and reply.id not in curation.by_id:
                 curation.add_message(
                     reply.id, "assistant", reply.content, reply.tokens or 0, digest=reply.is_digest
                 )

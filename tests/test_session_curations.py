@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
+from engine.chat import MessageStatus, StoredMessage
 from engine.context_service import ContextService
+from engine.curator import SessionCuration
 from engine.session_curations import KEPT_CURATIONS, SessionCurations
 from engine.tokens import LazyTokenCounter, load_counter
+from engine.turn import TurnService
+from engine.turn_events import ReplyCompleted, ReplyTextArrived
+from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
+from tests.fake_openai import FakeOpenAIServer
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 
@@ -47,3 +55,60 @@ def test_switching_between_two_sessions_rebuilds_neither(store: SqliteChatStore)
     built = curations.get(one), curations.get(two)
     for _ in range(3):
         assert curations.get(one) is built[0] and curations.get(two) is built[1]
+
+
+def _turns(store: SqliteChatStore, server: FakeOpenAIServer) -> tuple[TurnService, OpenAIChatModel]:
+    model = OpenAIChatModel(
+        model="fake-model", base_url=server.base_url, api_key="k", context_window=8192, read_timeout=5.0
+    )
+    return TurnService(store, model, COUNTER, system_prompt="", flush_interval=0.05), model
+
+
+def _conversation(curation: SessionCuration) -> list[int]:
+    return [item.id for item in curation.items]
+
+
+async def test_a_session_let_go_while_its_reply_streams_has_the_reply_once(
+    store: SqliteChatStore, fake_server: FakeOpenAIServer
+) -> None:
+    fake_server.reply = "word " * 40
+    fake_server.chunk_delay = 0.01
+    turns, model = _turns(store, fake_server)
+    others = _sessions(store, KEPT_CURATIONS)
+    session_id = None
+    async for event in turns.send(None, "the crane stalled again"):
+        if isinstance(event, ReplyTextArrived) and session_id is None:
+            session_id = store.list_sessions()[0].id
+            for other in others:  # the user looks at other sessions meanwhile
+                await turns.preview(other)
+            assert turns.curations.cached(session_id) is None
+            await turns.preview(session_id)  # and comes back while the reply is still coming
+    assert session_id is not None
+    await model.aclose()
+    stored = [m.id for m in store.messages(session_id)]
+    assert _conversation(turns.curations.get(session_id)) == stored
+
+
+async def test_a_session_rebuilt_just_as_its_reply_is_stored_takes_the_reply_once(
+    store: SqliteChatStore, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another worker opens the session between the reply's last write and its curation taking
+    it: the rebuilt curation read the reply from the store already."""
+    fake_server.reply = "All done."
+    turns, model = _turns(store, fake_server)
+    update = store.update_message
+
+    def update_then_reopen(message_id: int, **changes: object) -> StoredMessage:
+        stored = update(message_id, **changes)  # type: ignore[arg-type]
+        if stored.status == MessageStatus.COMPLETE:
+            with turns.curations.lock:
+                turns.curations.forget(stored.session_id)
+                turns.curations.get(stored.session_id)
+        return stored
+
+    monkeypatch.setattr(store, "update_message", update_then_reopen)
+    events = [event async for event in turns.send(None, "is the crane fixed?")]
+    await model.aclose()
+    assert isinstance(events[-1], ReplyCompleted)
+    (session,) = store.list_sessions()
+    assert _conversation(turns.curations.get(session.id)) == [m.id for m in store.messages(session.id)]
