@@ -46,9 +46,7 @@ class ContextService:
             tokens = self.curations.counter.count(text)
             message = store.add_message(session.id, "tool", text, tokens=tokens)
             with self.curations.lock:
-                curation = self.curations.cached(session.id)
-                if curation is not None:
-                    curation.add_message(message.id, "tool", text, tokens)
+                self.curations.take(session.id, message)
                 return store.get_session(session.id) or session, self.curations.preview(session.id)
 
         return await asyncio.to_thread(work)

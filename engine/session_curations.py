@@ -18,7 +18,7 @@ from engine.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
 from engine.chat import SessionSettings, StoredMessage
 from engine.curation_calls import CallsReport, CallTally, CallUsage, Price
 from engine.model_summaries import SummaryLevel
-from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
+from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, in_conversation
 from engine.protocols import ChatStore, MemorySource, TokenCounter
 
 if TYPE_CHECKING:
@@ -181,6 +181,19 @@ class SessionCurations:
         tally = self.tally(session_id) if session_id is not None else None
         report = tally.report(self.price) if tally is not None else None
         return report if report is not None and report.session.calls else None
+
+    def take(self, session_id: int, message: StoredMessage) -> None:
+        """Add a message just stored to the session's curation, if that is built and lacks it.
+        Hold :attr:`lock`.
+
+        A curation rebuilt from the store after the message was written (the session let go and
+        opened again meanwhile, by another worker) read it there already.
+        """
+        curation = self._cached.get(session_id)
+        if curation is not None and in_conversation(message) and message.id not in curation.by_id:
+            curation.add_message(
+                message.id, message.role, message.content, message.tokens or 0, digest=message.is_digest
+            )
 
     def cached(self, session_id: int) -> SessionCuration | None:
         """The session's curation if it is built (to keep it in step), else None. Hold :attr:`lock`."""

@@ -29,7 +29,7 @@ from engine.early_stream import EarlyStream
 from engine.errors import ModelError, ModelErrorKind
 from engine.model_windows import ModelWindows, tightened_notice
 from engine.pending_view import VIEW_DELAY, PendingView
-from engine.prompt import continuation, in_conversation, title_from
+from engine.prompt import continuation, title_from
 from engine.protocols import (
     NO_CURATION_MODELS,
     ChatModel,
@@ -210,9 +210,7 @@ class TurnService:
             session = self.store.create_session(title_from(text))
         message = self.store.add_message(session.id, "user", text, tokens=self.counter.count(text))
         with self.curations.lock:
-            curation = self.curations.cached(session.id)
-            if curation is not None:
-                curation.add_message(message.id, "user", text, message.tokens or 0)
+            self.curations.take(session.id, message)
         return self.store.get_session(session.id) or session, message
 
     def _supersede_last_replies(self, session_id: int) -> tuple[int, ...]:
@@ -324,12 +322,7 @@ class TurnService:
                 # The reply's text grew after it was analysed: rebuilt from the store on next use.
                 self.curations.forget(session_id)
                 return
-            curation = self.curations.cached(session_id)
-            # Rebuilt since the reply was stored whole (let go and opened again): it has it.
-            if curation is not None and in_conversation(reply) and reply.id not in curation.by_id:
-                curation.add_message(
-                    reply.id, "assistant", reply.content, reply.tokens or 0, digest=reply.is_digest
-                )
+            self.curations.take(session_id, reply)
 
     async def _reply(
         self,
