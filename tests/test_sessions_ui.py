@@ -228,3 +228,30 @@ async def test_a_search_hit_in_a_long_session_opens_scrolled_to_that_message() -
         listing = chat(app).message_list
         assert listing.region.contains_region(target.region) or target.region.y < listing.region.bottom
         assert target.region.y >= listing.region.y
+
+
+async def test_while_an_opened_session_is_counted_the_panel_shows_none_of_the_last_ones_rows() -> None:
+    ids = make_sessions(*SESSIONS)
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = chat(app)
+        await wait_for(pilot, lambda: screen.context is not None and screen.settled)
+        panel = screen.context_panel
+        hiking = {item.id for item in screen.context.items}  # type: ignore[union-attr]
+        assert {option.id for option in panel.rows.options} >= {f"item-{i}" for i in hiking}
+        # Counting the opened session waits for the curation (as a long session's does).
+        curations = app.services.turns.curations
+        with curations.lock:
+            screen.open_session(ids["Cats"])
+            await wait_for(pilot, lambda: screen.session is not None and screen.session.id == ids["Cats"])
+            await pilot.pause(0.2)
+            assert screen.context is None
+            assert panel.rows.option_count == 0
+            assert "counting" in str(panel.query_one("#context-total").render())
+            panel.rows.focus()
+            await pilot.press("p")  # nothing to pin meanwhile: no error either
+            assert not toasts(app)
+        await wait_for(pilot, lambda: screen.context is not None and screen.settled)
+        cats = {item.id for item in screen.context.items}  # type: ignore[union-attr]
+        assert cats and not cats & hiking
+        assert {option.id for option in panel.rows.options} >= {f"item-{i}" for i in cats}

@@ -231,6 +231,17 @@ class ContextPanel(Vertical):
             notes.append(f"≈ approximate counts ({counter}): the model's own tokenizer is not available.")
         _say(self._note, "\n".join(inert(n) for n in notes))
 
+    def show_counting(self) -> None:
+        """Nothing to show until the open session's context is counted (a session just opened):
+        no rows of the last one to act on meanwhile."""
+        self.view = None
+        _say(self._total, "counting…")
+        for part in (self._bar, self._saved, self._why):
+            _say(part, "")
+        self._by_option = {}
+        self._options = {}
+        self.rows.clear_options()
+
     def show_curating(self, model: str, seconds: float) -> None:
         """Say why the request waits: the curator model is choosing what it carries."""
         _say(self._saved, f"asking {inert(model)} what this request needs (at most {seconds:g} s)…")

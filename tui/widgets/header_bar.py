@@ -61,3 +61,8 @@ class HeaderBar(Horizontal):
             Content(f"context {approx}{compact(view.tokens)} / {compact(view.window)} ({view.fraction:.0%})")
         )
         gauge.set_classes(usage_level(view.fraction))
+
+    def show_counting(self) -> None:
+        gauge = self._gauge
+        gauge.update(Content("context …"))
+        gauge.set_classes("")
