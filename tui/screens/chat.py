@@ -193,9 +193,10 @@ class ChatScreen(Screen[None]):
     async def _show(
         self, session: Session | None, page: MessagePage, *, at_message: int | None = None
     ) -> None:
-        if self.session is not None and (session is None or session.id != self.session.id):
-            # The last session's context must not stand in for this one's while it is counted
-            # (a second or two for a long session): its rows would act on the wrong messages.
+        if session is None or self.session is None or session.id != self.session.id:
+            # The last session's (or new chat's) context must not stand in for this one's while
+            # it is counted (a second or two for a long session): its rows would act on the
+            # wrong messages.
             self.context = None
             self.header.show_counting()
             self.context_panel.show_counting()

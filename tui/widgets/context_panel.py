@@ -43,6 +43,8 @@ MARK_SYMBOLS = {
     Mark.LEFT_OUT: "○",
 }
 MARK_LEGEND = "· verbatim  📌 pinned  ↺ recalled  ≈ summary  ✂ pruned  ○ left out"
+COUNTING = "counting…"
+"""What the panel says until the open session's context is counted."""
 ROLE_NAMES = {"user": "you", "assistant": "ai", "system": "sys", "tool": "tool"}
 SECTION_TITLES = {Section.ACTIVE: "Active", Section.RETAINED: "Retained", Section.PRUNED: "Pruned"}
 
@@ -178,7 +180,7 @@ class ContextPanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         # Held rather than queried, so an update that races the app's shutdown is harmless.
-        self._total = LaidOutStatic(Content("counting…"), id="context-total")
+        self._total = LaidOutStatic(Content(COUNTING), id="context-total")
         self._bar = LaidOutStatic("", classes="-ok", id="context-bar")
         self._saved = LaidOutStatic("", id="context-saved")
         self._filter = Input(placeholder="filter: words in a row", id="context-filter")
@@ -235,7 +237,7 @@ class ContextPanel(Vertical):
         """Nothing to show until the open session's context is counted (a session just opened):
         no rows of the last one to act on meanwhile."""
         self.view = None
-        _say(self._total, "counting…")
+        _say(self._total, COUNTING)
         for part in (self._bar, self._saved, self._why):
             _say(part, "")
         self._by_option = {}

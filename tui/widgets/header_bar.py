@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from engine.context_view import ContextView
 
 
+COUNTING = "context …"
+"""The gauge until the open session's context is counted."""
+
+
 class HeaderBar(Horizontal):
     """Title · model · context gauge."""
 
@@ -37,7 +41,7 @@ class HeaderBar(Horizontal):
         # and the children are already gone.
         self._title = LaidOutStatic("", id="header-title")
         self._model = LaidOutStatic("", id="header-model")
-        self._gauge = LaidOutStatic(Content("context …"), id="header-gauge")
+        self._gauge = LaidOutStatic(Content(COUNTING), id="header-gauge")
 
     def compose(self) -> ComposeResult:
         yield Static("Heedful", id="header-app")
@@ -64,5 +68,5 @@ class HeaderBar(Horizontal):
 
     def show_counting(self) -> None:
         gauge = self._gauge
-        gauge.update(Content("context …"))
+        gauge.update(Content(COUNTING))
         gauge.set_classes("")
