@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
 
 from engine.chat import MessageStatus, StoredMessage
@@ -57,11 +59,13 @@ def test_switching_between_two_sessions_rebuilds_neither(store: SqliteChatStore)
         assert curations.get(one) is built[0] and curations.get(two) is built[1]
 
 
-def _turns(store: SqliteChatStore, server: FakeOpenAIServer) -> tuple[TurnService, OpenAIChatModel]:
+@pytest.fixture
+async def turns(store: SqliteChatStore, fake_server: FakeOpenAIServer) -> AsyncIterator[TurnService]:
     model = OpenAIChatModel(
-        model="fake-model", base_url=server.base_url, api_key="k", context_window=8192, read_timeout=5.0
+        model="fake-model", base_url=fake_server.base_url, api_key="k", context_window=8192, read_timeout=5.0
     )
-    return TurnService(store, model, COUNTER, system_prompt="", flush_interval=0.05), model
+    yield TurnService(store, model, COUNTER, system_prompt="", flush_interval=0.05)
+    await model.aclose()  # closed whether the test passed or not
 
 
 def _conversation(curation: SessionCuration) -> list[int]:
@@ -69,11 +73,10 @@ def _conversation(curation: SessionCuration) -> list[int]:
 
 
 async def test_a_session_let_go_while_its_reply_streams_has_the_reply_once(
-    store: SqliteChatStore, fake_server: FakeOpenAIServer
+    store: SqliteChatStore, fake_server: FakeOpenAIServer, turns: TurnService
 ) -> None:
     fake_server.reply = "word " * 40
     fake_server.chunk_delay = 0.01
-    turns, model = _turns(store, fake_server)
     others = _sessions(store, KEPT_CURATIONS)
     session_id = None
     async for event in turns.send(None, "the crane stalled again"):
@@ -84,18 +87,16 @@ async def test_a_session_let_go_while_its_reply_streams_has_the_reply_once(
             assert turns.curations.cached(session_id) is None
             await turns.preview(session_id)  # and comes back while the reply is still coming
     assert session_id is not None
-    await model.aclose()
     stored = [m.id for m in store.messages(session_id)]
     assert _conversation(turns.curations.get(session_id)) == stored
 
 
 async def test_a_session_rebuilt_just_as_its_reply_is_stored_takes_the_reply_once(
-    store: SqliteChatStore, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+    store: SqliteChatStore, fake_server: FakeOpenAIServer, turns: TurnService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Another worker opens the session between the reply's last write and its curation taking
     it: the rebuilt curation read the reply from the store already."""
     fake_server.reply = "All done."
-    turns, model = _turns(store, fake_server)
     update = store.update_message
 
     def update_then_reopen(message_id: int, **changes: object) -> StoredMessage:
@@ -108,7 +109,6 @@ async def test_a_session_rebuilt_just_as_its_reply_is_stored_takes_the_reply_onc
 
     monkeypatch.setattr(store, "update_message", update_then_reopen)
     events = [event async for event in turns.send(None, "is the crane fixed?")]
-    await model.aclose()
     assert isinstance(events[-1], ReplyCompleted)
     (session,) = store.list_sessions()
     assert _conversation(turns.curations.get(session.id)) == [m.id for m in store.messages(session.id)]
