@@ -240,6 +240,7 @@ class ContextPanel(Vertical):
         _say(self._total, COUNTING)
         for part in (self._bar, self._saved, self._why):
             _say(part, "")
+        _say(self._note, MARK_LEGEND)  # the last session's notes were about its request
         self._by_option = {}
         self._options = {}
         self.rows.clear_options()
