@@ -244,7 +244,8 @@ class MemoryService:
                 continue
             if last is None:
                 last = message.id
-            if in_conversation(message) and message.content.strip():
+            # The offline model's digests describe the request, not the conversation.
+            if in_conversation(message) and message.content.strip() and not message.is_digest:
                 if newest_first and chars + len(message.content) > ASSESSED_CHARS:
                     break
                 newest_first.append(PromptMessage(message.role, message.content))

@@ -238,6 +238,29 @@ async def test_a_reply_still_streaming_is_left_for_the_next_assessment(
     assert store.memory_through(sid) < streaming.id
 
 
+async def test_the_offline_models_digests_are_not_remembered(
+    store: SqliteChatStore, memory: MemoryService
+) -> None:
+    """Its replies describe the request (counts, how to connect a model), not the conversation: a
+    memory made of them would be noise in every later session's request."""
+    turns = wired(store, OfflineModel(COUNTER, word_delay=0), memory)
+    async for _ in turns.send(None, "We decided the billing API ships on 3 May 2025."):
+        pass
+    session = store.latest_session()
+    assert session is not None
+    async for _ in turns.send(session.id, "I prefer asyncpg over psycopg."):
+        pass
+    replies = [m for m in store.messages(session.id) if m.is_reply]
+    assert len(replies) == 2 and all(m.is_digest for m in replies)
+
+    done = await memory.remember(session.id)
+    assert done.messages == 2  # the user's two messages, and neither digest
+    assert done.memory is not None
+    assert "asyncpg" in done.memory.summary and "3 May 2025" in done.memory.summary
+    assert "Offline model" not in done.memory.summary and "offline" not in done.memory.tags
+    assert store.memory_through(session.id) == replies[-1].id  # the digests are not assessed later either
+
+
 async def test_idle_sessions_are_assessed_only_after_the_configured_inactivity(
     store: SqliteChatStore, clock: Clock
 ) -> None:
