@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from textual.app import App, ComposeResult
-from textual.widgets.markdown import MarkdownFence
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from tui.widgets.message_markdown import MessageMarkdown
 
@@ -56,3 +57,48 @@ async def test_code_is_drawn_again_for_a_new_theme_not_for_each_style_change() -
         await pilot.pause()
         assert fence._highlighted_code is not drawn
         assert fence._highlighted_code.plain == drawn.plain
+
+
+HTML_REPLY = (
+    "Wrap it in a div:\n\n"
+    '<div class="card">\n  hello card\n</div>\n\n'
+    "Then use <b>bold</b> for the title.\n\n"
+    "<think>\nthe model's reasoning\n</think>\n\n"
+    "Done."
+)
+"""HTML a model writes when asked about HTML (or a reasoning model's inline thoughts)."""
+HTML_SHOWN = ['<div class="card">', "hello card", "</div>", "Then use <b>bold</b> for the title.", "<think>"]
+
+
+def _screen_lines(markdown: MessageMarkdown) -> list[str]:
+    return [
+        block.render_line(y).text.strip()
+        for block in markdown.query(MarkdownBlock)
+        for y in range(block.region.height)
+    ]
+
+
+async def test_html_in_a_reply_is_shown_as_the_text_it_is() -> None:
+    """Textual draws neither HTML blocks nor inline tags: read as HTML, the block was missing on
+    screen and "<b>" vanished, while the model was still sent them."""
+    app = _Reply(HTML_REPLY)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await pilot.pause()
+        shown = "\n".join(_screen_lines(app.query_one(MessageMarkdown)))
+        for text in HTML_SHOWN:
+            assert text in shown
+        assert "the model's reasoning" in shown
+
+
+async def test_html_streamed_in_pieces_is_shown_as_text_too() -> None:
+    app = _Reply("")
+    async with app.run_test(size=(80, 30)) as pilot:
+        markdown = app.query_one(MessageMarkdown)
+        stream = Markdown.get_stream(markdown)
+        for start in range(0, len(HTML_REPLY), 7):
+            await stream.write(HTML_REPLY[start : start + 7])
+        await stream.stop()
+        await pilot.pause()
+        shown = "\n".join(_screen_lines(markdown))
+        for text in HTML_SHOWN:
+            assert text in shown

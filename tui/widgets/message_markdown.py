@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from textual.content import Content
 from textual.widgets import Markdown
@@ -47,8 +48,18 @@ class MessageParagraph(MarkdownParagraph, LaidOutOnce):
     """A paragraph that grows while its reply streams, laid out once per draw."""
 
 
+def text_html_parser() -> MarkdownIt:
+    """Textual's "gfm-like" parser, with HTML read as text.
+
+    Textual draws neither HTML blocks nor inline tags: with HTML on, a reply's ``<div>…</div>``
+    block (and all it encloses) or the ``<b>`` of "use <b> tags" was missing on screen while the
+    model was still sent it, and shown in the context panel's preview.
+    """
+    return MarkdownIt("gfm-like", {"html": False})
+
+
 class MessageMarkdown(Markdown, LaidOutOnce):
-    """A message's Markdown body."""
+    """A message's Markdown body: what the model wrote, all of it on screen."""
 
     BLOCKS: dict[str, type[MarkdownBlock]] = {  # noqa: RUF012 (Textual declares it so)
         **Markdown.BLOCKS,
@@ -56,3 +67,6 @@ class MessageMarkdown(Markdown, LaidOutOnce):
         "code_block": MessageFence,
         "paragraph_open": MessageParagraph,
     }
+
+    def __init__(self, markdown: str = "", *, classes: str | None = None) -> None:
+        super().__init__(markdown, classes=classes, parser_factory=text_html_parser, open_links=False)

@@ -226,7 +226,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if self.message.role == "user":
             # The user's words are shown exactly as typed, never interpreted as markup.
             return LaidOutStatic(Content(safe), classes="body")
-        return MessageMarkdown(safe, open_links=False, classes="body")
+        return MessageMarkdown(safe, classes="body")
 
     def _show_problem(self) -> None:
         message = self.message
