@@ -18,6 +18,11 @@ class EntityState(enum.StrEnum):
     PRUNED = "pruned"
 
 
+def pruned_reason(last_turn: int) -> str:
+    """Why an entity mentioned last in ``last_turn`` is pruned."""
+    return f"not mentioned since turn {last_turn}, not in the prompt"
+
+
 @dataclass(slots=True)
 class EntityRecord:
     ref: str
@@ -101,10 +106,7 @@ class EntityRegistry:
             elif ref in kept:
                 verdicts[ref] = (EntityState.RETAINED, kept[ref])
             else:
-                verdicts[ref] = (
-                    EntityState.PRUNED,
-                    f"not mentioned since turn {record.last_turn}, not in the prompt",
-                )
+                verdicts[ref] = (EntityState.PRUNED, pruned_reason(record.last_turn))
         return verdicts
 
     def commit(self, verdicts: Mapping[str, Verdict]) -> list[EntityChange]:
@@ -124,11 +126,17 @@ class EntityRegistry:
     def load_verdict(self, ref: str, state: EntityState, reason: str) -> None:
         """Give an entity its stored verdict when a session is rebuilt (unknown refs are ignored).
 
-        It stays unsettled: messages may have been added after the verdict was given, so the first
-        plan after loading re-examines every entity once.
+        The first plan after loading re-examines it, as messages may have been added after the
+        verdict was given, unless it is pruned for its last mention: it then stays pruned until it
+        is mentioned again or a prompt carries it, and either re-examines it. A long session's
+        entities are nearly all so, and re-examining ~14,000 of them made the first turn after
+        opening 10-13 ms longer.
         """
-        if ref in self.records:
-            self._adopt(ref, state, reason)
+        record = self.records.get(ref)
+        if record is None:
+            return
+        self._adopt(ref, state, reason)
+        if state is not EntityState.PRUNED or reason != pruned_reason(record.last_turn):
             self._unsettled.add(ref)
 
     def _adopt(self, ref: str, state: EntityState, reason: str) -> None:

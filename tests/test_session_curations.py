@@ -8,8 +8,10 @@ import pytest
 
 from engine.chat import MessageStatus, StoredMessage
 from engine.context_service import ContextService
+from engine.curation_state import save
 from engine.curator import SessionCuration
-from engine.session_curations import KEPT_CURATIONS, SessionCurations
+from engine.registry import EntityState
+from engine.session_curations import KEPT_CURATIONS, SessionCurations, last_user_item
 from engine.tokens import LazyTokenCounter, load_counter
 from engine.turn import TurnService
 from engine.turn_events import ReplyCompleted, ReplyTextArrived
@@ -112,3 +114,48 @@ async def test_a_session_rebuilt_just_as_its_reply_is_stored_takes_the_reply_onc
     assert isinstance(events[-1], ReplyCompleted)
     (session,) = store.list_sessions()
     assert _conversation(turns.curations.get(session.id)) == [m.id for m in store.messages(session.id)]
+
+
+def _turn(
+    curations: SessionCurations, store: SqliteChatStore, session_id: int, text: str, reply: str
+) -> None:
+    """What a turn does to the curation, without a model: store the message, plan, apply, save,
+    and take in a reply."""
+    user = store.add_message(session_id, "user", text, tokens=COUNTER.count(text))
+    curations.take(session_id, user)
+    curation = curations.get(session_id)
+    new = last_user_item(curation)
+    assert new is not None and new.id == user.id
+    save(store, session_id, curation, curation.apply(curation.plan(new)))
+    curations.take(session_id, store.add_message(session_id, "assistant", reply, tokens=COUNTER.count(reply)))
+
+
+def test_a_reopened_session_judges_its_entities_as_if_it_had_stayed_open(store: SqliteChatStore) -> None:
+    """Entities pruned for their last mention are not re-examined on reopening (a long session's
+    are nearly all so); one mentioned again in a message stored without its turn (the app quit in
+    between) is: its stored reason names an older turn."""
+    session = store.create_session("entities").id
+    live = SessionCurations(store, COUNTER, window=lambda: 700, system_prompt="")
+    for n in range(12):
+        reply = f"The deploy of src/service_{n}.py failed with Error{n}Failure again. " + "Details. " * 20
+        _turn(live, store, session, f"Step {n}: and now?", reply)
+    early, other = "path:src/service_0.py", "path:src/service_1.py"
+    assert live.get(session).registry.records[early].state.value == "pruned"
+    # Too long to be sent: only the mention itself can bring src/service_0.py back.
+    text = "Also src/service_0.py is back. " + "Filler words. " * 300
+    stray = store.add_message(session, "assistant", text, tokens=COUNTER.count(text))
+    live.take(session, stray)
+
+    reopened = SessionCurations(store, COUNTER, window=lambda: 700, system_prompt="")
+    text = "What about the build?"
+    user = store.add_message(session, "user", text, tokens=COUNTER.count(text))
+    plans = []
+    for curations in (live, reopened):
+        curations.take(session, user)
+        curation = curations.get(session)
+        new = last_user_item(curation)
+        assert new is not None and new.id == user.id
+        plans.append(curation.plan(new))
+    assert plans[0].entities == plans[1].entities
+    assert plans[1].entities[early][0].value == "active"  # mentioned again, in the last turn
+    assert plans[1].entities[other] == (EntityState.PRUNED, "not mentioned since turn 2, not in the prompt")
