@@ -27,7 +27,7 @@ from engine.operations import Operation, OpKind
 from engine.planning import RECENT_TURNS, Planning
 from engine.protocols import TokenCounter
 from engine.registry import EntityChange
-from engine.summaries import ExtractiveSummarizer, Summarizer
+from engine.summaries import ExtractiveSummarizer, PreparedSummaries, Summarizer
 from engine.summary_book import SummaryBook
 from engine.summary_section import SummarySection
 from engine.user_actions import CurationRefused, UserActions
@@ -51,7 +51,7 @@ class SessionCuration(Planning, UserActions):
         super().__init__(counter)
         self.profile = profile
         self.budget = Budget(window, budget_ratio if budget_ratio is not None else profile.budget_ratio)
-        self.summarizer = summarizer or ExtractiveSummarizer()
+        self.summarizer: PreparedSummaries = PreparedSummaries(summarizer or ExtractiveSummarizer())
         self.model_summaries: SummaryBook | None = None
         """Summaries a model writes in the background, when one is connected (engine.summary_book)."""
         self.policy = policy
@@ -86,6 +86,13 @@ class SessionCuration(Planning, UserActions):
         """Budget for a different context window from the next plan on (same ratio)."""
         if window != self.budget.window:
             self.budget = Budget(window, self.budget.ratio)
+
+    def prepare_summaries(self) -> None:
+        """Write ahead the offline summaries of the items a next turn may demote (the active
+        ones; see :class:`PreparedSummaries`). Not when a model writes them."""
+        if self.model_summaries is None:
+            active = ItemState.ACTIVE
+            self.summarizer.prepare(i for i in self.items if i.state is active and not i.pinned)
 
     # --- a stored session ------------------------------------------------------------------------
 

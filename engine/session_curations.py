@@ -220,7 +220,8 @@ class SessionCurations:
             curation.set_memory(self.memory.section_for(session_id, budget))
 
     def preview(self, session_id: int | None) -> ContextView:
-        """What the context would look like if the last user message were sent now (changes nothing).
+        """What the context would look like if the last user message were sent now (changes
+        nothing the user sees; the next turn's summaries are written ahead meanwhile).
 
         Hold :attr:`lock`.
         """
@@ -240,6 +241,7 @@ class SessionCurations:
             return empty_view(curation, system + memory + REPLY_PRIMING_TOKENS)
         guidance = self.guidance.get(session_id) if session_id is not None else None
         result = curation.plan(new, system_prompt=system_prompt, guidance=guidance)
+        curation.prepare_summaries()
         return build_view(curation, result, new_id=new.id, calls=self.calls(session_id), upcoming=True)
 
 

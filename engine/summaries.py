@@ -9,7 +9,7 @@ replace it behind :class:`Summarizer`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from engine.items import Item
@@ -80,6 +80,30 @@ class ExtractiveSummarizer:
                 f"{kept} (also mentions: {', '.join(missing)})" if kept else f"Mentions: {', '.join(missing)}"
             )
         return kept
+
+
+class PreparedSummaries:
+    """Another summarizer's summaries, written ahead for the items a next turn may demote.
+
+    A turn that changes the subject demotes most of the active items at once: the first turn after
+    opening the 10,000-message session of ``long_session.py`` summarized 88, 17-25 ms of its
+    110-150. An item's text never changes, so its summary can be written beforehand, when the next
+    request is previewed (on opening, and after each turn, for the two new items). Only the
+    summaries of the items last prepared are kept: those of the active ones.
+    """
+
+    def __init__(self, summarizer: Summarizer) -> None:
+        self._summarizer = summarizer
+        self._ready: dict[int, str] = {}
+
+    def summarize(self, item: Item) -> str:
+        ready = self._ready.get(item.id)
+        return ready if ready is not None else self._summarizer.summarize(item)
+
+    def prepare(self, items: Iterable[Item]) -> None:
+        """Have the summaries of ``items`` ready, and let go of any other's."""
+        ready, summarize = self._ready, self._summarizer.summarize
+        self._ready = {item.id: ready.get(item.id) or summarize(item) for item in items}
 
 
 def _shorten(sentence: str, limit: int) -> str:

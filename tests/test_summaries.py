@@ -7,8 +7,10 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.consent import ConsentChoice
 from engine.curator import SessionCuration
 from engine.entities import extract_entities
+from engine.items import Item
 from engine.summaries import ExtractiveSummarizer
 from engine.tokens import load_counter
 
@@ -58,3 +60,55 @@ def test_a_source_with_thousands_of_entities_is_summarized_quickly_and_keeps_the
     summary = ExtractiveSummarizer().summarize(item)  # type: ignore[arg-type]
     assert time.process_time() - started < 1.0
     assert all(mention.label in summary for mention in item.mentions)  # type: ignore[attr-defined]
+
+
+class _Counted:
+    """The offline summarizer, counting the summaries it writes."""
+
+    def __init__(self) -> None:
+        self.written = 0
+        self._inner = ExtractiveSummarizer()
+
+    def summarize(self, item: Item) -> str:
+        self.written += 1
+        return self._inner.summarize(item)
+
+
+def _talk(curation: SessionCuration, texts: list[tuple[str, str]], first_id: int = 1) -> Item:
+    """Add the exchanges ``texts``, each user message planned and applied; returns the last one's item."""
+    new = None
+    for n, (question, answer) in enumerate(texts):
+        new = curation.add(curation.analyse(first_id + 2 * n, "user", question, COUNTER.count(question)))
+        curation.apply(curation.plan(new))
+        curation.add(curation.analyse(first_id + 2 * n + 1, "assistant", answer, COUNTER.count(answer)))
+    assert new is not None
+    return new
+
+
+def test_a_turn_that_demotes_many_items_finds_their_summaries_written_ahead() -> None:
+    """The next request's preview writes the summaries of the active items; a turn that demotes
+    many of them at once (a new subject, a long message) writes none itself, and sends the same
+    summaries."""
+    deploy = [
+        (
+            f"Why did deploy {n} of billing fail?",
+            f"Deploy {n} failed with ConnectionRefusedError in pool.py. " * 6,
+        )
+        for n in range(8)
+    ]
+    counted = _Counted()
+    curation = SessionCuration(
+        window=1_500, counter=COUNTER, policy=ConsentChoice.SUMMARIZE, summarizer=counted
+    )
+    _talk(curation, deploy)
+    curation.prepare_summaries()  # as the preview after each turn does
+    written = counted.written
+
+    # Long, and about the deploys from another side: the replies still matter, and no longer fit.
+    text = "Could the billing deploy failures come from the pool.py retry loop instead? " * 20
+    new = curation.add(curation.analyse(100, "user", text, COUNTER.count(text)))
+    plan = curation.plan(new)
+    assert len(plan.new_summaries) >= 4
+    assert counted.written == written  # ...with the summaries written ahead
+    fresh = ExtractiveSummarizer()
+    assert plan.new_summaries == {i: fresh.summarize(curation.by_id[i]) for i in plan.new_summaries}
