@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from engine.chat import Role
 from engine.mentions import Mention
+from engine.thinking import sent_text
 
 
 class ItemState(enum.StrEnum):
@@ -92,7 +93,7 @@ class Item:
             return self.held_text
         if self.text_source is None:
             raise RuntimeError(f"item {self.id} holds no text and has nowhere to read it from")
-        return self.text_source(self.id)
+        return sent_text(self.role, self.text_source(self.id))
 
     def let_go_of_text(self, source: Callable[[int], str]) -> None:
         """Stop holding the text; it is read from ``source`` when asked for. A summarized or

@@ -30,6 +30,7 @@ from engine.memory import (
 from engine.memory_assessment import assess_offline
 from engine.prompt import in_conversation
 from engine.protocols import MemoryAssessor, MemoryStore, TokenCounter
+from engine.thinking import sent_text
 
 
 def utc_now() -> datetime:
@@ -245,11 +246,12 @@ class MemoryService:
             if last is None:
                 last = message.id
             # The offline model's digests describe the request, not the conversation.
-            if in_conversation(message) and message.content.strip() and not message.is_digest:
-                if newest_first and chars + len(message.content) > ASSESSED_CHARS:
+            text = sent_text(message.role, message.content)  # a reasoning model's thinking is not kept
+            if in_conversation(message) and text.strip() and not message.is_digest:
+                if newest_first and chars + len(text) > ASSESSED_CHARS:
                     break
-                newest_first.append(PromptMessage(message.role, message.content))
-                chars += len(message.content)
+                newest_first.append(PromptMessage(message.role, text))
+                chars += len(text)
         return newest_first[::-1], last if last is not None else through
 
     def _newest_first(self, session_id: int, *, after: int) -> Iterator[StoredMessage]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.chat import MessageStatus, PromptMessage, StoredMessage
+from engine.thinking import sent_text
 
 MESSAGE_OVERHEAD_TOKENS = 4
 """Tokens the chat format adds around each message (role and separators), as OpenAI counts them."""
@@ -21,7 +22,8 @@ def in_conversation(message: StoredMessage) -> bool:
     """
     if message.status in (MessageStatus.SUPERSEDED, MessageStatus.FAILED, MessageStatus.STREAMING):
         return False
-    return bool(message.content) or message.role == "user"
+    # A reply cut off while its model was still thinking has nothing to send.
+    return bool(sent_text(message.role, message.content)) or message.role == "user"
 
 
 def title_from(text: str, limit: int = 48) -> str:
@@ -48,5 +50,6 @@ CONTINUE_INSTRUCTION = (
 def continuation(prompt: Sequence[PromptMessage], partial: str) -> list[PromptMessage]:
     """The request that asks for the rest of ``partial``: the curated prompt, the partial reply last,
     then the instruction to go on (wherever curation placed the partial reply, it moves to the end)."""
-    body = [m for m in prompt if not (m.role == "assistant" and m.content == partial)]
+    sent = sent_text("assistant", partial)  # how curation carries it: without its thinking
+    body = [m for m in prompt if not (m.role == "assistant" and m.content in (partial, sent))]
     return [*body, PromptMessage("assistant", partial), PromptMessage("user", CONTINUE_INSTRUCTION)]

@@ -19,6 +19,7 @@ from engine.operations import Operation, OpKind
 from engine.protocols import TokenCounter
 from engine.registry import EntityRecord, EntityRegistry
 from engine.scoring import RECURRENCE_TURNS
+from engine.thinking import sent_text
 
 RECENT_TERMS_KEPT = 64
 """How many items' term counts :meth:`SessionItems.terms_of` keeps at hand (plans compare the
@@ -76,6 +77,7 @@ class SessionItems:
             digest: An offline model's digest (see ``StoredMessage.is_digest``): its entities are
                 not the conversation's ("Press", "13 tokens"), so none are taken from it.
         """
+        text = sent_text(role, text)  # a reply's thinking is not part of the conversation
         read = analysis or analyse_text(text, name)
         turn = self.turn + 1 if role == "user" else max(self.turn, 1)
         return Item(

@@ -44,6 +44,7 @@ from engine.protocols import (
 from engine.retrying import RetryPolicy
 from engine.session_curations import SessionCurations, last_user_item
 from engine.text import encodable
+from engine.thinking import sent_text
 from engine.turn_events import (
     ContextCurated,
     CuratorAsked,
@@ -310,7 +311,7 @@ class TurnService:
             reply_id,
             content=text,
             status=MessageStatus.COMPLETE,
-            tokens=self.counter.count(text),
+            tokens=self.counter.count(sent_text("assistant", text)),
             error="",  # a continued reply is whole now: its old "cut off" no longer applies
         )
         self._remember_reply(session_id, done, resumed=resumed)
@@ -485,7 +486,7 @@ class TurnService:
 
     def _finish_failed(self, reply_id: int, text: str, reason: str) -> StoredMessage:
         status = MessageStatus.INTERRUPTED if text else MessageStatus.FAILED
-        tokens = self.counter.count(text) if text else 0
+        tokens = self.counter.count(sent_text("assistant", text)) if text else 0
         return self.store.update_message(reply_id, content=text, status=status, tokens=tokens, error=reason)
 
     async def _io(self, fn: Callable[..., T], *args: object, **kwargs: object) -> T:

@@ -21,10 +21,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
 from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
+from engine.thinking import CLOSE, OPEN
 from providers.client_factory import loaded
 from providers.failures import server_detail, shorten
 from providers.stream_chunks import read_chunk
 from providers.windows import window_in
+
+THINK_OPEN = f"{OPEN}\n"
+THINK_CLOSE = f"\n{CLOSE}\n\n"
 
 if TYPE_CHECKING:
     import openai
@@ -175,6 +179,7 @@ class OpenAIChatModel:
         finish_reason: str | None = None
         usage: UsageReport | None = None
         chunks = 0
+        thinking = answered = False
         try:
             client = self._get_client()
             # What create() sends, posted as given and read as plain JSON: create() runs each
@@ -204,7 +209,19 @@ class OpenAIChatModel:
                     chunks += 1
                     chunk = read_chunk(data)
                     usage = chunk.usage or usage
+                    # Thinking sent apart is kept as the inline block that opens the reply, as
+                    # other reasoning models write it (see engine.thinking). Any that came after
+                    # the answer began could not be told from the answer, and is let go.
+                    if chunk.reasoning and not answered:
+                        if not thinking:
+                            thinking = True
+                            yield TextDelta(THINK_OPEN)
+                        yield TextDelta(chunk.reasoning)
                     if chunk.text:
+                        if thinking:
+                            thinking = False
+                            yield TextDelta(THINK_CLOSE)
+                        answered = True
                         yield TextDelta(chunk.text)
                     if chunk.finish_reason:
                         finish_reason = chunk.finish_reason
@@ -228,6 +245,8 @@ class OpenAIChatModel:
                 ModelErrorKind.CUT,
                 "The reply stopped before the model said it had finished. Retry to ask again.",
             )
+        if thinking:  # the model finished while thinking, with no answer
+            yield TextDelta(THINK_CLOSE)
         if usage is not None:
             yield usage
         yield ReplyFinished(finish_reason)

@@ -17,6 +17,8 @@ from engine.protocols import UsageReport
 class Chunk:
     text: str = ""
     """The reply's next words (of its first choice: only one is asked for)."""
+    reasoning: str = ""
+    """A reasoning model's next words of thinking, sent apart from the reply (see engine.thinking)."""
     finish_reason: str = ""
     usage: UsageReport | None = None
 
@@ -24,7 +26,7 @@ class Chunk:
 def read_chunk(data: object) -> Chunk:
     if not isinstance(data, dict):
         return Chunk()
-    text = reason = ""
+    text = thinking = reason = ""
     choices = data.get("choices")
     for choice in choices if isinstance(choices, list) else ():
         if not isinstance(choice, dict) or choice.get("index", 0) != 0:
@@ -33,10 +35,18 @@ def read_chunk(data: object) -> Chunk:
         content = delta.get("content") if isinstance(delta, dict) else None
         if isinstance(content, str):
             text += content
+        if isinstance(delta, dict):
+            # DeepSeek's API, vLLM, llama.cpp and LM Studio say "reasoning_content"; OpenRouter
+            # and newer vLLM "reasoning".
+            for field in ("reasoning_content", "reasoning"):
+                value = delta.get(field)
+                if isinstance(value, str):
+                    thinking += value
+                    break
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             reason = finish
-    return Chunk(text, reason, _usage_of(data.get("usage")))
+    return Chunk(text, thinking, reason, _usage_of(data.get("usage")))
 
 
 def _usage_of(usage: object) -> UsageReport | None:

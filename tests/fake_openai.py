@@ -5,7 +5,8 @@ Endpoints:
   POST /v1/chat/completions   stream false, or true as SSE (with a final usage chunk when
                               ``stream_options.include_usage`` is true)
   POST /_fake/faults          ``{"faults": ["429", "slow_first_token:2", ...]}`` queues faults
-  POST /_fake/settings        ``{"reply": ..., "chunk_delay": ..., "piece_chars": ...}`` (any of them)
+  POST /_fake/settings        ``{"reply": ..., "chunk_delay": ..., "piece_chars": ..., "reasoning": ...}``
+                              (any of them; ``reasoning_field`` too)
   GET  /_fake/requests        each chat request's ``received_at``, ``finished_at`` and ``outcome``
 
 The two ``/_fake`` controls let a client in another process (a benchmark that must measure only
@@ -68,7 +69,7 @@ from typing import Any
 from tests.fake_openai_errors import BAD_GATEWAY_HTML, ERRORS, error_body
 
 MODELS = ["fake-model", "fake-model-large"]
-SETTINGS = frozenset({"reply", "chunk_delay", "piece_chars"})
+SETTINGS = frozenset({"reply", "chunk_delay", "piece_chars", "reasoning", "reasoning_field"})
 """What ``POST /_fake/settings`` may change."""
 TIMINGS = ("received_at", "finished_at", "outcome")
 """What ``GET /_fake/requests`` reports of each chat request."""
@@ -318,6 +319,14 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "slow_first_token":
             self._wait(float(arg or 2))
         self._sse(chunk({"role": "assistant", "content": "", "refusal": None}))
+        owner = self.server.owner
+        if owner.reasoning:
+            # As DeepSeek, vLLM and llama.cpp stream a reasoning model's thinking: a field of its
+            # own in each delta, the content null, all before the answer.
+            for piece in _tokens(owner.reasoning):
+                self._sse(chunk({owner.reasoning_field: piece, "content": None}))
+                if owner.chunk_delay:
+                    self._wait(owner.chunk_delay)
         cut = len(pieces) // 2 if fault in _MID_STREAM else len(pieces)
         self._pieces(chunk, pieces[:cut])
         if fault == "cutoff":
@@ -366,6 +375,8 @@ class FakeOpenAIServer:
         reply: A fixed reply, a function of the request body returning the reply, or None to echo.
         chunk_delay: Seconds between streamed pieces.
         piece_chars: Streams the reply in pieces of this many characters (None: word by word).
+        reasoning: Thinking streamed before the reply in each delta's ``reasoning_field``
+            ("reasoning_content", as DeepSeek's API and vLLM name it, or "reasoning"), or None.
         api_key: When set, requests must carry ``Authorization: Bearer <api_key>`` or get a 401.
         faults: Queued fault names, consumed one per chat request.
         requests: Every chat request received, in order.
@@ -386,6 +397,8 @@ class FakeOpenAIServer:
         self.reply = reply
         self.chunk_delay = chunk_delay
         self.piece_chars: int | None = None
+        self.reasoning: str | None = None
+        self.reasoning_field = "reasoning_content"
         self.api_key = api_key
         self.verbose = verbose
         self.on_request = on_request

@@ -71,3 +71,10 @@ json_values = st.recursive(
 def test_any_json_reads_without_an_error(data: object) -> None:
     chunk = read_chunk(data)
     assert isinstance(chunk.text, str) and isinstance(chunk.finish_reason, str)
+
+
+def test_a_reasoning_models_thinking_is_read_from_either_field_it_comes_in() -> None:
+    for field in ("reasoning_content", "reasoning"):
+        delta = {field: "Weighing it.", "content": None}
+        assert read_chunk({"choices": [{"index": 0, "delta": delta}]}) == Chunk(reasoning="Weighing it.")
+    assert read_chunk({"choices": [{"index": 0, "delta": {"reasoning": {"effort": "high"}}}]}) == Chunk()
