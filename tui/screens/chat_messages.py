@@ -6,6 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from engine.conversation_edits import ConversationEdits, NotEditable
+from engine.thinking import sent_text
 from tui.clipboard import code_blocks, copy_osc52, copy_with_tool, local_tool
 from tui.screens.chat_parts import ChatPart
 from tui.screens.dialogs import ConfirmScreen
@@ -36,10 +37,11 @@ class MessageActions(ChatPart):
         if view is None:
             return
         message = view.message
+        text = sent_text(message.role, message.content)  # a reply's answer, not its thinking
         if event.action == "copy":
-            self.copy_text(message.content, f"#{message.id}")
+            self.copy_text(text, f"#{message.id}")
         elif event.action == "copy_code":
-            blocks = code_blocks(message.content)
+            blocks = code_blocks(text)
             if not blocks:
                 self.screen.notify("This message has no code block; y copies all of it.")
                 return

@@ -17,6 +17,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from engine.chat import MessageStatus, StoredMessage
 from engine.context_view import ItemView, Mark, Section
+from engine.thinking import ThinkingSplitter, split_thinking
 from tui.messages import ContextAction, MessageAction
 from tui.sanitize import inert
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
@@ -35,7 +36,7 @@ SHOWN_HEAD = 4_000
 read-only TextArea takes seconds (and hundreds of MB) to lay out megabytes."""
 
 BodyKind = Literal["markdown", "plain", "head"]
-LineKind = Literal["summary", "waiting", "problem"]
+LineKind = Literal["summary", "thinking", "waiting", "problem"]
 
 ROLE_LABELS = {"user": "you", "assistant": "assistant", "system": "system", "tool": "tool"}
 
@@ -58,7 +59,8 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
     """A message: a meta line (who, when, state, context), its text, and a problem line when it failed.
 
     Focused, it takes the context panel's keys for itself: p pin, r restore, f forget, enter
-    inspect, and e shows or hides the summary of a summarized message.
+    inspect, and e shows or hides the summary of a summarized message. A reasoning model's
+    thinking (see :mod:`engine.thinking`) is one line above the answer, its length; t shows it.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -72,6 +74,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
             "enter", "context('inspect')", "Why?", tooltip="Why this message is where it is", id="inspect"
         ),
         Binding("e", "expand", "Summary", tooltip="Show or hide the summary sent instead", id="expand"),
+        Binding("t", "thinking", "Thinking", tooltip="Show or hide the model's thinking", id="thinking"),
         Binding(
             "i", "message('edit')", "Edit", tooltip="Edit your message and send it again from here", id="edit"
         ),
@@ -110,6 +113,8 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         padding-left: 1;
     }
     MessageView.-expanded > .summary { display: block; }
+    MessageView > .thinking { color: $heedful-muted; }
+    MessageView.-thinking-shown > .thinking { border-left: outer $heedful-muted; padding-left: 1; }
     """
 
     def __init__(self, message: StoredMessage) -> None:
@@ -125,7 +130,12 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         self._drawn_chars = 0
         self._flush_timer: Timer | None = None
         self._meta_line = LaidOutStatic(self._meta(), classes="meta")
-        self._body_widget = self._body(message.content)
+        self._thought, answer = split_thinking(message.content) if message.is_reply else ("", message.content)
+        """A reasoning model's thinking, shown apart from the answer (the body); while it streams,
+        as it came (the pieces' spaces between them)."""
+        self._splitter: ThinkingSplitter | None = None
+        """While a reply streams: where its thinking ends and its answer begins."""
+        self._body_widget = self._body(answer)
         self._wait: tuple[str, float] | None = None
         """While an automatic retry is pending: what it says, and when (monotonic) it fires."""
         self._wait_timer: Timer | None = None
@@ -133,6 +143,8 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         """The summary, waiting and problem lines given text so far (mounted, or to be: the
         summary only once the user expands it)."""
         self._composed = False
+        if self._thought:
+            self._show_thinking()
 
     def compose(self) -> ComposeResult:
         # The summary, waiting and problem lines are made and mounted when first needed: a long
@@ -142,6 +154,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         lines = self._lines
         yield self._meta_line
         yield from [lines["summary"]] if "summary" in lines and self.has_class("-expanded") else []
+        yield from [lines["thinking"]] if "thinking" in lines else []
         yield self._body_widget
         yield from [lines[kind] for kind in ("waiting", "problem") if kind in lines]
 
@@ -161,6 +174,8 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
             # again in the very turn that summarizes the message.
             if self.has_class("-expanded"):
                 self.mount(line, after=self._meta_line)
+        elif kind == "thinking":
+            self.mount(line, before=self._body_widget)
         elif kind == "waiting":
             self.mount(line, after=self._body_widget)
         else:
@@ -215,6 +230,24 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         summary = self._lines["summary"]
         if not summary.is_attached:
             self.mount(summary, after=self._meta_line)
+
+    def action_thinking(self) -> None:
+        if not self._thought.strip():
+            self.notify("This reply has no thinking to show.")
+            return
+        self.toggle_class("-thinking-shown")
+        self._show_thinking()
+
+    def _show_thinking(self) -> None:
+        thought = self._thought.strip()
+        if self.has_class("-thinking-shown"):
+            head = "💭 the model's thinking, not sent back to it · t hides it\n"
+            self._say("thinking", Content.styled(head, "italic") + Content(inert(thought)))
+            return
+        words = f"{len(thought.split()):,} words"
+        still = self._splitter is not None and self._splitter.thinking
+        text = f"💭 thinking… {words}" if still else f"💭 thought {words} · t shows the thinking"
+        self._say("thinking", Content.styled(text, "italic"))
 
     def _body(self, text: str) -> Widget:
         kind = _body_kind(len(text))
@@ -277,8 +310,11 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         """
         if self._wait is not None:
             self.show_wait(None)
+        if self._splitter is None:
+            self._splitter = ThinkingSplitter(self.message.content)  # a continued reply goes on from it
         if not self._drawn:
-            self._drawn, self._drawn_chars = [self.message.content], len(self.message.content)
+            answer = split_thinking(self.message.content)[1]
+            self._drawn, self._drawn_chars = [answer], len(answer)
         self._pending.append(text)
         if self._flush_timer is None:
             self._flush_timer = self.set_timer(STREAM_FLUSH, self._flush)
@@ -289,6 +325,15 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
             return
         piece = "".join(self._pending)
         self._pending.clear()
+        splitter = self._splitter
+        if splitter is not None:
+            was_thinking = splitter.thinking
+            thought, piece = splitter.feed(piece)
+            self._thought += thought
+            if thought or was_thinking != splitter.thinking:
+                self._show_thinking()
+            if not piece:
+                return
         was = _body_kind(self._drawn_chars)
         self._drawn.append(piece)
         self._drawn_chars += len(piece)
@@ -301,8 +346,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
             self._drawn = ["".join(self._drawn)]
             self._body_widget = self._body(self._drawn[0])
             await body.remove()
-            summary = self._lines.get("summary")
-            await self.mount(self._body_widget, after=summary if summary is not None else self._meta_line)
+            await self.mount(self._body_widget, after=self._above_body())
         elif isinstance(body, TextArea):
             body.insert(inert(piece), body.document.end)
         elif isinstance(body, Markdown):
@@ -316,9 +360,24 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         """Draw what is still gathered, then end the stream."""
         if self._flush_timer is not None:
             self._flush_timer.stop()
+        if self._splitter is not None:
+            thought, rest = self._splitter.finish()
+            self._thought += thought
+            self._pending.append(rest)
         await self._flush()
         await self._end_stream()
+        self._splitter = None
+        if self._thought.strip():
+            self._show_thinking()  # "thought", no longer "thinking…"
         self._drawn = []  # the message holds the text now; a continued reply starts again from it
+
+    def _above_body(self) -> Widget:
+        """The line the body comes after: the thinking, the summary, or the meta line."""
+        for kind in ("thinking", "summary"):
+            line = self._lines.get(kind)
+            if line is not None and line.parent is self:
+                return line
+        return self._meta_line
 
     async def _end_stream(self) -> None:
         if self._stream is not None:
