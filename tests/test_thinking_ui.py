@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from textual.widgets.markdown import MarkdownBlock
 
-from tests.apphelpers import chat, idle, make_app, views, wait_for
+from tests.apphelpers import chat, idle, make_app, send, views, wait_for
 from tests.fake_openai import FakeOpenAIServer
-from tui.widgets.message_view import MessageView
+from tui.widgets.message_view import THINKING_SHOWN, MessageView
 
 THOUGHT = "The user asks about the pool. Weighing pool size against the worker count first."
 ANSWER = "Set max_connections to 20."
@@ -52,17 +52,17 @@ async def test_the_thinking_is_a_line_above_the_answer_that_t_opens(fake_server:
         await wait_for(pilot, lambda: app.clipboard == ANSWER)
 
 
-async def test_a_reply_read_back_from_the_store_shows_its_thinking_apart(
+async def test_a_reply_that_came_at_once_or_from_the_store_shows_its_thinking_apart(
     fake_server: FakeOpenAIServer,
 ) -> None:
     fake_server.reply = f"<think>\n{THOUGHT}\n</think>\n\n{ANSWER}"
     app = make_app(base_url=fake_server.base_url, model="fake-model")
     async with app.run_test(size=(100, 40)) as pilot:
-        screen = chat(app)
-        screen.composer.focus()
-        screen.composer.insert("How big should the pool be?")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: len(views(app)) == 2 and idle(app), 20)
+        # No delay: the whole reply arrives before its first draw.
+        await send(pilot, "How big should the pool be?")
+        await wait_for(pilot, lambda: "max_connections" in _body(views(app)[1]))
+        assert _line(views(app)[1]).startswith("💭 thought")
+        assert "Weighing" not in _body(views(app)[1])
     again = make_app(base_url=fake_server.base_url, model="fake-model")  # reopened: the last session
     async with again.run_test(size=(100, 40)) as pilot:
         await wait_for(
@@ -72,3 +72,18 @@ async def test_a_reply_read_back_from_the_store_shows_its_thinking_apart(
         assert _line(reply).startswith("💭 thought")
         assert "<think>" not in _body(reply)
         assert "Weighing" not in _body(reply)
+
+
+async def test_very_long_thinking_is_shown_cut_with_what_is_left(fake_server: FakeOpenAIServer) -> None:
+    thought = "Considering the pool once more. " * 4_000  # 128,000 characters, as R1 may think
+    fake_server.reply, fake_server.piece_chars = f"<think>{thought}</think>{ANSWER}", 20_000
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await send(pilot, "How big should the pool be?")
+        reply = views(app)[1]
+        reply.focus()
+        await pilot.press("t")
+        shown = _line(reply)
+        rest = len(thought.strip()) - THINKING_SHOWN
+        assert shown.endswith(f"… and {rest:,} more characters, kept in the store.")
+        assert len(shown) < THINKING_SHOWN + 200

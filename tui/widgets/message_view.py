@@ -35,6 +35,10 @@ SHOWN_HEAD = 4_000
 """A message longer than SHOWN_LIMIT characters shows its first SHOWN_HEAD and a note: even a
 read-only TextArea takes seconds (and hundreds of MB) to lay out megabytes."""
 
+THINKING_SHOWN = 40_000
+"""A reasoning model's thinking, shown, is cut after this many characters: it is drawn as plain
+text, wrapped and laid out whole again on every redraw, unlike a long answer (see SHOWN_LIMIT)."""
+
 BodyKind = Literal["markdown", "plain", "head"]
 LineKind = Literal["summary", "thinking", "waiting", "problem"]
 
@@ -241,8 +245,12 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
     def _show_thinking(self) -> None:
         thought = self._thought.strip()
         if self.has_class("-thinking-shown"):
-            head = "💭 the model's thinking, not sent back to it · t hides it\n"
-            self._say("thinking", Content.styled(head, "italic") + Content(inert(thought)))
+            head = Content.styled("💭 the model's thinking, not sent back to it · t hides it\n", "italic")
+            shown = Content(inert(thought[:THINKING_SHOWN]))
+            if len(thought) > THINKING_SHOWN:
+                rest = len(thought) - THINKING_SHOWN
+                shown += Content.styled(f"\n… and {rest:,} more characters, kept in the store.", "italic")
+            self._say("thinking", head + shown)
             return
         words = f"{len(thought.split()):,} words"
         still = self._splitter is not None and self._splitter.thinking
@@ -360,13 +368,14 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         """Draw what is still gathered, then end the stream."""
         if self._flush_timer is not None:
             self._flush_timer.stop()
-        if self._splitter is not None:
-            thought, rest = self._splitter.finish()
+        await self._flush()
+        splitter, self._splitter = self._splitter, None
+        if splitter is not None:  # what it held back, in case it was the start of a tag
+            thought, rest = splitter.finish()
             self._thought += thought
             self._pending.append(rest)
-        await self._flush()
+            await self._flush()
         await self._end_stream()
-        self._splitter = None
         if self._thought.strip():
             self._show_thinking()  # "thought", no longer "thinking…"
         self._drawn = []  # the message holds the text now; a continued reply starts again from it
