@@ -118,7 +118,11 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
     }
     MessageView.-expanded > .summary { display: block; }
     MessageView > .thinking { color: $heedful-muted; }
-    MessageView.-thinking-shown > .thinking { border-left: outer $heedful-muted; padding-left: 1; }
+    MessageView.-thinking-shown > .thinking {
+        border-left: outer $heedful-muted;
+        padding-left: 1;
+        margin-bottom: 1;
+    }
     """
 
     def __init__(self, message: StoredMessage) -> None:
