@@ -240,7 +240,8 @@ async def turns(screen: ChatScreen, server: ServerControl, label: str, *, fault:
         + ", ".join(f"{o:.0f}" for o in overheads)
         + f" ms (median {median(overheads):.0f}: {median(befores):.0f} from Enter to the "
         f"request, {median(afters):.0f} from the reply's last piece to it settled on screen; "
-        f"the panel showed the next request {median(panels):.0f} ms later)"
+        f"the panel showed the next request {median(panels):.0f} ms later; the first turn: "
+        f"{befores[0]:.0f} and {afters[0]:.0f})"
     )
 
 
