@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from engine.chat import PromptMessage
 from engine.memory import MAX_TAGS, MAX_TOPICS, Assessed, AssessedBy, Assessment
 from engine.memory_assessment import assess_offline
+from engine.thinking import sent_text
 from providers.client_factory import ClientFactory, opened
 from providers.failures import describe
 
@@ -141,7 +142,7 @@ class OpenAIMemoryAssessor:
             messages=cast("list[ChatCompletionMessageParam]", request),
             response_format={"type": "json_object"},
         )
-        content = completion.choices[0].message.content
+        content = sent_text("assistant", completion.choices[0].message.content or "")  # without thinking
         if not content:
             raise ValueError("the answer was empty")
         return validated(json.loads(content))

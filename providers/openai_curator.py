@@ -39,6 +39,7 @@ from engine.curator_advice import (
     RoleHint,
 )
 from engine.items import MemoryRole
+from engine.thinking import sent_text
 from providers.client_factory import ClientFactory, opened
 from providers.failures import describe
 
@@ -248,7 +249,7 @@ class OpenAICurator:
             temperature=0,
         )
         usage[0] += _usage_of(completion)
-        content = completion.choices[0].message.content
+        content = sent_text("assistant", completion.choices[0].message.content or "")  # without thinking
         if not content:
             raise ValueError("the answer was empty")
         return advice_from(json.loads(content))

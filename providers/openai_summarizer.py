@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from engine.curation_calls import NO_USAGE, CallUsage
 from engine.model_summaries import MIN_SUMMARY_TOKENS, SummaryOutcome, SummaryRequest
 from engine.protocols import TokenCounter
+from engine.thinking import sent_text
 from providers.client_factory import ClientFactory, opened
 from providers.failures import describe
 
@@ -242,7 +243,7 @@ class OpenAISummarizer:
             CallUsage(usage.prompt_tokens, usage.completion_tokens, 1) if usage else CallUsage(calls=1)
         )
         content = completion.choices[0].message.content if completion.choices else None
-        return _cleaned(content or "", fence)
+        return _cleaned(sent_text("assistant", content or ""), fence)  # a reasoning model's thinking goes
 
 
 def summary_request(

@@ -103,6 +103,14 @@ async def test_json_mode_is_the_fallback_for_servers_without_structured_output(
     assert outcome.usage.calls == 2
 
 
+async def test_a_reasoning_models_thinking_before_its_json_is_let_go(fake_server: FakeOpenAIServer) -> None:
+    thinking = "<think>\nThe user asks about focaccia {again}.\n</think>\n\n"
+    fake_server.reply = answering({"json_object": thinking + json.dumps(GOOD)})
+    outcome = await curator(fake_server).advise(BRIEF)
+    assert outcome.source is AdviceSource.JSON
+    assert outcome.advice is not None and outcome.advice.retain
+
+
 async def test_invalid_json_everywhere_means_no_advice(fake_server: FakeOpenAIServer) -> None:
     fake_server.reply = "{not json"
     outcome = await curator(fake_server).advise(BRIEF)
