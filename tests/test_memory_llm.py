@@ -91,6 +91,14 @@ async def test_a_server_without_structured_output_is_asked_again_in_json_mode(
     assert formats(fake_server) == ["json_schema", "json_object"]
 
 
+async def test_a_reasoning_models_thinking_before_its_json_is_let_go(fake_server: FakeOpenAIServer) -> None:
+    thinking = "<think>\nWhat did they decide {about billing}?\n</think>\n\n"
+    fake_server.reply = answering({"json_object": thinking + json.dumps(GOOD)})
+    assessed = await assessor(fake_server).assess(MESSAGES)
+    assert assessed.by is AssessedBy.JSON
+    assert assessed.assessment.summary == GOOD["summary"]
+
+
 @pytest.mark.parametrize(
     "answers",
     [
