@@ -377,8 +377,9 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if splitter is not None:  # what it held back, in case it was the start of a tag
             thought, rest = splitter.finish()
             self._thought += thought
-            self._pending.append(rest)
-            await self._flush()
+            if rest:
+                self._pending.append(rest)
+                await self._flush()
         await self._end_stream()
         if self._thought.strip():
             self._show_thinking()  # "thought", no longer "thinking…"
