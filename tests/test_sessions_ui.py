@@ -13,7 +13,7 @@ from textual.widgets import Input, OptionList
 
 from engine.chat import Session
 from sessions import paths
-from sessions.store import SearchHit, SqliteChatStore
+from sessions.store import SearchHit, SqliteChatStore, open_store
 from tests.apphelpers import chat, make_app, make_sessions, toasts, views, wait_for
 from tui.app import HeedfulApp
 from tui.screens.sessions import SEARCH_DELAY, SessionChoice, SessionsScreen
@@ -252,3 +252,33 @@ async def test_while_an_opened_session_is_counted_the_panel_shows_none_of_the_la
         cats = {item.id for item in screen.context.items}  # type: ignore[union-attr]
         assert cats and not cats & hiking
         assert {option.id for option in panel.rows.options} >= {f"item-{i}" for i in cats}
+
+
+async def test_the_app_opens_on_the_session_it_showed_when_it_closed() -> None:
+    """Not the latest one written to: the user was reading an older one."""
+    ids = make_sessions(*SESSIONS)  # Hiking is the latest
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = chat(app)
+        await wait_for(pilot, lambda: screen.session is not None and screen.settled)
+        assert screen.session is not None and screen.session.id == ids["Hiking"]
+        screen.open_session(ids["Cats"])
+        # Its context counted: the session was noted as the one on screen before that.
+        await wait_for(pilot, lambda: screen.session is not None and screen.session.id == ids["Cats"])
+        await wait_for(pilot, lambda: screen.context is not None and screen.settled)
+    again = make_app()
+    async with again.run_test(size=(120, 30)) as pilot:
+        screen = chat(again)
+        await wait_for(pilot, lambda: screen.session is not None and screen.settled)
+        assert screen.session is not None and screen.session.id == ids["Cats"]
+    # Deleted since (from another window, say): the latest one instead.
+    store = open_store(paths.database_path()).store
+    try:
+        store.delete_session(ids["Cats"])
+    finally:
+        store.close()
+    last = make_app()
+    async with last.run_test(size=(120, 30)) as pilot:
+        screen = chat(last)
+        await wait_for(pilot, lambda: screen.session is not None and screen.settled)
+        assert screen.session is not None and screen.session.id == ids["Hiking"]

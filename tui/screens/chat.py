@@ -26,7 +26,7 @@ from tui.screens.chat_context import ContextActions
 from tui.screens.chat_draft import DraftHints
 from tui.screens.chat_memory import MemoryActions
 from tui.screens.chat_messages import MessageActions
-from tui.screens.chat_pages import EMPTY, SessionPages
+from tui.screens.chat_pages import EMPTY, LAST_SESSION, SessionPages
 from tui.screens.chat_turn_view import TurnView
 from tui.screens.chat_wording import welcome_text
 from tui.screens.dialogs import ConfirmScreen
@@ -182,9 +182,9 @@ class ChatScreen(Screen[None]):
 
     @work(exclusive=True, group=LOAD_GROUP, exit_on_error=False)
     async def open_session(self, session_id: int | None, *, at_message: int | None = None) -> None:
-        """Show a session (the latest one when ``session_id`` is None and no session is open): its
-        latest page of messages, or the page around ``at_message``
-        (a search hit), scrolled to that message. Older and newer pages load as the user scrolls."""
+        """Show a session (when ``session_id`` is None, the one on screen when the app last closed,
+        or the latest): its latest page of messages, or the page around ``at_message`` (a search
+        hit), scrolled to that message. Older and newer pages load as the user scrolls."""
         session, page, latest = await asyncio.to_thread(self.pages.opening, session_id, at_message=at_message)
         await self._show(session, page, at_message=at_message)
         if session is not None and latest.messages:
@@ -207,7 +207,7 @@ class ChatScreen(Screen[None]):
             await self.message_list.show(page, focus=at_message)
             self.header.show_title(session.title if session else "New chat")
             if session is not None:
-                await asyncio.to_thread(self.services.store.set_state, "last_session", str(session.id))
+                await asyncio.to_thread(self.services.store.set_state, LAST_SESSION, str(session.id))
             await self.refresh_usage()
         heap.settle()  # the session and its curation are loaded: they live until the next switch
         # Only now: importing the model's client competes with reading the session's curation

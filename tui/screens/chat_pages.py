@@ -21,6 +21,9 @@ PAGE_GROUP = "page"
 
 EMPTY = MessagePage([], 0, 0)
 
+LAST_SESSION = "last_session"
+"""The state key of the session on screen last: the app opens on it again."""
+
 
 class SessionPages(ChatPart):
     """The chat pane's pages, read from the store in workers (widgets never touch the store)."""
@@ -32,10 +35,16 @@ class SessionPages(ChatPart):
     def opening(
         self, session_id: int | None, *, at_message: int | None
     ) -> tuple[Session | None, MessagePage, MessagePage]:
-        """Blocking (call it from a thread): the session (the latest when ``session_id`` is None),
-        the page to show (its latest, or the one around ``at_message``) and its latest page."""
+        """Blocking (call it from a thread): the session (when ``session_id`` is None, the one on
+        screen when the app last closed, else the latest), the page to show (its latest, or the
+        one around ``at_message``) and its latest page."""
         store = self.store
-        session = store.get_session(session_id) if session_id is not None else store.latest_session()
+        if session_id is not None:
+            session = store.get_session(session_id)
+        else:
+            last = store.get_state(LAST_SESSION)
+            shown = store.get_session(int(last)) if last is not None and last.isdigit() else None
+            session = shown or store.latest_session()  # none shown yet, or deleted since
         if session is None:
             return None, EMPTY, EMPTY
         latest = store.message_page(session.id, limit=PAGE)
