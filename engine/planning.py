@@ -367,8 +367,10 @@ class Planning(SessionItems):
         verbatim = [
             i for i in self.items if i is not new and (i.id in chosen or (i.pinned and i.role != "system"))
         ]
-        messages.extend(ContextMessage(i.role, i.text, (i.id,), "verbatim", cost(i.tokens)) for i in verbatim)
-        messages.append(ContextMessage(new.role, new.text, (new.id,), "verbatim", cost(new.tokens)))
+        # In the conversation's order: the new message is the last, except in the preview of a
+        # request already answered (the screen's "next request"), where its replies follow it.
+        sent = sorted([*verbatim, new], key=lambda i: i.position)
+        messages.extend(ContextMessage(i.role, i.text, (i.id,), "verbatim", cost(i.tokens)) for i in sent)
         return messages, verbatim, summary_message, stand_ins
 
     def _explain(

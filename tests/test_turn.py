@@ -115,6 +115,17 @@ async def test_the_offline_models_digests_add_no_entities_of_their_own(store: Sq
     assert {e.label for e in (await reopened.preview(session_id)).active} == wanted
 
 
+async def test_the_next_requests_preview_keeps_the_conversations_order(store: SqliteChatStore) -> None:
+    """F5 shows it "sent exactly as below, in this order": the last reply after its question."""
+    turns = service(store, OfflineModel(COUNTER, word_delay=0))
+    first = await collect(turns.send(None, "Where is deploy.sh read?"))
+    session_id = first[0].session.id  # type: ignore[union-attr]
+    await collect(turns.send(session_id, "And the retry?"))
+    view = await turns.preview(session_id)
+    stored = [m.id for m in store.messages(session_id)]
+    assert [m.sources[0] for m in view.messages if m.form == "verbatim"] == stored
+
+
 async def test_a_second_message_continues_the_session(store: SqliteChatStore) -> None:
     turns = service(store, OfflineModel(COUNTER, word_delay=0))
     first = await collect(turns.send(None, "one"))
