@@ -24,9 +24,10 @@ HELP = """\
 
 The context panel (F2) lists what is active, retained and pruned. On a highlighted row, or on a
 focused message in the chat: p pins, r restores, f forgets, Enter shows why. In the panel, ↑ ↓ or
-j k move and / filters (Esc clears). On a message, e shows the summary sent in its place, i edits
-your message (sending it goes on from there; the old branch stays in the store), d deletes it (kept
-in the store and logged), y copies it and c copies its code block. Each
+j k move and / filters (Esc clears). On a message, e shows the summary sent in its place, t a
+reasoning model's thinking (never sent back to it), i edits your message (sending it goes on from
+there; the old branch stays in the store), d deletes it (kept in the store and logged), y copies it
+and c copies its code block. Each
 message says where it stands in the next request: ≈ summarized, ✂ pruned (dimmed), 📌 pinned,
 ↺ recalled, ○ left out; nothing means verbatim.
 
