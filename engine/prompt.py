@@ -49,7 +49,12 @@ CONTINUE_INSTRUCTION = (
 
 def continuation(prompt: Sequence[PromptMessage], partial: str) -> list[PromptMessage]:
     """The request that asks for the rest of ``partial``: the curated prompt, the partial reply last,
-    then the instruction to go on (wherever curation placed the partial reply, it moves to the end)."""
-    sent = sent_text("assistant", partial)  # how curation carries it: without its thinking
-    body = [m for m in prompt if not (m.role == "assistant" and m.content in (partial, sent))]
-    return [*body, PromptMessage("assistant", partial), PromptMessage("user", CONTINUE_INSTRUCTION)]
+    then the instruction to go on (wherever curation placed the partial reply, it moves to the end).
+
+    A reasoning model's partial reply goes without its thinking, as every reply does; cut off
+    while it was still thinking, there is no partial answer to send.
+    """
+    sent = sent_text("assistant", partial)
+    body = [m for m in prompt if not (m.role == "assistant" and m.content == sent)]
+    cut = [PromptMessage("assistant", sent)] if sent else []
+    return [*body, *cut, PromptMessage("user", CONTINUE_INSTRUCTION)]

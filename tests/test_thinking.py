@@ -126,3 +126,24 @@ async def test_a_reply_cut_off_while_thinking_has_nothing_to_send_back(
     reply = await _two_turns(turns, store, fake_server)
     assert reply.status is MessageStatus.INTERRUPTED and reply.content.startswith("<think>")
     assert _sent_replies(fake_server) == []
+
+
+async def test_a_reply_cut_off_is_continued_without_its_thinking_sent_back(
+    turns: TurnService, store: SqliteChatStore, fake_server: FakeOpenAIServer
+) -> None:
+    answer = "Set max_connections to twenty, then restart the database and watch the pool for a day. " * 2
+    fake_server.reply = f"<think>\n{THOUGHT}\n</think>\n\n{answer}"
+    fake_server.faults.append("cutoff")  # half way: in the answer
+    async for _ in turns.send(None, "How big should the pool be?"):
+        pass
+    cut = store.messages(store.latest_session().id)[1]  # type: ignore[union-attr]
+    assert cut.status is MessageStatus.INTERRUPTED
+    answer_so_far = split_thinking(cut.content)[1]
+    assert answer_so_far  # cut off in the answer
+
+    fake_server.reply = " the server."
+    async for _ in turns.resume(cut.session_id):
+        pass
+    sent = fake_server.requests[-1]["body"]["messages"]
+    assert sent[-2] == {"role": "assistant", "content": answer_so_far}
+    assert not any("<think>" in m["content"] for m in sent)
