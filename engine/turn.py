@@ -44,7 +44,7 @@ from engine.protocols import (
 from engine.retrying import RetryPolicy
 from engine.session_curations import SessionCurations, last_user_item
 from engine.text import encodable
-from engine.thinking import sent_text
+from engine.thinking import ThinkingSplitter, sent_text, split_thinking
 from engine.turn_events import (
     ContextCurated,
     CuratorAsked,
@@ -386,6 +386,8 @@ class TurnService:
             yield ReplyStarted(reply, superseded) if resume is None else ReplyResumed(reply)
             while True:
                 request = continuation(prompt, prefix) if resume is not None else prompt
+                # A reasoning model thinks again before it goes on: only the rest of its answer is added.
+                answer_only = ThinkingSplitter() if split_thinking(prefix)[1] else None
                 try:
                     if early is not None:
                         stream, early = early.events(), None
@@ -399,8 +401,11 @@ class TurnService:
                             if isinstance(event, ContextCurated | TurnNotice):
                                 yield event  # the plan's view, or word that it failed
                             elif isinstance(event, TextDelta):
-                                arrived.append(event.text)
-                                yield ReplyTextArrived(event.text)
+                                text = event.text if answer_only is None else answer_only.feed(event.text)[1]
+                                if not text:
+                                    continue
+                                arrived.append(text)
+                                yield ReplyTextArrived(text)
                                 if self._clock() - last_flush >= self._flush_interval:
                                     text = prefix + "".join(arrived)
                                     await self._io(self.store.update_message, reply.id, content=text)

@@ -141,9 +141,14 @@ async def test_a_reply_cut_off_is_continued_without_its_thinking_sent_back(
     answer_so_far = split_thinking(cut.content)[1]
     assert answer_so_far  # cut off in the answer
 
-    fake_server.reply = " the server."
+    # It thinks again before it goes on (apart, this time): only the rest joins the answer.
+    fake_server.reasoning, fake_server.reply = "Where was I? The restart.", " the server."
     async for _ in turns.resume(cut.session_id):
         pass
     sent = fake_server.requests[-1]["body"]["messages"]
     assert sent[-2] == {"role": "assistant", "content": answer_so_far}
     assert not any("<think>" in m["content"] for m in sent)
+    whole = store.messages(cut.session_id)[1]
+    assert whole.status is MessageStatus.COMPLETE
+    thought, answer = split_thinking(whole.content)
+    assert thought == THOUGHT and answer.split() == (answer_so_far + " the server.").split()
