@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from engine.items import MemoryRole
 from engine.mentions import Mention
 
-ANALYSIS_VERSION = 2
+ANALYSIS_VERSION = 3
 """Raise this whenever extraction, stemming or role classification changes what a text yields:
-stored analyses of another version are ignored and redone. 2: the "attempt" memory role."""
+stored analyses of another version are ignored and redone. 2: the "attempt" memory role. 3: a
+reasoning model's thinking is not part of its reply's text (engine.thinking)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,3 +160,17 @@ def test_the_first_turn_after_reopening_saves_only_the_entities_it_changed(store
     assert set(delta.entities) < everything
     stored = {e.ref: e for e in store.load_curation(session_id).entities}
     assert stored == {ref: record for ref, record in again.registry.records.items()}
+
+
+def test_a_reply_analysed_with_its_thinking_before_is_analysed_again_without(store: SqliteChatStore) -> None:
+    """Earlier versions read a reasoning model's thinking as part of its reply: its entities
+    (here a file and an error only thought about) are not the conversation's."""
+    session = store.create_session("pool")
+    store.add_message(session.id, "user", "How big should the pool be?", tokens=7)
+    content = "<think>\nMaybe src/db/pool.py raises ConnectionRefusedError.\n</think>\n\nUse 20 connections."
+    reply = store.add_message(session.id, "assistant", content, tokens=COUNTER.count(content))
+    store.save_analyses(2, [(reply.id, analyse_text(content))])  # as version 2 stored it
+    curation = _curations(store).get(session.id)
+    assert not curation.by_id[reply.id].refs
+    assert "path:src/db/pool.py" not in curation.registry.records
+    assert store.load_analyses(session.id, ANALYSIS_VERSION)[reply.id] == analyse_text("Use 20 connections.")
