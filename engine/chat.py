@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from engine import thinking
+
 Role = Literal["system", "user", "assistant", "tool"]
 """Who wrote a message; the same names as the chat-completions protocol."""
 
@@ -79,6 +81,11 @@ class StoredMessage:
     @property
     def is_reply(self) -> bool:
         return self.role == "assistant"
+
+    @property
+    def sent_text(self) -> str:
+        """What the model is sent of it: a reply without a reasoning model's thinking."""
+        return thinking.sent_text(self.role, self.content)
 
     @property
     def is_digest(self) -> bool:

@@ -12,7 +12,6 @@ from engine.curator import SessionCuration
 from engine.prompt import in_conversation
 from engine.protocols import ChatStore, CurationSnapshot, ItemRecord, TokenCounter
 from engine.registry import EntityRecord
-from engine.thinking import sent_text
 
 
 def rebuild(
@@ -42,8 +41,7 @@ def rebuild(
     for message, analysis in history:
         if not in_conversation(message):
             continue
-        sent = sent_text(message.role, message.content)
-        tokens = message.tokens if message.tokens is not None else counter.count(sent)
+        tokens = message.tokens if message.tokens is not None else counter.count(message.sent_text)
         item = curation.analyse(
             message.id, message.role, message.content, tokens, analysis=analysis, digest=message.is_digest
         )

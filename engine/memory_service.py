@@ -30,7 +30,6 @@ from engine.memory import (
 from engine.memory_assessment import assess_offline
 from engine.prompt import in_conversation
 from engine.protocols import MemoryAssessor, MemoryStore, TokenCounter
-from engine.thinking import sent_text
 
 
 def utc_now() -> datetime:
@@ -246,7 +245,7 @@ class MemoryService:
             if last is None:
                 last = message.id
             # The offline model's digests describe the request, not the conversation.
-            text = sent_text(message.role, message.content)  # a reasoning model's thinking is not kept
+            text = message.sent_text  # a reasoning model's thinking is not kept
             if in_conversation(message) and text.strip() and not message.is_digest:
                 if newest_first and chars + len(text) > ASSESSED_CHARS:
                     break

@@ -23,7 +23,7 @@ def in_conversation(message: StoredMessage) -> bool:
     if message.status in (MessageStatus.SUPERSEDED, MessageStatus.FAILED, MessageStatus.STREAMING):
         return False
     # A reply cut off while its model was still thinking has nothing to send.
-    return bool(sent_text(message.role, message.content)) or message.role == "user"
+    return bool(message.sent_text) or message.role == "user"
 
 
 def title_from(text: str, limit: int = 48) -> str:

@@ -18,7 +18,6 @@ from engine import analysis
 from engine.chat import MessagePage, Session
 from engine.conversation_edits import ConversationEdits, NotEditable
 from engine.errors import StoreError
-from engine.thinking import sent_text
 from tui import heap, slash
 from tui.messages import ContextAction, MessageAction
 from tui.screens.chat_commands import SlashCommands
@@ -425,7 +424,7 @@ class ChatScreen(Screen[None]):
         if reply is None:
             self.notify("There is no reply to copy yet.")
             return
-        self.message_actions.copy_text(sent_text("assistant", reply.content), "the last reply")
+        self.message_actions.copy_text(reply.sent_text, "the last reply")
 
     def action_toggle_context(self) -> None:
         panel = self.context_panel

@@ -6,7 +6,6 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from engine.conversation_edits import ConversationEdits, NotEditable
-from engine.thinking import sent_text
 from tui.clipboard import code_blocks, copy_osc52, copy_with_tool, local_tool
 from tui.screens.chat_parts import ChatPart
 from tui.screens.dialogs import ConfirmScreen
@@ -37,7 +36,7 @@ class MessageActions(ChatPart):
         if view is None:
             return
         message = view.message
-        text = sent_text(message.role, message.content)  # a reply's answer, not its thinking
+        text = message.sent_text  # a reply's answer, not its thinking
         if event.action == "copy":
             self.copy_text(text, f"#{message.id}")
         elif event.action == "copy_code":
