@@ -44,7 +44,7 @@ from engine.protocols import (
 from engine.retrying import RetryPolicy
 from engine.session_curations import SessionCurations, last_user_item
 from engine.text import encodable
-from engine.thinking import ThinkingSplitter, sent_text, split_thinking
+from engine.thinking import ThinkingSplitter, sent_text
 from engine.turn_events import (
     ContextCurated,
     CuratorAsked,
@@ -387,7 +387,7 @@ class TurnService:
             while True:
                 request = continuation(prompt, prefix) if resume is not None else prompt
                 # A reasoning model thinks again before it goes on: only the rest of its answer is added.
-                answer_only = ThinkingSplitter() if split_thinking(prefix)[1] else None
+                answer_only = ThinkingSplitter() if resume is not None and resume.sent_text else None
                 try:
                     if early is not None:
                         stream, early = early.events(), None

@@ -325,7 +325,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if self._splitter is None:
             self._splitter = ThinkingSplitter(self.message.content)  # a continued reply goes on from it
         if not self._drawn:
-            answer = split_thinking(self.message.content)[1]
+            answer = self.message.sent_text
             self._drawn, self._drawn_chars = [answer], len(answer)
         self._pending.append(text)
         if self._flush_timer is None:
