@@ -37,6 +37,7 @@ def shown_numbers(app: HeedfulApp) -> list[int]:
 async def opened(pilot: Pilot[None], app: HeedfulApp, last: int = COUNT - 1) -> None:
     await wait_for(pilot, lambda: chat(app).session is not None and last in shown_numbers(app))
     await wait_for(pilot, lambda: chat(app).context is not None)
+    await wait_for(pilot, lambda: not chat(app).message_list.paging)  # a short first page asks for one above
 
 
 def counts_said(app: HeedfulApp) -> list[str]:

@@ -71,3 +71,30 @@ async def test_a_page_coming_in_above_a_followed_reply_keeps_the_view_on_its_gro
         await reply.close_stream()
         await pilot.pause()
         assert listing.is_vertical_scroll_end
+
+
+async def test_scrolling_up_while_a_page_above_is_laid_out_is_not_undone() -> None:
+    """A view on the end asks for the page above; the user scrolls to the top before that page is
+    laid out. Putting the view back on the end would undo the scroll, and the top it reached would
+    ask for nothing more."""
+    app = ListHost()
+    async with app.run_test(size=(60, 30)) as pilot:
+        listing = app.query_one(MessageList)
+        first = 3 * PAGE
+        latest = [message(n) for n in range(first, first + PAGE)]
+        await listing.show(MessagePage(latest, first, 0))
+        await pilot.pause()
+        assert listing.is_vertical_scroll_end and listing.max_scroll_y <= EDGE_LINES
+        assert [event.direction for event in app.asked] == ["earlier"]
+
+        older = [message(n) for n in range(first - PAGE, first)]
+        await listing.extend("earlier", MessagePage(older, first - PAGE, PAGE))
+        listing.scroll_home(animate=False, immediate=True)  # in the same frame as the page's layout
+        for _ in range(20):  # until the page is in place and the view settled
+            await pilot.pause()
+            if len(app.asked) > 1:
+                break
+        assert not listing.is_vertical_scroll_end
+        assert listing.scroll_y <= EDGE_LINES
+        # At the top of what is mounted, with more above: the next page is asked for.
+        assert [event.direction for event in app.asked] == ["earlier", "earlier"]

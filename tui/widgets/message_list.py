@@ -155,7 +155,7 @@ class MessageList(VerticalScroll, LaidOutOnce):
             await self.mount_all(views, before=mounted[0])
             self._views.update((v.message.id, v) for v in views)
             await self._unmount(gone)
-            self.call_after_refresh(self._restore, top, offset)
+            self.call_after_refresh(self._restore, top, offset, self.scroll_y)
         else:
             self._later = page.later
             if not views:
@@ -170,7 +170,7 @@ class MessageList(VerticalScroll, LaidOutOnce):
             self._views.update((v.message.id, v) for v in views)
             await self._unmount(gone)
             if keep is not None and gone:
-                self.call_after_refresh(self._restore, keep, offset)
+                self.call_after_refresh(self._restore, keep, offset, self.scroll_y)
             else:
                 self._asked = None
 
@@ -224,8 +224,9 @@ class MessageList(VerticalScroll, LaidOutOnce):
 
     @property
     def paging(self) -> bool:
-        """Whether a page has been asked for and is not in place yet."""
-        return self._asked is not None
+        """Whether a page has been asked for, or shown, and is not in place yet (a page shown
+        may ask for the next as soon as it is placed)."""
+        return self._asked is not None or self._placing
 
     @property
     def at_latest(self) -> bool:
@@ -269,9 +270,14 @@ class MessageList(VerticalScroll, LaidOutOnce):
         top = self.scroll_y
         return next((v for v in mounted if v.virtual_region.bottom > top), mounted[-1])
 
-    def _restore(self, keep: Widget, offset: float | None) -> None:
+    def _restore(self, keep: Widget, offset: float | None, mounted_at: float) -> None:
+        """Once a page is laid out, put ``keep`` back ``offset`` lines below the view's top, or
+        the view back on the end (``offset`` None): where it was when the page was mounted."""
         if offset is None:
-            self.scroll_end(animate=False, immediate=True, force=True)
+            # Unless the user scrolled up meanwhile: the end would undo that scroll (and a scroll
+            # to the top that asks for no page). A view the layout pulled up is still at the end.
+            if self.scroll_y >= min(mounted_at, self.max_scroll_y):
+                self.scroll_end(animate=False, immediate=True, force=True)
         elif keep.is_attached:
             # Forced: right after a page is mounted, Textual may not have decided yet that the
             # list has a scrollbar, and would ignore the scroll otherwise.
