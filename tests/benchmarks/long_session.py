@@ -57,6 +57,10 @@ if TYPE_CHECKING:
     from tui.screens.chat import ChatScreen
 
 SIZE = (120, 40)
+MODEL = "gpt-4o-mini"
+"""The model the app talks to (on the fake server): one whose window Heedful knows (128,000
+tokens), the window the session is built and curated for. With a model of unknown window (8,192
+assumed), the first turn re-curated the whole session for the smaller budget."""
 STREAM_PIECES = 1_000
 STREAM_DELAY = 0.005
 BIG_REPLY_CHARS = 1_000_000
@@ -76,13 +80,16 @@ def build(messages: int) -> None:
     from engine import curation_state
     from engine.consent import ConsentChoice
     from engine.tokens import load_counter
+    from providers.windows import known_window
     from sessions import paths
     from sessions.store import SqliteChatStore
     from tests.benchmarks.curation_speed import Writer
 
     rng = random.Random(8)
     writer = Writer(rng)
-    counter = load_counter("gpt-4o-mini")
+    counter = load_counter(MODEL)
+    window = known_window(MODEL)
+    assert window is not None, f"{MODEL}'s window is not known"
     paths.ensure_private_dir(paths.data_dir())
     store = SqliteChatStore(paths.database_path())
     session = store.create_session("A very long session")
@@ -101,7 +108,7 @@ def build(messages: int) -> None:
         store.add_message(session.id, role, text, tokens=counter.count(text))  # type: ignore[arg-type]
     history = ((message, None) for message in store.messages(session.id))
     curation = curation_state.rebuild(
-        history, store.load_curation(session.id), window=128_000, counter=counter
+        history, store.load_curation(session.id), window=window, counter=counter
     )
     # Whoever kept a session this long has long since answered the consent dialog for all of it.
     answered = curation.answer_consent({}, remember=ConsentChoice.SUMMARIZE)
@@ -272,7 +279,7 @@ async def measure(server: ServerControl) -> None:
     store.close()
     imported = time.perf_counter()
 
-    app = make_app(base_url=server.base_url, model="fake-model")
+    app = make_app(base_url=server.base_url, model=MODEL)
     ticks: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
         app.set_interval(0.01, lambda: ticks.append(time.perf_counter()))
@@ -387,7 +394,7 @@ async def measure_empty(server: ServerControl) -> None:
     """The app on an empty data dir, TURNS turns: the peak RSS of the app itself, with no history."""
     from tests.apphelpers import chat, make_app
 
-    app = make_app(base_url=server.base_url, model="fake-model")
+    app = make_app(base_url=server.base_url, model=MODEL)
     async with app.run_test(size=SIZE):
         screen = chat(app)
         await poll(lambda: screen.context is not None and not screen.busy, 60)
