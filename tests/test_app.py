@@ -395,3 +395,13 @@ async def test_function_keys_work_while_typing(key: str, screen: str) -> None:
         assert isinstance(app.focused, Composer)
         await pilot.press(key)
         await wait_for(pilot, lambda: type(app.screen).__name__ == screen)
+
+
+async def test_the_footer_keeps_its_palette_hint_whole_when_the_keys_overflow() -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "hello")
+        views(app)[0].focus()  # a message's keys: more than a 100-column footer holds
+        await pilot.pause()
+        footer = app.screen._compositor.render_strips()[-1].text
+        assert footer.endswith("^p palette ")  # not the key scrolled beneath it in the last column
