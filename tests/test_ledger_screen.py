@@ -100,3 +100,21 @@ async def test_clearing_the_filter_brings_the_newest_page_back() -> None:
             await pilot.press("backspace")
         assert table(app).row_count == PAGE_ROWS
         assert title(app).endswith("(1,000 entries)")
+
+
+def detail(app: HeedfulApp) -> str:
+    rendered = app.screen.query_one("#ledger-detail", Static).render()
+    assert isinstance(rendered, Content)
+    return rendered.plain
+
+
+async def test_the_highlighted_row_is_shown_whole_below_the_table() -> None:
+    # A reason longer than the dialog is wide: the table cuts it, the line below says it all.
+    why = "kept out of the request since turn 7 because " + "nothing after it named the invoice " * 4
+    entries = [*log(3), LedgerEntry(EntryKind.OPERATION, turn=9, target="4", action="prune", reason=why)]
+    async with ledger_open(entries) as (app, pilot, _):
+        await wait_for(pilot, lambda: detail(app) == f"turn 9 · operation · #4 · prune\n{why}")
+        await pilot.press("down")
+        assert detail(app) == "turn 3 · operation · #3 · prune\nnot mentioned since turn 2"
+        await pilot.press("slash", *"no such words")
+        assert detail(app) == ""

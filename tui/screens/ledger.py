@@ -67,6 +67,8 @@ class LedgerScreen(ModalScreen[int | None]):
         self.table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True, id="ledger-table")
         self._filter = Input(placeholder="/ filter: words in a row (Esc closes)", id="ledger-filter")
         self._title = Static(classes="title")
+        self._detail = Static(id="ledger-detail")
+        """The highlighted row in full: the table cuts its reason at the dialog's edge."""
         self._matching: list[int] = []
         """Indexes into ``entries`` of the rows the filter lets through, in order."""
 
@@ -75,6 +77,7 @@ class LedgerScreen(ModalScreen[int | None]):
             yield self._title
             yield self._filter
             yield self.table
+            yield self._detail
             yield Static(
                 Content("↑↓ move · r restores the message of the row · / filter · Esc closes"), classes="hint"
             )
@@ -94,6 +97,8 @@ class LedgerScreen(ModalScreen[int | None]):
             self._matching = list(range(len(self.entries)))
         self.table.clear()
         self._load_more()
+        if not self._matching:
+            self._detail.update("")
         self._title.update(Content.styled(self._heading(needle), "bold"))
 
     def _heading(self, needle: str) -> str:
@@ -113,6 +118,8 @@ class LedgerScreen(ModalScreen[int | None]):
 
     @on(DataTable.RowHighlighted, "#ledger-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        turn, kind, about, action, reason = self._rows[self._matching[event.cursor_row]]
+        self._detail.update(Content(f"turn {turn} · {kind} · {about} · {action}\n{reason}"))
         if event.cursor_row >= self.table.row_count - NEAR_END_ROWS:
             self._load_more()
 
