@@ -6,7 +6,7 @@ Endpoints:
                               ``stream_options.include_usage`` is true)
   POST /_fake/faults          ``{"faults": ["429", "slow_first_token:2", ...]}`` queues faults
   POST /_fake/settings        ``{"reply": ..., "chunk_delay": ..., "piece_chars": ..., "reasoning": ...}``
-                              (any of them; ``reasoning_field`` too)
+                              (any of them; ``reasoning_field`` and ``json_reply`` too)
   GET  /_fake/requests        each chat request's ``received_at``, ``finished_at`` and ``outcome``
 
 The two ``/_fake`` controls let a client in another process (a benchmark that must measure only
@@ -69,7 +69,7 @@ from typing import Any
 from tests.fake_openai_errors import BAD_GATEWAY_HTML, ERRORS, error_body
 
 MODELS = ["fake-model", "fake-model-large"]
-SETTINGS = frozenset({"reply", "chunk_delay", "piece_chars", "reasoning", "reasoning_field"})
+SETTINGS = frozenset({"reply", "json_reply", "chunk_delay", "piece_chars", "reasoning", "reasoning_field"})
 """What ``POST /_fake/settings`` may change."""
 TIMINGS = ("received_at", "finished_at", "outcome")
 """What ``GET /_fake/requests`` reports of each chat request."""
@@ -260,7 +260,10 @@ class _Handler(BaseHTTPRequestHandler):
         model = body.get("model", MODELS[0])
         messages = body.get("messages", [])
         prompt = next((_text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
-        reply = owner.reply(body) if callable(owner.reply) else owner.reply
+        if owner.json_reply is not None and _asks_for_json(body):
+            reply: str | None = owner.json_reply
+        else:
+            reply = owner.reply(body) if callable(owner.reply) else owner.reply
         if reply is None:
             reply = f"Echo: {prompt}"
         size = owner.piece_chars
@@ -368,11 +371,19 @@ class _Server(ThreadingHTTPServer):
     owner: FakeOpenAIServer
 
 
+def _asks_for_json(body: dict[str, Any]) -> bool:
+    response_format = body.get("response_format")
+    return isinstance(response_format, dict) and response_format.get("type") in ("json_schema", "json_object")
+
+
 class FakeOpenAIServer:
     """The fake server; ``start()`` (or ``with``) serves it from a daemon thread.
 
     Attributes (all may be changed while the server runs):
         reply: A fixed reply, a function of the request body returning the reply, or None to echo.
+        json_reply: The reply to a request asking for JSON (``response_format``, as a curator or
+            summarizer model is asked), or None: those get ``reply`` too. A setting, unlike a
+            function as ``reply``, that a client in another process can make.
         chunk_delay: Seconds between streamed pieces.
         piece_chars: Streams the reply in pieces of this many characters (None: word by word).
         reasoning: Thinking streamed before the reply in each delta's ``reasoning_field``
@@ -395,6 +406,7 @@ class FakeOpenAIServer:
         on_request: Callable[[FakeRequest], None] | None = None,
     ) -> None:
         self.reply = reply
+        self.json_reply: str | None = None
         self.chunk_delay = chunk_delay
         self.piece_chars: int | None = None
         self.reasoning: str | None = None

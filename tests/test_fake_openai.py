@@ -19,11 +19,11 @@ def control(server: FakeOpenAIServer, path: str, body: dict[str, Any] | None = N
         return json.load(answer)
 
 
-def ask(server: FakeOpenAIServer) -> str:
+def ask(server: FakeOpenAIServer, **extra: Any) -> str:
     client = openai.OpenAI(base_url=server.base_url, api_key="sk-test", max_retries=0)
     try:
         stream = client.chat.completions.create(
-            model="fake-model", messages=[{"role": "user", "content": "hi"}], stream=True
+            model="fake-model", messages=[{"role": "user", "content": "hi"}], stream=True, **extra
         )
         return "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
     finally:
@@ -51,3 +51,14 @@ def test_requests_report_when_each_reply_was_received_and_finished() -> None:
     assert [t["outcome"] for t in timings] == ["complete", "complete"]
     first, second = timings
     assert first["received_at"] <= first["finished_at"] <= second["received_at"] <= second["finished_at"]
+
+
+def test_a_request_for_json_gets_the_json_reply_when_one_is_set() -> None:
+    # A curator model is asked for JSON; the chat's own request, beside it, is not.
+    with FakeOpenAIServer(reply="plain words") as server:
+        changed = control(server, "/_fake/settings", {"json_reply": '{"drop": []}'})
+        assert changed == {"changed": ["json_reply"]}
+        assert ask(server, response_format={"type": "json_object"}) == '{"drop": []}'
+        assert ask(server) == "plain words"
+        control(server, "/_fake/settings", {"json_reply": None})
+        assert ask(server, response_format={"type": "json_object"}) == "plain words"
