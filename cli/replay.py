@@ -186,6 +186,8 @@ async def _replay(
             planned = curation.plan(probe_item, guidance=guidance)
             probe_contexts.append({"id": probe.id, "context": _context(planned, curation, probe_ids)})
         ledger = [entry.as_json() for entry in store.ledger(session.id)]
+    if live is not None:
+        await live.curator.aclose()  # its connection is kept between passes
     for entry in ledger:
         target = entry["target"]
         if isinstance(target, str) and target.lstrip("-").isdigit():

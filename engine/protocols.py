@@ -149,6 +149,10 @@ class CuratorModel(Protocol):
         the outcome's advice is None and its problem says why)."""
         ...
 
+    async def aclose(self) -> None:
+        """Close the connection kept between passes (a later pass opens another)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class CurationModels:

@@ -62,3 +62,13 @@ class ModelCatalog:
             choice = self._choices.get(key)
             found = self._helpers[key] = self._curation(choice) if choice is not None else CurationModels()
         return found
+
+    async def aclose(self) -> None:
+        """Close the connections of every model and curator built here, on the loop that opened
+        them (the app's, as it closes): left to the garbage collector they would close after the
+        loop is gone."""
+        for model in [self.default, *self._built.values()]:
+            await model.aclose()
+        for helpers in self._helpers.values():
+            if helpers.curator is not None:
+                await helpers.curator.aclose()

@@ -40,7 +40,7 @@ from engine.curator_advice import (
 )
 from engine.items import MemoryRole
 from engine.thinking import sent_text
-from providers.client_factory import ClientFactory, opened
+from providers.client_factory import ClientFactory, KeptClient
 from providers.failures import describe
 
 if TYPE_CHECKING:
@@ -128,7 +128,8 @@ class OpenAICurator:
     """Asks an OpenAI-compatible model for curation advice; falls back as the module says.
 
     Args:
-        clients: Makes the client for one pass (closed when it is done).
+        clients: Makes the model's client, once: it is kept, with its connection, for the next
+            pass (:class:`KeptClient`) until :meth:`aclose`.
         model: The model's name as the server knows it.
         timeout: Seconds for the whole pass before the heuristic decides alone.
         fence: Makes the tag of the brief's fence lines (random by default).
@@ -144,7 +145,7 @@ class OpenAICurator:
         fence: Callable[[], str] = lambda: secrets.token_hex(8),
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        self._clients = clients
+        self._client = KeptClient(clients)
         self._model = model
         self._timeout = timeout
         self._fence = fence
@@ -166,6 +167,10 @@ class OpenAICurator:
     @property
     def resting(self) -> bool:
         return self._rest_left > 0
+
+    async def aclose(self) -> None:
+        """Close the model's connection; a later pass opens another."""
+        await self._client.aclose()
 
     async def advise(self, brief: CuratorBrief) -> AdviceOutcome:
         """The model's advice on ``brief``; never raises (but may be cancelled)."""
@@ -194,7 +199,8 @@ class OpenAICurator:
         problems: list[str] = []
         usage = [NO_USAGE]
         try:
-            async with asyncio.timeout(self._timeout), opened(self._clients) as client:
+            async with asyncio.timeout(self._timeout):
+                client = await self._client.get()
                 try:
                     advice = await self._structured(client, request, usage)
                     return AdviceOutcome(
@@ -211,7 +217,7 @@ class OpenAICurator:
                     problems.append(f"JSON mode failed ({describe(err)})")
         except TimeoutError:
             problems.append(f"no answer within {self._timeout:g} s")
-        except Exception as err:  # the client could not even be made or closed
+        except Exception as err:  # the client could not even be made
             problems.append(f"the model could not be asked ({describe(err)})")
         return AdviceOutcome(
             None, AdviceSource.FALLBACK, usage[0], "; ".join(problems), self._clock() - started

@@ -1,6 +1,7 @@
 """The helper models' clients (memory assessor, curator, summarizer) are made in a worker thread:
 the first one imports openai (~0.4 s) and each loads the CA bundle for TLS (20-40 ms), which held
-the screen still when done on the event loop. Each is closed after its call."""
+the screen still when done on the event loop. Each is closed after its call, but the curator's: it
+is asked before every request, and keeps its client (and connection) until it is closed."""
 
 from __future__ import annotations
 
@@ -25,16 +26,12 @@ def assess(clients: ClientFactory) -> Awaitable[object]:
     return OpenAIMemoryAssessor(clients, "fake-model").assess(test_memory_llm.MESSAGES)
 
 
-def advise(clients: ClientFactory) -> Awaitable[object]:
-    return OpenAICurator(clients, "fake-model").advise(test_llm_curator.BRIEF)
-
-
 def summarize(clients: ClientFactory) -> Awaitable[object]:
     summarizer = OpenAISummarizer(clients, "fake-model", counter=test_llm_summarizer.COUNTER)
     return summarizer.summarize(test_llm_summarizer.request())
 
 
-@pytest.mark.parametrize("call", [assess, advise, summarize])
+@pytest.mark.parametrize("call", [assess, summarize])
 async def test_a_helpers_client_is_made_off_the_event_loop_and_closed_after(
     fake_server: FakeOpenAIServer, call: Call
 ) -> None:
@@ -50,4 +47,26 @@ async def test_a_helpers_client_is_made_off_the_event_loop_and_closed_after(
     assert fake_server.requests, "the helper asked its model"
     ((on_the_event_loop, client),) = made
     assert not on_the_event_loop
+    assert client.is_closed()
+
+
+async def test_the_curators_client_is_made_off_the_event_loop_and_kept_until_closed(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    fake_server.reply = json.dumps(test_llm_curator.GOOD)
+    made: list[tuple[bool, openai.AsyncOpenAI]] = []
+
+    def clients() -> openai.AsyncOpenAI:
+        client = openai.AsyncOpenAI(base_url=fake_server.base_url, api_key="k", max_retries=0)
+        made.append((threading.current_thread() is threading.main_thread(), client))
+        return client
+
+    curator = OpenAICurator(clients, "fake-model")
+    for _ in range(2):
+        outcome = await curator.advise(test_llm_curator.BRIEF)
+        assert outcome.advice is not None, outcome.problem
+    ((on_the_event_loop, client),) = made  # one client for both passes
+    assert not on_the_event_loop
+    assert not client.is_closed()
+    await curator.aclose()
     assert client.is_closed()

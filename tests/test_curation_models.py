@@ -24,6 +24,7 @@ from engine.protocols import CurationModels
 from engine.tokens import load_counter
 from engine.turn import TurnService
 from engine.turn_events import ContextCurated, CuratorAsked, ReplyCompleted
+from providers.openai_chat import OpenAIChatModel
 from providers.openai_curator import FAILURES_BEFORE_REST, REST_TURNS, OpenAICurator
 from providers.openai_summarizer import OpenAISummarizer
 from sessions.store import SqliteChatStore
@@ -65,21 +66,19 @@ def service(
     curator_timeout: float = 2.0,
     summaries: bool = False,
 ) -> TurnService:
-    from providers.openai_chat import OpenAIChatModel
-
     def clients() -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0)
 
     model = OpenAIChatModel(model="fake-model", base_url=server.base_url, api_key="k", context_window=window)
+    curator = OpenAICurator(clients, "fake-model", timeout=curator_timeout)
     helpers = CurationModels(
-        OpenAICurator(clients, "fake-model", timeout=curator_timeout),
-        OpenAISummarizer(clients, "fake-model", counter=COUNTER) if summaries else None,
+        curator, OpenAISummarizer(clients, "fake-model", counter=COUNTER) if summaries else None
     )
     # view_delay=0: every turn shows its plan, however quick the reply (test_turn_plan_view).
     turns = TurnService(
         store, model, COUNTER, system_prompt="", curation_models=lambda _: helpers, view_delay=0
     )
-    _open.append(turns)
+    _open.extend([model, curator])
     return turns
 
 
@@ -109,14 +108,19 @@ async def turn(
     return session
 
 
-_open: list[TurnService] = []
+_open: list[OpenAIChatModel | OpenAICurator] = []
+"""The connections the tests' services opened: closed after each test, on its loop."""
+
+
+async def close_open() -> None:
+    while _open:
+        await _open.pop().aclose()
 
 
 @pytest.fixture(autouse=True)
 async def close_models() -> AsyncIterator[None]:
     yield
-    while _open:
-        await _open.pop().model.aclose()
+    await close_open()
 
 
 async def test_an_injected_drop_all_user_messages_never_removes_the_users_words(
@@ -318,7 +322,7 @@ def test_every_model_summary_keeps_every_entity_of_its_source(
             text = "We looked at " + ", then ".join(labels) + ". " + "It took a while to get right. " * 12
             session_id = await turn(turns, session_id, text)
             await turns.write_summaries(session_id)
-        await _open.pop().model.aclose()
+        await close_open()
         assert session_id is not None
         return session_id
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import openai
+import pytest
 
 from engine.curator_advice import (
     AdviceSource,
@@ -60,11 +61,24 @@ GOOD = {
 }
 
 
+_made: list[OpenAICurator] = []
+"""Curators the test made: their kept connections are closed after it, on its loop."""
+
+
+@pytest.fixture(autouse=True)
+async def close_curators() -> AsyncIterator[None]:
+    yield
+    while _made:
+        await _made.pop().aclose()
+
+
 def curator(server: FakeOpenAIServer, *, timeout: float = 5.0) -> OpenAICurator:
     def clients() -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0)
 
-    return OpenAICurator(clients, "fake-model", timeout=timeout, fence=lambda: FENCE)
+    made = OpenAICurator(clients, "fake-model", timeout=timeout, fence=lambda: FENCE)
+    _made.append(made)
+    return made
 
 
 def answering(by_format: dict[str, str]) -> Callable[[dict[str, Any]], str]:

@@ -80,7 +80,8 @@ class HeedfulApp(App[None]):
     async def on_unmount(self) -> None:
         # Close HTTP connections on the loop that opened them; left to the garbage collector they
         # would be closed after the loop is gone.
-        await self.services.turns.model.aclose()
+        await self.services.turns.model.aclose()  # perhaps not one of the catalog's (a test's)
+        await self.services.models.aclose()
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme in app state (never in the user's config file)."""

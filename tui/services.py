@@ -40,6 +40,10 @@ class ModelSource(Protocol):
         """The model called ``name``, and notices for the user about it."""
         ...
 
+    async def aclose(self) -> None:
+        """Close every model's connections (and their curation helpers'), as the app closes."""
+        ...
+
 
 @dataclass(slots=True)
 class AppServices:
