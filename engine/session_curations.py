@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from engine.analysis import Analysis
     from engine.context_view import ContextView
     from engine.curator import SessionCuration
+    from engine.curator_advice import AdviceOutcome, CuratorBrief
     from engine.items import Item
 
 
@@ -194,6 +195,28 @@ class SessionCurations:
             curation.add_message(
                 message.id, message.role, message.content, message.tokens or 0, digest=message.is_digest
             )
+
+    def brief(self, session_id: int) -> CuratorBrief | None:
+        """What the curator model is asked about the session's last message; None when the
+        conversation fits the budget whole (nothing to forget: it is not asked). Hold :attr:`lock`."""
+        from engine.curator_brief import brief_for
+
+        curation = self.get(session_id)
+        new = last_user_item(curation)
+        if new is None or curation.fits_verbatim(new, system_prompt=self.system_prompt_for(session_id)):
+            return None
+        return brief_for(curation, new, self.decisions(session_id))
+
+    def judge(self, session_id: int, outcome: AdviceOutcome, new_id: int) -> Guidance:
+        """The curator's answer checked against the session; its cost and its line in the
+        decision log noted. Hold :attr:`lock`."""
+        curation = self.get(session_id)
+        new = curation.by_id[new_id]
+        guidance = curation.judge(outcome, new)
+        self.guidance[session_id] = guidance
+        self.decisions(session_id).append(f"turn {new.turn}: {guidance.note}")
+        self.spend(session_id, outcome.usage)
+        return guidance
 
     def cached(self, session_id: int) -> SessionCuration | None:
         """The session's curation if it is built (to keep it in step), else None. Hold :attr:`lock`."""

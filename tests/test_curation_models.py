@@ -23,7 +23,7 @@ from engine.ledger import EntryKind
 from engine.protocols import CurationModels
 from engine.tokens import load_counter
 from engine.turn import TurnService
-from engine.turn_events import ContextCurated, CuratorAsked, ReplyCompleted
+from engine.turn_events import ContextCurated, CuratorAsked, ReplyCompleted, ReplyStarted, UserMessageSaved
 from providers.openai_chat import OpenAIChatModel
 from providers.openai_curator import FAILURES_BEFORE_REST, REST_TURNS, OpenAICurator
 from providers.openai_summarizer import OpenAISummarizer
@@ -212,6 +212,24 @@ async def test_a_curator_too_slow_every_time_is_left_alone_for_a_while(
     assert note.action == "fallback"
     assert f"no answer within 0.3 s {FAILURES_BEFORE_REST} times in a row" in note.reason
     assert f"asked again in {REST_TURNS} turns" in note.reason
+
+
+async def test_a_curator_that_answers_at_once_is_not_announced_and_the_message_is_drawn_after_the_request(
+    fake_server: FakeOpenAIServer, store: SqliteChatStore
+) -> None:
+    # "Asking the curator" for a few milliseconds would only flash; drawing the message meanwhile
+    # would hold up the plan. So, as with no curator, the message is shown once the request is out.
+    fake_server.reply = lambda body: json.dumps(NEUTRAL) if is_curator(body) else "An answer."
+    turns = service(store, fake_server)
+    session_id = history(store)
+    seen: list[object] = []
+    await turn(turns, session_id, "Which port does service-3 use?", seen=seen)
+    kinds = [type(e) for e in seen]
+    assert CuratorAsked not in kinds
+    shown = kinds.index(UserMessageSaved)
+    assert kinds[shown + 1] is ReplyStarted, "the message was shown with the reply's request sent"
+    (note,) = [e for e in store.ledger(session_id) if e.kind is EntryKind.CURATOR]
+    assert note.action == "structured", "the advice was used"
 
 
 async def test_invalid_json_from_the_curator_falls_back_and_says_so(
