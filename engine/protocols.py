@@ -149,6 +149,11 @@ class CuratorModel(Protocol):
         the outcome's advice is None and its problem says why)."""
         ...
 
+    async def warm_up(self) -> None:
+        """Get ready for the first pass (build the client) without holding up the caller; never
+        raises (a pass that cannot be made ready says why when it is made)."""
+        ...
+
     async def aclose(self) -> None:
         """Close the connection kept between passes (a later pass opens another)."""
         ...

@@ -157,6 +157,12 @@ class TurnService:
         self.curations.price = helpers.price
         self.curations.model_summaries = helpers.summarizer is not None
 
+    async def warm_up(self) -> None:
+        """Get the model, and the curator that goes with it, ready for the first request."""
+        await self.model.warm_up()
+        if self._helpers.curator is not None:
+            await self._helpers.curator.warm_up()
+
     @property
     def window(self) -> int:
         """The context window curation budgets for: the configured one, or less if the server said so."""

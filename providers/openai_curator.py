@@ -19,6 +19,7 @@ make Heedful ask the user.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
@@ -167,6 +168,11 @@ class OpenAICurator:
     @property
     def resting(self) -> bool:
         return self._rest_left > 0
+
+    async def warm_up(self) -> None:
+        """Make the client now: the first pass would otherwise, with the user waiting."""
+        with contextlib.suppress(Exception):  # that pass will make it again, and say what failed
+            await self._client.get()
 
     async def aclose(self) -> None:
         """Close the model's connection; a later pass opens another."""

@@ -50,7 +50,7 @@ async def test_a_helpers_client_is_made_off_the_event_loop_and_closed_after(
     assert client.is_closed()
 
 
-async def test_the_curators_client_is_made_off_the_event_loop_and_kept_until_closed(
+async def test_the_curators_client_is_made_off_the_event_loop_at_warm_up_and_kept_until_closed(
     fake_server: FakeOpenAIServer,
 ) -> None:
     fake_server.reply = json.dumps(test_llm_curator.GOOD)
@@ -62,6 +62,8 @@ async def test_the_curators_client_is_made_off_the_event_loop_and_kept_until_clo
         return client
 
     curator = OpenAICurator(clients, "fake-model")
+    await curator.warm_up()  # as the app does once a session is on screen
+    assert len(made) == 1 and not fake_server.requests, "made before the first pass, nothing asked"
     for _ in range(2):
         outcome = await curator.advise(test_llm_curator.BRIEF)
         assert outcome.advice is not None, outcome.problem

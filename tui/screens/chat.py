@@ -38,7 +38,6 @@ from tui.widgets.message_list import MessageList
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
-    from engine.protocols import ChatModel
 
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
@@ -202,7 +201,7 @@ class ChatScreen(Screen[None]):
             self.context_panel.show_counting()
         self.session = session
         with heap.loading():
-            model = await self.commands.use_session_model(session)
+            await self.commands.use_session_model(session)
             await self.message_list.show(page, focus=at_message)
             self.header.show_title(session.title if session else "New chat")
             if session is not None:
@@ -212,10 +211,10 @@ class ChatScreen(Screen[None]):
         # Only now: importing the model's client competes with reading the session's curation
         # for the one interpreter (a second or more of a long session's opening). A message sent
         # meanwhile waits for the same warm-up, in a thread.
-        self.commands.background(self._warm_up(model))
+        self.commands.background(self._warm_up())
 
-    async def _warm_up(self, model: ChatModel) -> None:
-        await model.warm_up()
+    async def _warm_up(self) -> None:
+        await self.services.turns.warm_up()
         await asyncio.to_thread(analysis.warm_up)
         heap.keep()  # the client's modules, and the text reader's, live as long as the app
 

@@ -179,7 +179,7 @@ class SlashCommands(ChatPart):
         screen.show_context(view)
         screen.notify(f"This session now uses {said}, from the next request on.")
 
-    async def use_session_model(self, session: Session | None) -> ChatModel:
+    async def use_session_model(self, session: Session | None) -> None:
         """Talk to the model the session chose with /model, or the app's default (not made ready:
         see :meth:`use_model`)."""
         models = self.screen.services.models
@@ -191,7 +191,6 @@ class SlashCommands(ChatPart):
                 for notice in notices:
                     self.screen.notify(notice, severity="warning")
         self.use_model(model, ready=False)
-        return model
 
     def use_model(self, model: ChatModel, *, ready: bool = True) -> None:
         """Talk to ``model`` from the next request on; with ``ready``, get it ready (import and
@@ -199,7 +198,7 @@ class SlashCommands(ChatPart):
         self.screen.services.turns.model = model
         self.screen.header.show_model(model.name, offline=model.is_offline)
         if ready:
-            self.background(model.warm_up())
+            self.background(self.screen.services.turns.warm_up())
 
     def _command_target(self, argument: str) -> int | None:
         """The message a command names (#N), or the session's last message when it names none."""
