@@ -15,8 +15,10 @@ app, so its peak RSS and its CPU time are the app's own. It measures:
   in; then the Ctrl+End and Ctrl+Home jumps;
 * one turn: Enter to the reply settled on screen, minus the server's own time (received → last
   piece written): curation, storage and rendering, split into before the request and after the reply.
-  Twice: with a model that answers at once (all of Heedful's drawing is then serial: the worst
-  case), and with one that takes 0.4 s to its first piece, as real models do, while Heedful draws;
+  The curator model is asked first, as by default (answering with advice that changes nothing).
+  Twice: with models that answer at once (all of Heedful's drawing is then serial: the worst
+  case), and with a curator taking 0.3 s and a model 0.4 s to its first piece, as real models
+  do, while Heedful draws;
 * streaming: 1,000 pieces at 200/s, the app's CPU share of one core and lag after the last piece;
 * a 1 MB reply (1,000 pieces of 1 kB, as fast as the server writes): from its last piece to the
   whole reply on screen, and reopening the session with it as the last message;
@@ -70,9 +72,23 @@ REPLY = " ".join(f"word{n}" for n in range(50))
 TURNS = 9
 """Turns per measure: enough that one cold or unlucky turn (a collection, the VM's noise) does not
 move the median, as it did with five."""
+CURATOR_ON = "[curation]\ncurator = true\nmodel_summaries = false\n"
+NO_ADVICE = {
+    "retain": [],
+    "demote": [],
+    "drop": [],
+    "clear_all": False,
+    "resolved": [],
+    "roles": [],
+    "summary": "",
+}
+"""The curator model's answer: valid, and leaving every decision to the heuristics."""
 FIRST_PIECE_DELAY = 0.4
 TURN_PIECE_DELAY = 0.005
 """The second turn measure's model: 0.4 s to its first piece, then 200 pieces a second."""
+CURATOR_DELAY = 0.3
+"""The second turn measure's curator model: 0.3 s to its answer (a real one, writing a few hundred
+tokens of JSON, takes longer)."""
 
 
 def build(messages: int) -> None:
@@ -135,8 +151,25 @@ class ServerControl:
         """Change the reply, the delay between pieces or the piece size."""
         self._call("/_fake/settings", settings)
 
-    def fault(self, name: str) -> None:
-        self._call("/_fake/faults", {"faults": [name]})
+    def fault(self, *names: str) -> None:
+        """Queue faults for the next requests, one each ("" for a request that gets none)."""
+        self._call("/_fake/faults", {"faults": list(names)})
+
+    def count(self) -> int:
+        """Chat requests received so far."""
+        return len(self._call("/_fake/requests"))
+
+    async def requests_since(self, count: int) -> list[dict[str, float]]:
+        """The timings of the chat requests after the first ``count``, once each is written (as
+        :meth:`last_request`)."""
+        found: list[dict[str, float]] = []
+
+        def finished() -> bool:
+            found[:] = self._call("/_fake/requests")[count:]
+            return bool(found) and all(request["finished_at"] is not None for request in found)
+
+        await poll(finished, 10, step=0.02)
+        return found
 
     async def last_request(self) -> dict[str, float]:
         """The last chat request's timings (perf_counter: one clock for both processes), once its
@@ -225,15 +258,20 @@ async def poll(predicate: Callable[[], object], seconds: float, *, step: float =
     return time.perf_counter()
 
 
-async def turns(screen: ChatScreen, server: ServerControl, label: str, *, fault: str = "") -> None:
-    """TURNS turns of a 50-piece reply; prints each one's time outside the model, and the median's
-    parts: before the request, and from the reply's last piece to it settled on screen."""
+async def turns(
+    screen: ChatScreen, server: ServerControl, label: str, *, faults: tuple[str, str] = ("", "")
+) -> None:
+    """TURNS turns of a 50-piece reply; prints each one's time outside the model (the curator's
+    request and the reply's), and the median's parts: before the reply's request, and from its last
+    piece to it settled on screen. ``faults``: the curator's request's, and the reply's (a history
+    this long never fits: the curator is asked first)."""
     from engine.chat import MessageStatus
 
-    overheads, befores, afters, panels = [], [], [], []
+    overheads, befores, afters, panels, asked = [], [], [], [], []
     for n in range(TURNS):
-        if fault:
-            server.fault(fault)
+        if any(faults):
+            server.fault(*faults)
+        count = server.count()
         last = screen.message_list.last_reply()
         # The last turn's reply reads the same as this one's: only a new one will do.
         last_id = last.id if last is not None else None
@@ -247,12 +285,14 @@ async def turns(screen: ChatScreen, server: ServerControl, label: str, *, fault:
         done = await poll(replied(screen, new_and_whole), 30)
         panel = await poll(lambda: screen.settled, 30)
         panels.append(1000 * (panel - done))
-        request = await server.last_request()
-        finished = request["finished_at"]
-        model_time = finished - request["received_at"]
+        requests = await server.requests_since(count)
+        reply = requests[-1]
+        model_time = sum(request["finished_at"] - request["received_at"] for request in requests)
+        curator_time = model_time - (reply["finished_at"] - reply["received_at"])
         overheads.append(1000 * (done - sent - model_time))
-        befores.append(1000 * (request["received_at"] - sent))
-        afters.append(1000 * (done - finished))
+        befores.append(1000 * (reply["received_at"] - sent - curator_time))
+        afters.append(1000 * (done - reply["finished_at"]))
+        asked.append(len(requests))
         await asyncio.sleep(0.2)  # as a user reads the reply: the panel settles, the loop goes idle
     print(
         f"{label}: "
@@ -260,7 +300,8 @@ async def turns(screen: ChatScreen, server: ServerControl, label: str, *, fault:
         + f" ms (median {median(overheads):.0f}: {median(befores):.0f} from Enter to the "
         f"request, {median(afters):.0f} from the reply's last piece to it settled on screen; "
         f"the panel showed the next request {median(panels):.0f} ms later; the first turn: "
-        f"{befores[0]:.0f} and {afters[0]:.0f})"
+        f"{befores[0]:.0f} and {afters[0]:.0f}; requests a turn: "
+        f"{'/'.join(str(k) for k in sorted(set(asked)))})"
     )
 
 
@@ -268,7 +309,7 @@ async def measure(server: ServerControl) -> None:
     started = time.perf_counter()
     from sessions import paths
     from sessions.store import SqliteChatStore
-    from tests.apphelpers import chat, make_app
+    from tests.apphelpers import chat, make_app, write_config
     from tui.widgets.message_list import PAGE
 
     store = SqliteChatStore(paths.database_path())
@@ -279,6 +320,11 @@ async def measure(server: ServerControl) -> None:
     store.close()
     imported = time.perf_counter()
 
+    # As the product runs by default, the curator model is asked before each request: answered at
+    # once, with advice that changes nothing. Model summaries stay off: their requests come in the
+    # background, whenever items are summarized, and would be counted as the turn's.
+    write_config(CURATOR_ON)
+    server.settings(json_reply=json.dumps(NO_ADVICE))
     app = make_app(base_url=server.base_url, model=MODEL)
     ticks: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
@@ -335,16 +381,17 @@ async def measure(server: ServerControl) -> None:
         # A model that answers at once: everything Heedful does in a turn is serial, drawing
         # the message and the context included. The worst case, and the issue's measure.
         await turns(screen, server, "one turn, outside the model")
-        # A model that thinks before its first piece, as every real one does (a prompt of
-        # ~100,000 tokens takes a real one seconds): Heedful draws the message, the context and
-        # the reply's place meanwhile, so only its time before the request and after the
-        # last piece adds to the turn.
+        # Models that think, as every real one does (a prompt of ~100,000 tokens takes a real one
+        # seconds to its first piece): Heedful draws the message, the context and the reply's
+        # place meanwhile, so only its time before each request and after the last piece adds to
+        # the turn.
         server.settings(chunk_delay=TURN_PIECE_DELAY)
         await turns(
             screen,
             server,
-            f"one turn with a model taking {1000 * FIRST_PIECE_DELAY:.0f} ms to its first piece",
-            fault=f"slow_first_token:{FIRST_PIECE_DELAY}",
+            f"one turn with a curator answering in {1000 * CURATOR_DELAY:.0f} ms and a model taking "
+            f"{1000 * FIRST_PIECE_DELAY:.0f} ms to its first piece",
+            faults=(f"slow_first_token:{CURATOR_DELAY}", f"slow_first_token:{FIRST_PIECE_DELAY}"),
         )
         server.settings(chunk_delay=0.0)
 
