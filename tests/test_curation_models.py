@@ -480,3 +480,42 @@ async def test_stopping_while_the_curator_is_asked_keeps_the_message_and_retry_a
             break
     else:
         raise AssertionError("the retry was answered")
+
+
+async def test_a_stop_before_the_message_is_drawn_shows_it_and_clears_the_composer(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    # The message is drawn once the request is out, or when the curator is slow (after 0.1 s):
+    # an Esc before then must not leave it stored but unseen, and still offered to be sent again.
+    from tests.apphelpers import (
+        chat,
+        make_app,
+        make_sessions,
+        say,
+        stored_messages,
+        wait_for,
+        write_config,
+    )
+    from tui.widgets.message_view import MessageView
+
+    long_answer = "Set the upstream, reload the proxy, check the logs. " * 25
+    make_sessions(("a long chat", [text for n in range(6) for text in (f"Question {n}?", long_answer)]))
+    fake_server.reply = lambda body: json.dumps(NEUTRAL) if is_curator(body) else "An answer."
+    fake_server.on_request = lambda request: time.sleep(0.5) if is_curator(request["body"]) else None
+    write_config(
+        'model = "cloud/big-model"\n'
+        f'[providers.cloud]\nbase_url = "{fake_server.base_url}"\nmodels = {{ big-model = 1000 }}\n'
+        "[memory]\nenabled = false\n"
+    )
+    app = make_app(curation_models=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await say(pilot, app, "Which port does service-1 use?", not_now=True)  # the session is open
+        screen = chat(app)
+        screen.composer.insert("Which port does service-3 use?")
+        await pilot.press("enter", "escape")  # at once: the curator has not answered
+        await wait_for(pilot, lambda: not screen.busy)
+        await pilot.pause()
+        assert stored_messages()[-1].content == "Which port does service-3 use?"
+        shown = [view.message.content for view in screen.message_list.query(MessageView)]
+        assert shown[-1] == "Which port does service-3 use?", "it is shown"
+        assert screen.composer.text == "", "not offered to be sent twice"

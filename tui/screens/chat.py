@@ -316,7 +316,7 @@ class ChatScreen(Screen[None]):
                 await self.message_list.drop(gone.ids)
             events = turns.send(session_id, text)
         try:
-            await self.turn_view.show(events)
+            await self.turn_view.show(events, sending=text)
         finally:
             self.memory_actions.restart_idle_timer()
             # Not awaited: planning the next request again takes ~0.1 s in a 10,000-message

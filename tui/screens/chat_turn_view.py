@@ -32,9 +32,11 @@ from tui.widgets.message_view import MessageView
 class TurnView(ChatPart):
     reply: MessageView | None = None
     """The reply that is streaming, so a stop can show what the store kept of it."""
+    _shown = False
+    """The user's message of the turn is drawn."""
 
-    async def show(self, events: AsyncGenerator[TurnEvent, None]) -> None:
-        """Show a turn's events until it ends.
+    async def show(self, events: AsyncGenerator[TurnEvent, None], *, sending: str | None = None) -> None:
+        """Show a turn's events until it ends (``sending``: the text of the message it sends).
 
         Raises:
             asyncio.CancelledError: The user stopped it (the reply keeps what arrived).
@@ -43,12 +45,15 @@ class TurnView(ChatPart):
         """
         screen = self.screen
         self.reply = None
+        self._shown = False
         try:
             async with contextlib.aclosing(events) as stream:
                 await self._follow(stream)
         except asyncio.CancelledError:
             if self.reply is not None:
                 await self._settle(self.reply)
+            elif sending is not None and not self._shown:
+                await self._show_stopped_message(sending)
             screen.notify("Stopped. The partial reply is kept; Ctrl+R asks again.")
             raise
         except StoreError as err:
@@ -78,11 +83,7 @@ class TurnView(ChatPart):
         async for event in events:
             view = self.reply
             if isinstance(event, UserMessageSaved):
-                screen.session = event.session
-                screen.header.show_title(event.session.title)
-                screen.composer.clear()
-                screen.draft.show("")
-                await messages.add(event.message)
+                await self._show_message(event)
             elif isinstance(event, CuratorAsked):
                 screen.context_panel.show_curating(event.model, event.timeout)
             elif isinstance(event, ContextCurated):
@@ -109,6 +110,29 @@ class TurnView(ChatPart):
                 view.update_message(event.message)
                 title, text = failure_notice(event.error, kept=bool(event.message.content))
                 screen.notify(text, title=title, severity="error", timeout=12)
+
+    async def _show_message(self, event: UserMessageSaved) -> None:
+        screen = self.screen
+        screen.session = event.session
+        screen.header.show_title(event.session.title)
+        screen.composer.clear()
+        screen.draft.show("")
+        await screen.message_list.add(event.message)
+        self._shown = True
+
+    async def _show_stopped_message(self, text: str) -> None:
+        """Stopped before the user's message was drawn (it is drawn once the request is out, or
+        the curator model is slow): it is stored all the same, so it is shown, and the composer
+        no longer offers it to be sent twice. (A new chat's, whose session is not known here,
+        stays in the composer.)"""
+        session = self.screen.session
+        if session is None:
+            return
+        page = await asyncio.to_thread(self.screen.services.store.message_page, session.id, limit=1)
+        last = page.messages[-1] if page.messages else None
+        shown = last is not None and self.screen.message_list.view_for(last.id) is not None
+        if last is not None and last.role == "user" and last.content == text and not shown:
+            await self._show_message(UserMessageSaved(session, last))
 
     async def _settle(self, view: MessageView) -> None:
         """After a stop or an unplanned error: show the reply as the store now has it (ended,
