@@ -22,6 +22,17 @@ from tests.fake_openai import FakeOpenAIServer
 Call = Callable[[ClientFactory], Awaitable[object]]
 
 
+def recording(server: FakeOpenAIServer, made: list[tuple[bool, openai.AsyncOpenAI]]) -> ClientFactory:
+    """A client factory that notes each client it makes, and whether on the event loop's thread."""
+
+    def clients() -> openai.AsyncOpenAI:
+        client = openai.AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0)
+        made.append((threading.current_thread() is threading.main_thread(), client))
+        return client
+
+    return clients
+
+
 def assess(clients: ClientFactory) -> Awaitable[object]:
     return OpenAIMemoryAssessor(clients, "fake-model").assess(test_memory_llm.MESSAGES)
 
@@ -37,13 +48,7 @@ async def test_a_helpers_client_is_made_off_the_event_loop_and_closed_after(
 ) -> None:
     fake_server.reply = json.dumps(test_memory_llm.GOOD)
     made: list[tuple[bool, openai.AsyncOpenAI]] = []
-
-    def clients() -> openai.AsyncOpenAI:
-        client = openai.AsyncOpenAI(base_url=fake_server.base_url, api_key="k", max_retries=0)
-        made.append((threading.current_thread() is threading.main_thread(), client))
-        return client
-
-    await call(clients)
+    await call(recording(fake_server, made))
     assert fake_server.requests, "the helper asked its model"
     ((on_the_event_loop, client),) = made
     assert not on_the_event_loop
@@ -55,13 +60,7 @@ async def test_the_curators_client_is_made_off_the_event_loop_at_warm_up_and_kep
 ) -> None:
     fake_server.reply = json.dumps(test_llm_curator.GOOD)
     made: list[tuple[bool, openai.AsyncOpenAI]] = []
-
-    def clients() -> openai.AsyncOpenAI:
-        client = openai.AsyncOpenAI(base_url=fake_server.base_url, api_key="k", max_retries=0)
-        made.append((threading.current_thread() is threading.main_thread(), client))
-        return client
-
-    curator = OpenAICurator(clients, "fake-model")
+    curator = OpenAICurator(recording(fake_server, made), "fake-model")
     await curator.warm_up()  # as the app does once a session is on screen
     assert len(made) == 1 and not fake_server.requests, "made before the first pass, nothing asked"
     for _ in range(2):

@@ -73,16 +73,6 @@ TURNS = 9
 """Turns per measure: enough that one cold or unlucky turn (a collection, the VM's noise) does not
 move the median, as it did with five."""
 CURATOR_ON = "[curation]\ncurator = true\nmodel_summaries = false\n"
-NO_ADVICE = {
-    "retain": [],
-    "demote": [],
-    "drop": [],
-    "clear_all": False,
-    "resolved": [],
-    "roles": [],
-    "summary": "",
-}
-"""The curator model's answer: valid, and leaving every decision to the heuristics."""
 FIRST_PIECE_DELAY = 0.4
 TURN_PIECE_DELAY = 0.005
 """The second turn measure's model: 0.4 s to its first piece, then 200 pieces a second."""
@@ -310,6 +300,7 @@ async def measure(server: ServerControl) -> None:
     from sessions import paths
     from sessions.store import SqliteChatStore
     from tests.apphelpers import chat, make_app, write_config
+    from tests.curator_answers import NEUTRAL
     from tui.widgets.message_list import PAGE
 
     store = SqliteChatStore(paths.database_path())
@@ -324,7 +315,7 @@ async def measure(server: ServerControl) -> None:
     # once, with advice that changes nothing. Model summaries stay off: their requests come in the
     # background, whenever items are summarized, and would be counted as the turn's.
     write_config(CURATOR_ON)
-    server.settings(json_reply=json.dumps(NO_ADVICE))
+    server.settings(json_reply=json.dumps(NEUTRAL))
     app = make_app(base_url=server.base_url, model=MODEL)
     ticks: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
