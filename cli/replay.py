@@ -187,7 +187,8 @@ async def _replay(
             probe_contexts.append({"id": probe.id, "context": _context(planned, curation, probe_ids)})
         ledger = [entry.as_json() for entry in store.ledger(session.id)]
     if live is not None:
-        await live.curator.aclose()  # its connection is kept between passes
+        await live.curator.aclose()  # their connections are kept between calls
+        await live.summarizer.aclose()
     for entry in ledger:
         target = entry["target"]
         if isinstance(target, str) and target.lstrip("-").isdigit():

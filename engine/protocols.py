@@ -124,6 +124,10 @@ class ModelSummarizer(Protocol):
         for a failing model (the outcome's text is None and its problem says why)."""
         ...
 
+    async def aclose(self) -> None:
+        """Close the connection kept between summaries (a later one opens another)."""
+        ...
+
 
 class CuratorModel(Protocol):
     """Advises the curation engine each turn (``providers.openai_curator``)."""

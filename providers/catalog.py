@@ -64,11 +64,12 @@ class ModelCatalog:
         return found
 
     async def aclose(self) -> None:
-        """Close the connections of every model and curator built here, on the loop that opened
-        them (the app's, as it closes): left to the garbage collector they would close after the
-        loop is gone."""
+        """Close the connections of every model, curator and summarizer built here, on the loop
+        that opened them (the app's, as it closes): left to the garbage collector they would close
+        after the loop is gone."""
         for model in [self.default, *self._built.values()]:
             await model.aclose()
         for helpers in self._helpers.values():
-            if helpers.curator is not None:
-                await helpers.curator.aclose()
+            for helper in (helpers.curator, helpers.summarizer):
+                if helper is not None:
+                    await helper.aclose()

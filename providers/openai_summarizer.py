@@ -28,7 +28,7 @@ from engine.curation_calls import NO_USAGE, CallUsage
 from engine.model_summaries import MIN_SUMMARY_TOKENS, SummaryOutcome, SummaryRequest
 from engine.protocols import TokenCounter
 from engine.thinking import sent_text
-from providers.client_factory import ClientFactory, opened
+from providers.client_factory import ClientFactory, KeptClient
 from providers.failures import describe
 
 if TYPE_CHECKING:
@@ -102,7 +102,8 @@ class OpenAISummarizer:
     """Asks an OpenAI-compatible model for summaries; see the module for what it guarantees.
 
     Args:
-        clients: Makes the client for one summary (closed when it is done).
+        clients: Makes the model's client, once: it is kept, with its connection, for the next
+            summary (a topic change may want dozens) until :meth:`aclose`.
         model: The model's name as the server knows it.
         counter: Counts tokens, to size chunks and answers.
         window: The summarizing model's own context window in tokens.
@@ -120,7 +121,7 @@ class OpenAISummarizer:
         timeout: float = SUMMARY_TIMEOUT,
         fence: Callable[[], str] = lambda: secrets.token_hex(8),
     ) -> None:
-        self._clients = clients
+        self._client = KeptClient(clients)
         self._model = model
         self._counter = counter
         self._chunk_tokens = max(200, int(window * CHUNK_SHARE))
@@ -131,13 +132,18 @@ class OpenAISummarizer:
     def model(self) -> str:
         return self._model
 
+    async def aclose(self) -> None:
+        """Close the model's connection; a later summary opens another."""
+        await self._client.aclose()
+
     async def summarize(self, request: SummaryRequest) -> SummaryOutcome:
         """The model's summary of ``request``; never raises for a failing model (it may be cancelled)."""
         budget = _Budget()
         # No more than MAX_CALLS chunks can be read: the rest is not even counted.
         readable = request.text[: MAX_CALLS * self._chunk_tokens * CHARS_PER_TOKEN]
         try:
-            async with asyncio.timeout(self._timeout), opened(self._clients) as client:
+            async with asyncio.timeout(self._timeout):
+                client = await self._client.get()
                 text = await self._summary(client, request, readable, request.entities, budget)
         except TimeoutError:
             return self._failed(budget, f"no summary within {self._timeout:g} s")

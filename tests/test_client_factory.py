@@ -1,16 +1,15 @@
 """The helper models' clients (memory assessor, curator, summarizer) are made in a worker thread:
 the first one imports openai (~0.4 s) and each loads the CA bundle for TLS (20-40 ms), which held
-the screen still when done on the event loop. Each is closed after its call, but the curator's: it
-is asked before every request, and keeps its client (and connection) until it is closed."""
+the screen still when done on the event loop. The memory assessor's is closed after its call; the
+curator (asked before every request) and the summarizer (asked for dozens of summaries at a change
+of topic) keep theirs, and their connection, until they are closed."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Awaitable, Callable
 
 import openai
-import pytest
 
 from providers.client_factory import ClientFactory
 from providers.memory_assessor import OpenAIMemoryAssessor
@@ -18,8 +17,6 @@ from providers.openai_curator import OpenAICurator
 from providers.openai_summarizer import OpenAISummarizer
 from tests import test_llm_curator, test_llm_summarizer, test_memory_llm
 from tests.fake_openai import FakeOpenAIServer
-
-Call = Callable[[ClientFactory], Awaitable[object]]
 
 
 def recording(server: FakeOpenAIServer, made: list[tuple[bool, openai.AsyncOpenAI]]) -> ClientFactory:
@@ -33,22 +30,12 @@ def recording(server: FakeOpenAIServer, made: list[tuple[bool, openai.AsyncOpenA
     return clients
 
 
-def assess(clients: ClientFactory) -> Awaitable[object]:
-    return OpenAIMemoryAssessor(clients, "fake-model").assess(test_memory_llm.MESSAGES)
-
-
-def summarize(clients: ClientFactory) -> Awaitable[object]:
-    summarizer = OpenAISummarizer(clients, "fake-model", counter=test_llm_summarizer.COUNTER)
-    return summarizer.summarize(test_llm_summarizer.request())
-
-
-@pytest.mark.parametrize("call", [assess, summarize])
-async def test_a_helpers_client_is_made_off_the_event_loop_and_closed_after(
-    fake_server: FakeOpenAIServer, call: Call
+async def test_the_memory_assessors_client_is_made_off_the_event_loop_and_closed_after(
+    fake_server: FakeOpenAIServer,
 ) -> None:
     fake_server.reply = json.dumps(test_memory_llm.GOOD)
     made: list[tuple[bool, openai.AsyncOpenAI]] = []
-    await call(recording(fake_server, made))
+    await OpenAIMemoryAssessor(recording(fake_server, made), "fake-model").assess(test_memory_llm.MESSAGES)
     assert fake_server.requests, "the helper asked its model"
     ((on_the_event_loop, client),) = made
     assert not on_the_event_loop
@@ -70,4 +57,24 @@ async def test_the_curators_client_is_made_off_the_event_loop_at_warm_up_and_kep
     assert not on_the_event_loop
     assert not client.is_closed()
     await curator.aclose()
+    assert client.is_closed()
+
+
+async def test_the_summarizers_client_is_made_off_the_event_loop_and_kept_until_closed(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    fake_server.reply = (
+        "db-stage-2 backup moved to 02:30 after 2024-03-14 (ECONNREFUSED 5432, deploy.sh kept)."
+    )
+    made: list[tuple[bool, openai.AsyncOpenAI]] = []
+    summarizer = OpenAISummarizer(
+        recording(fake_server, made), "fake-model", counter=test_llm_summarizer.COUNTER
+    )
+    for _ in range(2):
+        outcome = await summarizer.summarize(test_llm_summarizer.request())
+        assert outcome.text is not None, outcome.problem
+    ((on_the_event_loop, client),) = made  # one client for both summaries
+    assert not on_the_event_loop
+    assert not client.is_closed()
+    await summarizer.aclose()
     assert client.is_closed()

@@ -29,6 +29,7 @@ from providers.openai_summarizer import OpenAISummarizer
 from sessions.store import SqliteChatStore
 from tests.curator_answers import NEUTRAL
 from tests.fake_openai import FakeOpenAIServer
+from tests.kept_clients import close_kept, kept
 
 COUNTER = load_counter("gpt-4o-mini")
 _FENCED = re.compile(r"^BEGIN SOURCE (\S+)\n(.*?)\nEND SOURCE \1$", re.M | re.S)
@@ -61,15 +62,14 @@ def service(
         return openai.AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0)
 
     model = OpenAIChatModel(model="fake-model", base_url=server.base_url, api_key="k", context_window=window)
-    curator = OpenAICurator(clients, "fake-model", timeout=curator_timeout)
-    helpers = CurationModels(
-        curator, OpenAISummarizer(clients, "fake-model", counter=COUNTER) if summaries else None
-    )
+    curator = kept(OpenAICurator(clients, "fake-model", timeout=curator_timeout))
+    summarizer = kept(OpenAISummarizer(clients, "fake-model", counter=COUNTER)) if summaries else None
+    helpers = CurationModels(curator, summarizer)
     # view_delay=0: every turn shows its plan, however quick the reply (test_turn_plan_view).
     turns = TurnService(
         store, model, COUNTER, system_prompt="", curation_models=lambda _: helpers, view_delay=0
     )
-    _open.extend([model, curator])
+    kept(model)
     return turns
 
 
@@ -99,19 +99,10 @@ async def turn(
     return session
 
 
-_open: list[OpenAIChatModel | OpenAICurator] = []
-"""The connections the tests' services opened: closed after each test, on its loop."""
-
-
-async def close_open() -> None:
-    while _open:
-        await _open.pop().aclose()
-
-
 @pytest.fixture(autouse=True)
 async def close_models() -> AsyncIterator[None]:
     yield
-    await close_open()
+    await close_kept()
 
 
 async def test_an_injected_drop_all_user_messages_never_removes_the_users_words(
@@ -331,7 +322,7 @@ def test_every_model_summary_keeps_every_entity_of_its_source(
             text = "We looked at " + ", then ".join(labels) + ". " + "It took a while to get right. " * 12
             session_id = await turn(turns, session_id, text)
             await turns.write_summaries(session_id)
-        await close_open()
+        await close_kept()
         assert session_id is not None
         return session_id
 

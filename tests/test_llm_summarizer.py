@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import openai
@@ -18,6 +18,7 @@ from engine.model_summaries import SummaryLevel, SummaryRequest
 from engine.tokens import load_counter
 from providers.openai_summarizer import OpenAISummarizer, missing_labels
 from tests.fake_openai import FakeOpenAIServer
+from tests.kept_clients import close_kept, kept
 
 COUNTER = load_counter("gpt-4o-mini")
 FENCE = "f3nc3"
@@ -33,11 +34,17 @@ def request(text: str = SOURCE, entities: tuple[str, ...] = ENTITIES, **kw: Any)
     return SummaryRequest(7, "#7", "assistant", text, COUNTER.count(text), entities, **kw)
 
 
+@pytest.fixture(autouse=True)
+async def close_summarizers() -> AsyncIterator[None]:
+    yield
+    await close_kept()
+
+
 def summarizer(server: FakeOpenAIServer, **kw: Any) -> OpenAISummarizer:
     def clients() -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0)
 
-    return OpenAISummarizer(clients, "fake-model", counter=COUNTER, fence=lambda: FENCE, **kw)
+    return kept(OpenAISummarizer(clients, "fake-model", counter=COUNTER, fence=lambda: FENCE, **kw))
 
 
 def fenced_source(body: dict[str, Any]) -> str:
