@@ -1,5 +1,7 @@
 """Clients for the helper models (memory assessor, curator, summarizer), made in a worker thread:
-one per call, or one kept for a helper asked every turn (:class:`KeptClient`).
+one per call (the memory assessor, asked when a session is left), or one kept by a helper asked
+often (:class:`KeptClient`: the curator, every turn; the summarizer, dozens of times at a change
+of topic).
 
 Making a client on the event loop held the screen still: the first one imports ``openai`` (about
 0.4 s; at startup, when the memory of a session left idle is assessed, before the chat model's
@@ -69,7 +71,7 @@ async def opened(clients: ClientFactory) -> AsyncIterator[openai.AsyncOpenAI]:
 
 class KeptClient:
     """One client from ``clients``, made in a worker thread on first use and kept, with its open
-    connection, until :meth:`aclose`: for the curator, asked before every request of a long session.
+    connection, until :meth:`aclose`.
 
     Made for each pass, its client cost the turn the CA bundle's load (~18 ms) and a new connection
     (a TLS handshake to a remote server): at 10,000 messages, with the screen drawing the message
