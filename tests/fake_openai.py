@@ -6,8 +6,10 @@ Endpoints:
                               ``stream_options.include_usage`` is true)
   POST /_fake/faults          ``{"faults": ["429", "slow_first_token:2", ...]}`` queues faults
   POST /_fake/settings        ``{"reply": ..., "chunk_delay": ..., "piece_chars": ..., "reasoning": ...}``
-                              (any of them; ``reasoning_field`` and ``json_reply`` too)
-  GET  /_fake/requests        each chat request's ``received_at``, ``finished_at`` and ``outcome``
+                              (any of them; ``reasoning_field``, ``json_reply``, ``json_delay`` and
+                              ``first_piece_delay`` too)
+  GET  /_fake/requests        each chat request's ``received_at``, ``finished_at``, ``outcome`` and
+                              ``kind`` ("json": it asked for JSON; "stream"; or "plain")
 
 The two ``/_fake`` controls let a client in another process (a benchmark that must measure only
 the app's own memory and CPU) drive the server as tests drive its attributes.
@@ -69,7 +71,18 @@ from typing import Any
 from tests.fake_openai_errors import BAD_GATEWAY_HTML, ERRORS, error_body
 
 MODELS = ["fake-model", "fake-model-large"]
-SETTINGS = frozenset({"reply", "json_reply", "chunk_delay", "piece_chars", "reasoning", "reasoning_field"})
+SETTINGS = frozenset(
+    {
+        "reply",
+        "json_reply",
+        "json_delay",
+        "chunk_delay",
+        "first_piece_delay",
+        "piece_chars",
+        "reasoning",
+        "reasoning_field",
+    }
+)
 """What ``POST /_fake/settings`` may change."""
 TIMINGS = ("received_at", "finished_at", "outcome")
 """What ``GET /_fake/requests`` reports of each chat request."""
@@ -174,7 +187,10 @@ class _Handler(BaseHTTPRequestHandler):
                 described["max_model_len"] = self.server.owner.model_window
             self._send_json(200, described)
         elif self.path == "/_fake/requests":
-            timings = [{key: r.get(key) for key in TIMINGS} for r in self.server.owner.requests]
+            timings = [
+                {**{key: r.get(key) for key in TIMINGS}, "kind": _kind(r["body"])}
+                for r in self.server.owner.requests
+            ]
             self._send_json(200, timings)
         else:
             self._send_json(404, error_body(f"Unknown path {self.path}", "not_found"))
@@ -273,6 +289,8 @@ class _Handler(BaseHTTPRequestHandler):
             "completion_tokens": len(pieces),
             "total_tokens": len(_tokens(prompt)) + len(pieces),
         }
+        if owner.json_delay and _asks_for_json(body):
+            self._wait(owner.json_delay)
         if body.get("stream"):
             return self._chat_stream(body, model, pieces, usage, fault, arg)
         if fault == "slow_first_token":
@@ -319,10 +337,12 @@ class _Handler(BaseHTTPRequestHandler):
             }
 
         self._start_sse()
+        owner = self.server.owner
         if fault == "slow_first_token":
             self._wait(float(arg or 2))
+        elif owner.first_piece_delay:
+            self._wait(owner.first_piece_delay)
         self._sse(chunk({"role": "assistant", "content": "", "refusal": None}))
-        owner = self.server.owner
         if owner.reasoning:
             # As DeepSeek, vLLM and llama.cpp stream a reasoning model's thinking: a field of its
             # own in each delta, the content null, all before the answer.
@@ -371,6 +391,11 @@ class _Server(ThreadingHTTPServer):
     owner: FakeOpenAIServer
 
 
+def _kind(body: dict[str, Any]) -> str:
+    """A request as ``/_fake/requests`` tells them apart: a curator's, a reply's, or another."""
+    return "json" if _asks_for_json(body) else "stream" if body.get("stream") else "plain"
+
+
 def _asks_for_json(body: dict[str, Any]) -> bool:
     response_format = body.get("response_format")
     return isinstance(response_format, dict) and response_format.get("type") in ("json_schema", "json_object")
@@ -384,6 +409,8 @@ class FakeOpenAIServer:
         json_reply: The reply to a request asking for JSON (``response_format``, as a curator or
             summarizer model is asked), or None: those get ``reply`` too. A setting, unlike a
             function as ``reply``, that a client in another process can make.
+        json_delay: Seconds a request asking for JSON waits for its answer (a curator thinking).
+        first_piece_delay: Seconds a streamed reply waits before its first piece (a model thinking).
         chunk_delay: Seconds between streamed pieces.
         piece_chars: Streams the reply in pieces of this many characters (None: word by word).
         reasoning: Thinking streamed before the reply in each delta's ``reasoning_field``
@@ -407,7 +434,9 @@ class FakeOpenAIServer:
     ) -> None:
         self.reply = reply
         self.json_reply: str | None = None
+        self.json_delay = 0.0
         self.chunk_delay = chunk_delay
+        self.first_piece_delay = 0.0
         self.piece_chars: int | None = None
         self.reasoning: str | None = None
         self.reasoning_field = "reasoning_content"

@@ -62,3 +62,23 @@ def test_a_request_for_json_gets_the_json_reply_when_one_is_set() -> None:
         assert ask(server) == "plain words"
         control(server, "/_fake/settings", {"json_reply": None})
         assert ask(server, response_format={"type": "json_object"}) == "plain words"
+
+
+def test_a_curators_and_a_replys_request_each_wait_their_own_delay_and_are_told_apart() -> None:
+    with FakeOpenAIServer(reply="plain words") as server:
+        control(server, "/_fake/settings", {"json_delay": 1.0})
+        started = time.monotonic()
+        ask(server, response_format={"type": "json_object"})
+        assert time.monotonic() - started >= 1.0
+        started = time.monotonic()
+        ask(server)
+        assert time.monotonic() - started < 1.0, "a reply does not wait the curator's delay"
+        control(server, "/_fake/settings", {"json_delay": 0, "first_piece_delay": 1.0})
+        started = time.monotonic()
+        assert ask(server) == "plain words"
+        assert time.monotonic() - started >= 1.0
+        deadline = time.monotonic() + 5
+        while (timings := control(server, "/_fake/requests"))[-1]["finished_at"] is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    assert [t["kind"] for t in timings] == ["json", "stream", "stream"]

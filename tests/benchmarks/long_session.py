@@ -15,7 +15,8 @@ app, so its peak RSS and its CPU time are the app's own. It measures:
   in; then the Ctrl+End and Ctrl+Home jumps;
 * one turn: Enter to the reply settled on screen, minus the server's own time (received → last
   piece written): curation, storage and rendering, split into before the request and after the reply.
-  The curator model is asked first, as by default (answering with advice that changes nothing).
+  As the product runs by default: the curator model is asked first (answering with advice that
+  changes nothing), and the model writes summaries in the background.
   Twice: with models that answer at once (all of Heedful's drawing is then serial: the worst
   case), and with a curator taking 0.3 s and a model 0.4 s to its first piece, as real models
   do, while Heedful draws;
@@ -72,7 +73,8 @@ REPLY = " ".join(f"word{n}" for n in range(50))
 TURNS = 9
 """Turns per measure: enough that one cold or unlucky turn (a collection, the VM's noise) does not
 move the median, as it did with five."""
-CURATOR_ON = "[curation]\ncurator = true\nmodel_summaries = false\n"
+CURATION_MODELS = "[curation]\ncurator = true\nmodel_summaries = true\n"
+"""As by default (the test helpers turn them off unless asked)."""
 FIRST_PIECE_DELAY = 0.4
 TURN_PIECE_DELAY = 0.005
 """The second turn measure's model: 0.4 s to its first piece, then 200 pieces a second."""
@@ -141,34 +143,34 @@ class ServerControl:
         """Change the reply, the delay between pieces or the piece size."""
         self._call("/_fake/settings", settings)
 
-    def fault(self, *names: str) -> None:
-        """Queue faults for the next requests, one each ("" for a request that gets none)."""
-        self._call("/_fake/faults", {"faults": list(names)})
+    def requests(self) -> list[dict[str, Any]]:
+        """Every chat request's timings and kind so far."""
+        return list(self._call("/_fake/requests"))
 
     def count(self) -> int:
         """Chat requests received so far."""
-        return len(self._call("/_fake/requests"))
+        return len(self.requests())
 
-    async def requests_since(self, count: int) -> list[dict[str, float]]:
-        """The timings of the chat requests after the first ``count``, once each is written (as
-        :meth:`last_request`)."""
-        found: list[dict[str, float]] = []
+    async def requests_since(self, count: int, kinds: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The timings of the chat requests of ``kinds`` after the first ``count``, once each is
+        written (as :meth:`last_request`)."""
+        found: list[dict[str, Any]] = []
 
         def finished() -> bool:
-            found[:] = self._call("/_fake/requests")[count:]
+            found[:] = [r for r in self._call("/_fake/requests")[count:] if r["kind"] in kinds]
             return bool(found) and all(request["finished_at"] is not None for request in found)
 
         await poll(finished, 10, step=0.02)
         return found
 
-    async def last_request(self) -> dict[str, float]:
-        """The last chat request's timings (perf_counter: one clock for both processes), once its
-        last piece is written: the server notes it just after writing, and the app may read and
-        draw the reply before the server gets that far. Asked for after a measure, not during."""
-        found: list[dict[str, float]] = []
+    async def last_request(self) -> dict[str, Any]:
+        """The last reply's request's timings (perf_counter: one clock for both processes), once
+        its last piece is written: the server notes it just after writing, and the app may read
+        and draw the reply before the server gets that far. Asked for after a measure, not during."""
+        found: list[dict[str, Any]] = []
 
         def finished() -> bool:
-            found[:] = self._call("/_fake/requests")[-1:]
+            found[:] = [r for r in self._call("/_fake/requests") if r["kind"] == "stream"][-1:]
             return bool(found) and found[0]["finished_at"] is not None
 
         await poll(finished, 10, step=0.02)
@@ -248,19 +250,16 @@ async def poll(predicate: Callable[[], object], seconds: float, *, step: float =
     return time.perf_counter()
 
 
-async def turns(
-    screen: ChatScreen, server: ServerControl, label: str, *, faults: tuple[str, str] = ("", "")
-) -> None:
+async def turns(screen: ChatScreen, server: ServerControl, label: str) -> None:
     """TURNS turns of a 50-piece reply; prints each one's time outside the model (the curator's
-    request and the reply's), and the median's parts: before the reply's request, and from its last
-    piece to it settled on screen. ``faults``: the curator's request's, and the reply's (a history
-    this long never fits: the curator is asked first)."""
+    request and the reply's: a history this long never fits, so the curator is asked first), and
+    the median's parts: before the reply's request, and from its last piece to it settled on
+    screen. Summaries written meanwhile are the app's own work, not the turn's model time."""
     from engine.chat import MessageStatus
 
     overheads, befores, afters, panels, asked = [], [], [], [], []
+    began = server.count()
     for n in range(TURNS):
-        if any(faults):
-            server.fault(*faults)
         count = server.count()
         last = screen.message_list.last_reply()
         # The last turn's reply reads the same as this one's: only a new one will do.
@@ -275,7 +274,7 @@ async def turns(
         done = await poll(replied(screen, new_and_whole), 30)
         panel = await poll(lambda: screen.settled, 30)
         panels.append(1000 * (panel - done))
-        requests = await server.requests_since(count)
+        requests = await server.requests_since(count, ("json", "stream"))
         reply = requests[-1]
         model_time = sum(request["finished_at"] - request["received_at"] for request in requests)
         curator_time = model_time - (reply["finished_at"] - reply["received_at"])
@@ -284,6 +283,7 @@ async def turns(
         afters.append(1000 * (done - reply["finished_at"]))
         asked.append(len(requests))
         await asyncio.sleep(0.2)  # as a user reads the reply: the panel settles, the loop goes idle
+    summaries = sum(request["kind"] == "plain" for request in server.requests()[began:])
     print(
         f"{label}: "
         + ", ".join(f"{o:.0f}" for o in overheads)
@@ -291,7 +291,7 @@ async def turns(
         f"request, {median(afters):.0f} from the reply's last piece to it settled on screen; "
         f"the panel showed the next request {median(panels):.0f} ms later; the first turn: "
         f"{befores[0]:.0f} and {afters[0]:.0f}; requests a turn: "
-        f"{'/'.join(str(k) for k in sorted(set(asked)))})"
+        f"{'/'.join(str(k) for k in sorted(set(asked)))}, and {summaries} for summaries in all)"
     )
 
 
@@ -311,10 +311,9 @@ async def measure(server: ServerControl) -> None:
     store.close()
     imported = time.perf_counter()
 
-    # As the product runs by default, the curator model is asked before each request: answered at
-    # once, with advice that changes nothing. Model summaries stay off: their requests come in the
-    # background, whenever items are summarized, and would be counted as the turn's.
-    write_config(CURATOR_ON)
+    # As the product runs by default, the curator model is asked before each request (answered at
+    # once, with advice that changes nothing), and the model writes summaries in the background.
+    write_config(CURATION_MODELS)
     server.settings(json_reply=json.dumps(NEUTRAL))
     app = make_app(base_url=server.base_url, model=MODEL)
     ticks: list[float] = []
@@ -376,15 +375,16 @@ async def measure(server: ServerControl) -> None:
         # seconds to its first piece): Heedful draws the message, the context and the reply's
         # place meanwhile, so only its time before each request and after the last piece adds to
         # the turn.
-        server.settings(chunk_delay=TURN_PIECE_DELAY)
+        server.settings(
+            chunk_delay=TURN_PIECE_DELAY, json_delay=CURATOR_DELAY, first_piece_delay=FIRST_PIECE_DELAY
+        )
         await turns(
             screen,
             server,
             f"one turn with a curator answering in {1000 * CURATOR_DELAY:.0f} ms and a model taking "
             f"{1000 * FIRST_PIECE_DELAY:.0f} ms to its first piece",
-            faults=(f"slow_first_token:{CURATOR_DELAY}", f"slow_first_token:{FIRST_PIECE_DELAY}"),
         )
-        server.settings(chunk_delay=0.0)
+        server.settings(chunk_delay=0.0, json_delay=0.0, first_piece_delay=0.0)
 
         print(memory())
         # Streaming a fast model.
