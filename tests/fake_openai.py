@@ -5,9 +5,7 @@ Endpoints:
   POST /v1/chat/completions   stream false, or true as SSE (with a final usage chunk when
                               ``stream_options.include_usage`` is true)
   POST /_fake/faults          ``{"faults": ["429", "slow_first_token:2", ...]}`` queues faults
-  POST /_fake/settings        ``{"reply": ..., "chunk_delay": ..., "piece_chars": ..., "reasoning": ...}``
-                              (any of them; ``reasoning_field``, ``json_reply``, ``json_delay`` and
-                              ``first_piece_delay`` too)
+  POST /_fake/settings        ``{"reply": ..., "chunk_delay": ...}``: any of :data:`SETTINGS`
   GET  /_fake/requests        each chat request's ``received_at``, ``finished_at``, ``outcome`` and
                               ``kind`` ("json": it asked for JSON; "stream"; or "plain")
 
@@ -41,10 +39,9 @@ a context_length error stating it, any request whose messages hold more word-pie
 The reply is ``Echo: <last user message>`` unless ``reply`` is set, either to a string or to a
 function of the request body. Every chat request is recorded in ``requests`` as
 ``{"path", "headers", "body", "outcome", "finished_at"}`` (header names in lower case; the last
-is ``time.perf_counter()`` when the reply was written) and passed to
-``on_request`` (in the server's thread) before any reply is sent. ``outcome`` is None while the
-reply is being written, then "complete", "fault" (the fault was delivered) or
-"client_disconnected".
+is ``time.perf_counter()`` when the reply was written) and passed to ``on_request`` (in the
+server's thread) before any reply is sent. ``outcome`` is None while the reply is being written,
+then "complete", "fault" (the fault was delivered) or "client_disconnected".
 
 In tests (see the ``fake_server`` fixture in conftest.py):
 
@@ -72,16 +69,7 @@ from tests.fake_openai_errors import BAD_GATEWAY_HTML, ERRORS, error_body
 
 MODELS = ["fake-model", "fake-model-large"]
 SETTINGS = frozenset(
-    {
-        "reply",
-        "json_reply",
-        "json_delay",
-        "chunk_delay",
-        "first_piece_delay",
-        "piece_chars",
-        "reasoning",
-        "reasoning_field",
-    }
+    "reply json_reply json_delay chunk_delay first_piece_delay piece_chars reasoning reasoning_field".split()
 )
 """What ``POST /_fake/settings`` may change."""
 TIMINGS = ("received_at", "finished_at", "outcome")
