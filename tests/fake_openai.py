@@ -68,9 +68,9 @@ from typing import Any
 from tests.fake_openai_errors import BAD_GATEWAY_HTML, ERRORS, error_body
 
 MODELS = ["fake-model", "fake-model-large"]
-SETTINGS = frozenset(
-    "reply json_reply json_delay chunk_delay first_piece_delay piece_chars reasoning reasoning_field".split()
-)
+_WHAT_SETTINGS = ("reply", "json_reply", "piece_chars", "reasoning", "reasoning_field")
+_WHEN_SETTINGS = ("chunk_delay", "json_delay", "first_piece_delay")
+SETTINGS = frozenset(_WHAT_SETTINGS + _WHEN_SETTINGS)
 """What ``POST /_fake/settings`` may change."""
 TIMINGS = ("received_at", "finished_at", "outcome")
 """What ``GET /_fake/requests`` reports of each chat request."""
