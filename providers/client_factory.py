@@ -71,24 +71,40 @@ async def opened(clients: ClientFactory) -> AsyncIterator[openai.AsyncOpenAI]:
 
 class KeptClient:
     """One client from ``clients``, made in a worker thread on first use and kept, with its open
-    connection, until :meth:`aclose`.
+    connection, until :meth:`aclose`: the chat model's, and the helpers' asked often.
 
-    Made for each pass, its client cost the turn the CA bundle's load (~18 ms) and a new connection
-    (a TLS handshake to a remote server): at 10,000 messages, with the screen drawing the message
-    meanwhile, 35-45 ms from asking to the request reaching the (loopback) server.
+    Made for each pass, the curator's client cost the turn the CA bundle's load (~18 ms) and a new
+    connection (a TLS handshake to a remote server): at 10,000 messages, with the screen drawing
+    the message meanwhile, 35-45 ms from asking to the request reaching the (loopback) server.
     """
 
     def __init__(self, clients: ClientFactory) -> None:
         self._clients = clients
         self._client: openai.AsyncOpenAI | None = None
+        self._making: asyncio.Future[openai.AsyncOpenAI] | None = None
+        """The client being made in a thread, awaited by whatever needs it meanwhile."""
 
     async def get(self) -> openai.AsyncOpenAI:
+        """The client, made in a worker thread if none is kept. Callers meanwhile await the same
+        making, and one cancelled (a pass out of time) leaves it to the others: it is kept."""
+        if self._client is not None:
+            return self._client
+        if self._making is None:
+            self._making = asyncio.ensure_future(asyncio.to_thread(self._clients))
+            self._making.add_done_callback(self._made)
+        return await asyncio.shield(self._making)
+
+    def _made(self, making: asyncio.Future[openai.AsyncOpenAI]) -> None:
+        if self._making is making:
+            self._making = None
+        if not making.cancelled() and making.exception() is None and self._client is None:
+            self._client = making.result()
+
+    def now(self) -> openai.AsyncOpenAI:
+        """The kept client, made on the caller's thread if none is: after a making that failed,
+        the request that needs the client gets the error."""
         if self._client is None:
-            client = await asyncio.to_thread(self._clients)
-            if self._client is None:  # not made meanwhile by another caller: this one is kept
-                self._client = client
-            else:
-                await client.close()
+            self._client = self._clients()
         return self._client
 
     async def aclose(self) -> None:

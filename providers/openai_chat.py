@@ -11,7 +11,7 @@ user what happened and what to do; cancellation is never translated.
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import re
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -22,7 +22,7 @@ from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
 from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
 from engine.thinking import CLOSE, OPEN
-from providers.client_factory import loaded
+from providers.client_factory import KeptClient, loaded
 from providers.failures import server_detail, shorten
 from providers.stream_chunks import read_chunk
 from providers.windows import window_in
@@ -77,9 +77,7 @@ class OpenAIChatModel:
         self._window_asked = False
         self._server_window: int | None = None
         self._key_hint = key_hint
-        self._client: openai.AsyncOpenAI | None = None
-        self._warming: asyncio.Future[openai.AsyncOpenAI] | None = None
-        """The client being made in a thread, awaited by whatever needs it meanwhile."""
+        self._client = KeptClient(lambda: self._new_client())  # looked up when made (tests wrap it)
 
     @property
     def name(self) -> str:
@@ -97,25 +95,8 @@ class OpenAIChatModel:
         """Import openai and build the client in a thread (done by the first request, that held the
         event loop ~0.35 s). A request made meanwhile awaits the same warm-up. Never raises: a
         client that cannot be made fails the request that needs it."""
-        if self._client is not None:
-            return
-        if self._warming is None:
-            self._warming = asyncio.ensure_future(asyncio.to_thread(self._new_client))
-        warming = self._warming
-        try:
-            client = await asyncio.shield(warming)  # one caller cancelled leaves it to the others
-        except Exception:
-            return
-        finally:
-            if warming.done() and self._warming is warming:
-                self._warming = None
-        if self._client is None:
-            self._client = client
-
-    def _get_client(self) -> openai.AsyncOpenAI:
-        if self._client is None:
-            self._client = self._new_client()
-        return self._client
+        with contextlib.suppress(Exception):
+            await self._client.get()
 
     def _new_client(self) -> openai.AsyncOpenAI:
         import openai
@@ -150,7 +131,7 @@ class OpenAIChatModel:
         import openai
 
         try:
-            client = self._get_client().with_options(timeout=WINDOW_PROBE_TIMEOUT, max_retries=0)
+            client = self._client.now().with_options(timeout=WINDOW_PROBE_TIMEOUT, max_retries=0)
             model = await client.models.retrieve(self._model)
             self._server_window = window_in(model.model_extra or {})
         except (openai.OpenAIError, ValueError, AttributeError, TypeError):
@@ -159,9 +140,7 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         """Close the HTTP connections. The model may be used again afterwards (a new client is made)."""
-        client, self._client = self._client, None
-        if client is not None:
-            await client.close()
+        await self._client.aclose()
 
     async def stream(
         self, messages: Sequence[PromptMessage], *, temperature: float | None = None
@@ -181,7 +160,7 @@ class OpenAIChatModel:
         chunks = 0
         thinking = answered = False
         try:
-            client = self._get_client()
+            client = self._client.now()
             # What create() sends, posted as given and read as plain JSON: create() runs each
             # message through the client's type transform (81 ms for 300 messages) and builds a
             # pydantic model of each chunk (~0.1 ms apiece), all on the event loop.
@@ -261,7 +240,7 @@ class OpenAIChatModel:
         import openai
 
         try:
-            page = await self._get_client().models.list()
+            page = await self._client.now().models.list()
             data = getattr(page, "data", None) or []
             return [str(model.id) for model in data if getattr(model, "id", None) is not None]
         # openai builds the page without validating it, so an answer of the wrong shape (an HTML
