@@ -152,29 +152,22 @@ class ServerControl:
         return len(self.requests())
 
     async def requests_since(self, count: int, kinds: tuple[str, ...]) -> list[dict[str, Any]]:
-        """The timings of the chat requests of ``kinds`` after the first ``count``, once each is
-        written (as :meth:`last_request`)."""
+        """The timings (perf_counter: one clock for both processes) of the chat requests of
+        ``kinds`` after the first ``count``, once each is written: the server notes a reply
+        finished just after writing it, and the app may read and draw it before the server gets
+        that far. Asked for after a measure, not during."""
         found: list[dict[str, Any]] = []
 
         def finished() -> bool:
-            found[:] = [r for r in self._call("/_fake/requests")[count:] if r["kind"] in kinds]
+            found[:] = [r for r in self.requests()[count:] if r["kind"] in kinds]
             return bool(found) and all(request["finished_at"] is not None for request in found)
 
         await poll(finished, 10, step=0.02)
         return found
 
     async def last_request(self) -> dict[str, Any]:
-        """The last reply's request's timings (perf_counter: one clock for both processes), once
-        its last piece is written: the server notes it just after writing, and the app may read
-        and draw the reply before the server gets that far. Asked for after a measure, not during."""
-        found: list[dict[str, Any]] = []
-
-        def finished() -> bool:
-            found[:] = [r for r in self._call("/_fake/requests") if r["kind"] == "stream"][-1:]
-            return bool(found) and found[0]["finished_at"] is not None
-
-        await poll(finished, 10, step=0.02)
-        return found[0]
+        """The last reply's request's timings, once written (see :meth:`requests_since`)."""
+        return (await self.requests_since(0, ("stream",)))[-1]
 
 
 async def streamed(
