@@ -55,11 +55,8 @@ def warm_up() -> None:
 
 def term_counts(text: str, name: str | None = None) -> dict[str, int]:
     """Stemmed term → count for lexical relevance."""
-    from engine.text import iter_terms
+    from engine.text import count_terms
 
-    counts: dict[str, int] = {}
     # The speaker's name counts as a word of the message: "what did Maya say about X" should find
     # Maya's messages about X, not only messages that mention her.
-    for term in iter_terms(f"{text} {name}" if name else text):
-        counts[term] = counts.get(term, 0) + 1
-    return counts
+    return count_terms(f"{text} {name}" if name else text)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.text import STOPWORDS, encodable, stem, terms, words
+from engine.text import STOPWORDS, count_terms, encodable, stem, terms, words
 
 
 def test_stopwords_are_the_common_function_words() -> None:
@@ -63,14 +63,6 @@ def test_stem_is_snowball_english(word: str, expected: str) -> None:
     assert type(stem(word)) is str
 
 
-def test_stem_is_memoised() -> None:
-    stem("memoisation")
-    before = stem.cache_info().hits
-    stem("memoisation")
-    assert stem.cache_info().hits == before + 1
-    assert stem.cache_info().maxsize == 100_000
-
-
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -86,16 +78,31 @@ def test_terms(text: str, expected: list[str]) -> None:
     assert terms(text) == expected
 
 
-def test_a_log_of_numbered_lines_leaves_the_stem_cache_to_words() -> None:
-    # A 1 MB log has ~14,000 distinct line numbers: stemming each would push the words a chat
-    # repeats out of the cache.
-    stem("failing")
-    before = stem.cache_info()
-    found = terms("".join(f"line {n} failing\n" for n in range(10, 5_010)))
-    after = stem.cache_info()
-    assert found[:6] == ["line", "10", "fail", "line", "11", "fail"]
-    assert after.currsize == before.currsize
-    assert after.hits == before.hits + 10_000
+_REPEATING_WORDS = st.lists(
+    st.sampled_from([*"ab_Cé1 .'", "the", "running", "Runs", "12", "xCase"]), max_size=40
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_REPEATING_WORDS)
+def test_counting_terms_counts_each_term_of_the_text_in_order(text: str) -> None:
+    # Each distinct word is stemmed once, not each occurrence: the counts must come out as if
+    # every occurrence had been, keyed in the order the terms first appear.
+    found = terms(text)
+    assert list(count_terms(text).items()) == [(t, found.count(t)) for t in dict.fromkeys(found)]
+
+
+def test_a_megabyte_of_repeated_words_counts_every_occurrence() -> None:
+    text = "Running runs ran; 404 errors in request_handler. " * 20_000
+    assert count_terms(text) == {
+        "run": 40_000,
+        "ran": 20_000,
+        "404": 20_000,
+        "error": 20_000,
+        "request_handl": 20_000,
+        "request": 20_000,
+        "handler": 20_000,
+    }
 
 
 @pytest.mark.parametrize("unit", ["a_", "aB", "a'", "'s", "x", "_", "é", " "])
