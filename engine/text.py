@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["STOPWORDS", "stem", "terms", "words"]
+__all__ = ["STOPWORDS", "count_terms", "stem", "terms", "words"]
 
 _STOPWORDS = """
     a about above after again against all also am an and any are as at be because been before being
@@ -182,8 +182,8 @@ def count_terms(text: str) -> dict[str, int]:
     """Each index term of ``text`` (see :func:`terms`) and how often it occurs, in order of
     first appearance.
 
-    Each distinct word is stemmed once: text repeats its words (a 3 MB stretch of chat has
-    ~480,000 words and ~7,400 distinct ones).
+    Each distinct word is stemmed once: text repeats its words (a 3 MB stretch of chat has ~490,000
+    words to stem, ~7,400 of them distinct).
     """
     counts: dict[str, int] = {}
     for word in iter_words(text):
