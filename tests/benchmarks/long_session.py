@@ -24,7 +24,8 @@ app, so its peak RSS and its CPU time are the app's own. It measures:
 * a 1 MB reply (1,000 pieces of 1 kB, as fast as the server writes): from its last piece to the
   whole reply on screen, and reopening the session with it as the last message;
 * peak RSS of the app process; and, in another process, of the same app with an empty session
-  after a few turns: what Python, Textual, openai and the tokenizer cost before any history.
+  after a few turns: what Python, Textual, openai and the tokenizer cost before any history
+  (``memory_profile.py`` shows where the memory goes).
 
 Targets (issue 8): open ≤ 1 s, turn overhead ≤ 100 ms, streaming ≤ 50% of a core and ≤ 250 ms
 behind, 1 MB reply on screen ≤ 1.5 s, peak RSS ≤ 150 MB.
