@@ -244,3 +244,30 @@ async def test_alt_c_copies_the_sessions_last_reply_even_from_its_first_page() -
         await wait_for(pilot, lambda: shown_numbers(app)[:1] == [0] and not chat(app).message_list.at_latest)
         await pilot.press("alt+c")
         await wait_for(pilot, lambda: app.clipboard == texts()[-1])  # the last reply, not on screen
+
+
+async def test_a_focused_message_that_goes_hands_the_focus_to_the_composer_not_the_panel() -> None:
+    # The panel's keys act on a row (p pins, f forgets now): a sentence typed there after a
+    # jump or a scroll took the focused message away would act on whatever row was highlighted.
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app)
+        screen = chat(app)
+        views(app)[-1].focus()
+        await pilot.press("ctrl+home")
+        await wait_for(pilot, lambda: shown_numbers(app)[:1] == [0])
+        await pilot.pause()
+        assert app.focused is screen.composer
+
+        views(app)[0].focus()  # the session's first message, scrolled away below
+        listing = screen.message_list
+        for _ in range(2 * MOUNTED_LIMIT // PAGE + 1):
+            last = shown_numbers(app)[-1]
+            listing.scroll_end(animate=False, immediate=True, force=True)
+            await wait_for(pilot, lambda last=last: shown_numbers(app)[-1] > last and not listing.paging)  # type: ignore[misc]
+        assert 0 not in shown_numbers(app)
+        await pilot.pause()
+        assert app.focused is screen.composer
+        await pilot.press(*"pf")
+        assert screen.composer.text == "pf"

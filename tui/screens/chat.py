@@ -222,6 +222,10 @@ class ChatScreen(Screen[None]):
     def _read_page(self, event: MessageList.NeedsMore) -> None:
         self.pages.read_next(event)
 
+    @on(MessageList.FocusLost)
+    def _focus_composer(self) -> None:
+        self.composer.focus()
+
     def action_first_message(self) -> None:
         self.pages.jump(to_start=True)
 

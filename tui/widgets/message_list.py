@@ -57,6 +57,11 @@ class MessageList(VerticalScroll, LaidOutOnce):
             self.beyond = beyond
             """The id of the message at that edge: the page wanted is before or after it."""
 
+    class FocusLost(Message):
+        """The focused message was unmounted (a jump, a page scrolled past, a delete), and the
+        focus needs a home: Textual gives it to the next focusable widget, the context panel,
+        whose keys act on a row (p pins, f forgets now) as the user types on."""
+
     def __init__(self, welcome: Content, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, can_focus=False)
         self._welcome = welcome
@@ -89,8 +94,10 @@ class MessageList(VerticalScroll, LaidOutOnce):
         """Replace what is shown with ``page`` (a session just opened, or a jump): scrolled to the
         end, or to message ``focus`` (a search hit), which is then scrolled to the top and focused."""
         self._placing = True  # no page is asked for by where the old content was scrolled
+        leaving = [c for c in self.children if c not in (self._top, self._bottom)]
+        lost = self._holds_focus(leaving)
         with self.app.batch_update():  # one layout for the old page's removal and the new one
-            await self.remove_children([c for c in self.children if c not in (self._top, self._bottom)])
+            await self.remove_children(leaving)
             self._views.clear()
             self._asked = None
             self._earlier, self._later = page.earlier, page.later
@@ -98,6 +105,8 @@ class MessageList(VerticalScroll, LaidOutOnce):
             self._views.update((v.message.id, v) for v in views)
             await self.mount_all(views or [Static(self._welcome, classes="welcome")], before=self._bottom)
             self._show_counts()
+        if lost and focus not in self._views:
+            self.post_message(self.FocusLost())
         self.call_after_refresh(self._place, focus)
 
     def _place(self, focus: int | None) -> None:
@@ -202,7 +211,10 @@ class MessageList(VerticalScroll, LaidOutOnce):
         for message_id in message_ids:
             view = self._views.pop(message_id, None)
             if view is not None:
+                lost = self._holds_focus([view])
                 await view.remove()
+                if lost:
+                    self.post_message(self.FocusLost())
 
     def show_context(self, view: ContextView) -> None:
         """Mark each mounted message (and each mounted later) with where it stands in the next request."""
@@ -300,7 +312,15 @@ class MessageList(VerticalScroll, LaidOutOnce):
             return
         for view in views:
             self._views.pop(view.message.id, None)
+        lost = self._holds_focus(views)
         await self.remove_children(list(views))
+        if lost:
+            self.post_message(self.FocusLost())
+
+    def _holds_focus(self, widgets: Sequence[Widget]) -> bool:
+        """Whether the focused widget is one of ``widgets`` or inside one."""
+        focused = self.screen.focused
+        return focused is not None and any(node in widgets for node in focused.ancestors_with_self)
 
 
 def _over_limit(mounted: Sequence[MessageView], coming: Sequence[MessageView]) -> int:
