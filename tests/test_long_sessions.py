@@ -7,6 +7,7 @@ import gc
 import sqlite3
 from collections.abc import AsyncIterator
 
+from textual import events
 from textual._styles_cache import StylesCache
 from textual.pilot import Pilot
 from textual.widget import Widget
@@ -271,3 +272,71 @@ async def test_a_focused_message_that_goes_hands_the_focus_to_the_composer_not_t
         assert app.focused is screen.composer
         await pilot.press(*"pf")
         assert screen.composer.text == "pf"
+
+
+async def test_page_up_in_the_composer_pages_the_conversation_and_the_list_settles_where_it_stops() -> None:
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(pilot, app)
+        screen = chat(app)
+        listing = screen.message_list
+        assert app.focused is screen.composer
+        first = shown_numbers(app)[0]
+        for _ in range(8):  # older pages come in as the view nears the top of what is mounted
+            await pilot.press("pageup")
+            await wait_for(pilot, lambda: not listing.paging)
+            shown = shown_numbers(app)
+            await pilot.pause(0.3)
+            # These messages are short: a page is taller than the room between the two edges
+            # where a page is asked for, and the list went on paging down and up by itself.
+            assert shown_numbers(app) == shown
+            assert not listing.paging
+        assert shown_numbers(app)[0] < first
+        assert app.focused is screen.composer
+
+        # A draft taller than the composer: the keys move through it, and the list stays put.
+        screen.composer.text = "\n".join(f"line {n}" for n in range(40))
+        await pilot.pause()
+        at = listing.scroll_y
+        await pilot.press("pageup")
+        assert screen.composer.cursor_location[0] < 39
+        assert listing.scroll_y == at
+
+
+async def test_page_down_in_the_composer_goes_back_to_the_latest_message() -> None:
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot, app)
+        listing = chat(app).message_list
+        for _ in range(8):
+            await pilot.press("pageup")
+            await pilot.pause(0.3)
+        # Here the last page to come in above leaves the view on the bottom edge, where a
+        # PageDown scrolls nothing: the list stayed there for good.
+        for _ in range(40):
+            if shown_numbers(app)[-1] == COUNT - 1 and listing.is_vertical_scroll_end:
+                break
+            await pilot.press("pagedown")
+            await pilot.pause(0.2)
+        assert shown_numbers(app)[-1] == COUNT - 1
+        assert listing.is_vertical_scroll_end
+
+
+async def test_the_mouse_wheel_at_the_bottom_edge_of_an_earlier_page_brings_the_later_ones() -> None:
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot, app)
+        listing = chat(app).message_list
+        for _ in range(8):  # as above: the view is left on the bottom edge of what is mounted
+            await pilot.press("pageup")
+            await pilot.pause(0.3)
+        for _ in range(80):
+            if shown_numbers(app)[-1] == COUNT - 1 and listing.is_vertical_scroll_end:
+                break
+            listing.post_message(events.MouseScrollDown(listing, 5, 5, 0, 1, 0, False, False, False))
+            await pilot.pause(0.1)
+        assert shown_numbers(app)[-1] == COUNT - 1
+        assert listing.is_vertical_scroll_end

@@ -226,6 +226,10 @@ class ChatScreen(Screen[None]):
     def _focus_composer(self) -> None:
         self.composer.focus()
 
+    @on(Composer.HistoryPaged)
+    def _page_history(self, event: Composer.HistoryPaged) -> None:
+        self.message_list.page(up=event.up)
+
     def action_first_message(self) -> None:
         self.pages.jump(to_start=True)
 

@@ -80,6 +80,25 @@ class Composer(TextArea):
         def control(self) -> Composer:
             return self.composer
 
+    @dataclass
+    class HistoryPaged(Message):
+        """PageUp or PageDown with a draft the composer shows whole: the conversation is paged
+        instead, as there is no page of the draft to move to."""
+
+        up: bool
+
+    def action_cursor_page_up(self) -> None:
+        if self.max_scroll_y > 0:
+            super().action_cursor_page_up()
+        else:
+            self.post_message(self.HistoryPaged(up=True))
+
+    def action_cursor_page_down(self) -> None:
+        if self.max_scroll_y > 0:
+            super().action_cursor_page_down()
+        else:
+            self.post_message(self.HistoryPaged(up=False))
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
         super().__init__(
             "",

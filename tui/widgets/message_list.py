@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from textual import events
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
@@ -77,6 +79,8 @@ class MessageList(VerticalScroll, LaidOutOnce):
         self._placed: dict[int, ItemView] = {}
         """Where each message stands in the next request, as the engine last said (marks the
         views of pages mounted later too)."""
+        self._size_asked_at = Size(0, 0)
+        """The list's size when it last looked for an edge on a resize."""
         self._top = LaidOutStatic("", classes="more")
         self._bottom = LaidOutStatic("", classes="more")
 
@@ -249,19 +253,45 @@ class MessageList(VerticalScroll, LaidOutOnce):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        self._maybe_ask()
+        if new_value != old_value:
+            self._maybe_ask("earlier" if new_value < old_value else "later")
 
-    def on_resize(self) -> None:
-        self._maybe_ask()
+    def page(self, *, up: bool) -> None:
+        """Scroll a screenful up or down (PageUp, PageDown), asking for the next page at an edge:
+        there the scroll changes nothing, and nothing else would ask."""
+        if up:
+            self.scroll_page_up(animate=False)
+        else:
+            self.scroll_page_down(animate=False)
+        self._maybe_ask("earlier" if up else "later")
 
-    def _maybe_ask(self) -> None:
-        """Ask for the next page when the view nears an edge with more stored beyond it."""
+    def on_mouse_scroll_up(self) -> None:
+        self._maybe_ask("earlier")  # as for PageUp: at the edge, the wheel scrolls nothing
+
+    def on_mouse_scroll_down(self) -> None:
+        self._maybe_ask("later")
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Only when the list itself changes size: a page mounted changes the size of what it
+        # scrolls, which Textual reports as a resize too.
+        if event.size != self._size_asked_at:
+            self._size_asked_at = event.size
+            self._maybe_ask()
+
+    def _maybe_ask(self, toward: Direction | None = None) -> None:
+        """Ask for the next page when the view nears an edge with more stored beyond it: the
+        edge it moves ``toward``, or either.
+
+        Only toward where it moves: with short messages, a page can be taller than what lies
+        between the two edges, so the view a page from one side leaves is near the other edge,
+        and the list paged up and down by itself for as long as it was shown.
+        """
         if self._asked is not None or self._placing or not self._views:
             return
         mounted = self.mounted
-        if self._earlier and self.scroll_y <= EDGE_LINES:
+        if toward != "later" and self._earlier and self.scroll_y <= EDGE_LINES:
             self._ask("earlier", mounted[0].message.id)
-        elif self._later and self.max_scroll_y - self.scroll_y <= EDGE_LINES:
+        elif toward != "earlier" and self._later and self.max_scroll_y - self.scroll_y <= EDGE_LINES:
             self._ask("later", mounted[-1].message.id)
 
     def _ask(self, direction: Direction, beyond: int) -> None:
@@ -294,8 +324,8 @@ class MessageList(VerticalScroll, LaidOutOnce):
             # Forced: right after a page is mounted, Textual may not have decided yet that the
             # list has a scrollbar, and would ignore the scroll otherwise.
             self.scroll_to(y=keep.virtual_region.y - offset, animate=False, immediate=True, force=True)
-        self._asked = None
-        self._maybe_ask()  # still at the edge (a short page): the next one
+        came, self._asked = self._asked, None
+        self._maybe_ask(came)  # still at that edge (a short page): the next one
 
     def _leaving(self, views: Sequence[MessageView], *, later: bool) -> Sequence[MessageView]:
         """Count ``views`` among the later (or earlier) messages, before they are unmounted: the
