@@ -19,6 +19,7 @@ HELP = """\
 | Enter | send the message |
 | Ctrl+J, Alt+Enter | new line in the message |
 | Tab, Shift+Tab | move between the composer, the context panel and the messages |
+| PageUp, PageDown | scroll the conversation (in a draft taller than the composer: move through it) |
 | Ctrl+P | command palette: every action, and themes (dark, light, high contrast) |
 | Ctrl+Q | quit |
 
