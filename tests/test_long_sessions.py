@@ -333,10 +333,30 @@ async def test_the_mouse_wheel_at_the_bottom_edge_of_an_earlier_page_brings_the_
         for _ in range(8):  # as above: the view is left on the bottom edge of what is mounted
             await pilot.press("pageup")
             await pilot.pause(0.3)
-        for _ in range(80):
+        for _ in range(300):  # a turn of the wheel scrolls 3 lines; 80 messages of 3 lines lie below
             if shown_numbers(app)[-1] == COUNT - 1 and listing.is_vertical_scroll_end:
                 break
             listing.post_message(events.MouseScrollDown(listing, 5, 5, 0, 1, 0, False, False, False))
-            await pilot.pause(0.1)
+            await pilot.pause(0.02)
         assert shown_numbers(app)[-1] == COUNT - 1
         assert listing.is_vertical_scroll_end
+
+
+async def test_page_down_from_a_search_hit_brings_one_page_not_the_rest_of_the_session() -> None:
+    ids = make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(pilot, app)
+        screen, listing = chat(app), chat(app).message_list
+        screen.open_session(ids["Long"], at_message=151)  # message ids start at 1: note 150
+        await wait_for(pilot, lambda: 150 in shown_numbers(app) and not listing.paging)
+        await pilot.pause(0.3)
+        last = shown_numbers(app)[-1]
+        assert last < COUNT - 1
+        await pilot.press("pagedown")  # on the focused hit
+        await wait_for(pilot, lambda: shown_numbers(app)[-1] > last)
+        await pilot.pause(0.5)
+        # The message at the top of the view was among those let go below the new page: the
+        # view was left on the edge, and page after page came down to the session's end.
+        assert shown_numbers(app)[-1] <= last + PAGE
+        assert not listing.paging

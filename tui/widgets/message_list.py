@@ -11,10 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from textual import events
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
@@ -79,8 +77,6 @@ class MessageList(VerticalScroll, LaidOutOnce):
         self._placed: dict[int, ItemView] = {}
         """Where each message stands in the next request, as the engine last said (marks the
         views of pages mounted later too)."""
-        self._size_asked_at = Size(0, 0)
-        """The list's size when it last looked for an edge on a resize."""
         self._top = LaidOutStatic("", classes="more")
         self._bottom = LaidOutStatic("", classes="more")
 
@@ -153,15 +149,17 @@ class MessageList(VerticalScroll, LaidOutOnce):
                 self._asked = None
                 self._show_counts()
                 return
-            # Content is added above the view: keep the message at the top of the view in place.
-            top = self._first_visible(mounted)
+            staying = mounted[: len(mounted) - _over_limit(mounted, views)]
+            # Content is added above the view: keep the message at the top of the view in place
+            # (or the first of those staying below it, should it be among those that go).
+            top = self._first_visible(staying)
             # A view at the end (a new message after a jump starts a short window there) stays
             # on the end, following a reply that grows while the page is laid out; otherwise the
             # user went up, and new text at the end must not pull the view down.
-            offset = None if self.is_vertical_scroll_end else top.virtual_region.y - self.scroll_y
+            offset = None if self._following() else top.virtual_region.y - self.scroll_y
             if offset is not None:
                 self.release_anchor()
-            gone = self._leaving(mounted[len(mounted) - _over_limit(mounted, views) :], later=True)
+            gone = self._leaving(mounted[len(staying) :], later=True)
             # Before the mount, while the screen's map of where widgets are still holds: after it,
             # redrawing the counts would have the whole screen arranged an extra time.
             self._show_counts()
@@ -175,9 +173,13 @@ class MessageList(VerticalScroll, LaidOutOnce):
                 self._asked = None
                 self._show_counts()
                 return
-            keep = self._first_visible(mounted) if mounted else None
+            staying = mounted[_over_limit(mounted, views) :]
+            # The message at the top of the view stays in place, or the first of those staying
+            # below it: had it gone, the view was left where the page went, on the edge below
+            # it, asking for page after page down to the session's end.
+            keep = self._first_visible(staying) if staying else None
             offset = keep.virtual_region.y - self.scroll_y if keep is not None else 0
-            gone = self._leaving(mounted[: _over_limit(mounted, views)], later=False)
+            gone = self._leaving(mounted[: len(mounted) - len(staying)], later=False)
             self._show_counts()  # before the mount, as above
             await self.mount_all(views, before=self._bottom)
             self._views.update((v.message.id, v) for v in views)
@@ -205,7 +207,20 @@ class MessageList(VerticalScroll, LaidOutOnce):
             await self._unmount(self._leaving(mounted[: _over_limit(mounted, [])], later=False))
         self._show_counts()
         self.anchor()
+        # A new message from an older page starts a short window at the end, mounted after the
+        # window was placed: look for its edges now that it holds something.
+        self._maybe_ask()
         return view
+
+    def _following(self) -> bool:
+        """Whether the view is on the end, or anchored there and due back as a reply grows.
+
+        Textual keeps an anchor that the user has not scrolled away from as a private flag; a
+        page coming in above while a growing reply had the view a few lines off the end took
+        it for the user's own scroll, and the view stopped following the reply.
+        """
+        released = getattr(self, "_anchor_released", True)
+        return self.is_vertical_scroll_end or (self.is_anchored and not released)
 
     def view_for(self, message_id: int) -> MessageView | None:
         return self._views.get(message_id)
@@ -265,18 +280,28 @@ class MessageList(VerticalScroll, LaidOutOnce):
             self.scroll_page_down(animate=False)
         self._maybe_ask("earlier" if up else "later")
 
+    def action_page_up(self) -> None:  # the list's own keys, with a message focused
+        self.page(up=True)
+
+    def action_page_down(self) -> None:
+        self.page(up=False)
+
+    def action_scroll_up(self) -> None:
+        super().action_scroll_up()
+        self._maybe_ask("earlier")
+
+    def action_scroll_down(self) -> None:
+        super().action_scroll_down()
+        self._maybe_ask("later")
+
     def on_mouse_scroll_up(self) -> None:
         self._maybe_ask("earlier")  # as for PageUp: at the edge, the wheel scrolls nothing
 
     def on_mouse_scroll_down(self) -> None:
         self._maybe_ask("later")
 
-    def on_resize(self, event: events.Resize) -> None:
-        # Only when the list itself changes size: a page mounted changes the size of what it
-        # scrolls, which Textual reports as a resize too.
-        if event.size != self._size_asked_at:
-            self._size_asked_at = event.size
-            self._maybe_ask()
+    def on_resize(self) -> None:
+        self._maybe_ask()
 
     def _maybe_ask(self, toward: Direction | None = None) -> None:
         """Ask for the next page when the view nears an edge with more stored beyond it: the
