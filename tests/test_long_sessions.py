@@ -304,17 +304,25 @@ async def test_page_up_in_the_composer_pages_the_conversation_and_the_list_settl
         assert listing.scroll_y == at
 
 
+async def up_to_the_bottom_edge_of_an_earlier_window(pilot: Pilot[None], app: HeedfulApp) -> None:
+    """PageUp eight times at 120×40: the last page to come in above leaves the view exactly on
+    the bottom edge of what is mounted, with later messages beyond it."""
+    for _ in range(8):
+        await pilot.press("pageup")
+        await pilot.pause(0.3)
+    listing = chat(app).message_list
+    assert listing.is_vertical_scroll_end
+    assert shown_numbers(app)[-1] < COUNT - 1
+
+
 async def test_page_down_in_the_composer_goes_back_to_the_latest_message() -> None:
     make_sessions(("Long", texts()))
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(pilot, app)
         listing = chat(app).message_list
-        for _ in range(8):
-            await pilot.press("pageup")
-            await pilot.pause(0.3)
-        # Here the last page to come in above leaves the view on the bottom edge, where a
-        # PageDown scrolls nothing: the list stayed there for good.
+        await up_to_the_bottom_edge_of_an_earlier_window(pilot, app)
+        # A PageDown there scrolls nothing: the list stayed there for good.
         for _ in range(40):
             if shown_numbers(app)[-1] == COUNT - 1 and listing.is_vertical_scroll_end:
                 break
@@ -330,9 +338,7 @@ async def test_the_mouse_wheel_at_the_bottom_edge_of_an_earlier_page_brings_the_
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(pilot, app)
         listing = chat(app).message_list
-        for _ in range(8):  # as above: the view is left on the bottom edge of what is mounted
-            await pilot.press("pageup")
-            await pilot.pause(0.3)
+        await up_to_the_bottom_edge_of_an_earlier_window(pilot, app)
         for _ in range(300):  # a turn of the wheel scrolls 3 lines; 80 messages of 3 lines lie below
             if shown_numbers(app)[-1] == COUNT - 1 and listing.is_vertical_scroll_end:
                 break
