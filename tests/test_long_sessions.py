@@ -3,6 +3,7 @@ scrolls; jumps to either end; a new message always lands in view."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sqlite3
 from collections.abc import AsyncIterator
@@ -41,6 +42,16 @@ async def opened(pilot: Pilot[None], app: HeedfulApp, last: int = COUNT - 1) -> 
     await wait_for(pilot, lambda: not chat(app).message_list.paging)  # a short first page asks for one above
 
 
+@contextlib.asynccontextmanager
+async def long_session(size: tuple[int, int] = (100, 30)) -> AsyncIterator[tuple[Pilot[None], HeedfulApp]]:
+    """The app on a session of :data:`COUNT` notes, opened on its latest page."""
+    make_sessions(("Long", texts()))
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await opened(pilot, app)
+        yield pilot, app
+
+
 def counts_said(app: HeedfulApp) -> list[str]:
     """What the list says of the messages above and below those mounted (the notes shown)."""
     return [str(note.render()) for note in chat(app).message_list.query(".more.-shown")]
@@ -67,10 +78,7 @@ async def pages_up(pilot: Pilot[None], app: HeedfulApp) -> AsyncIterator[int]:
 
 
 async def test_a_long_session_opens_on_its_latest_page_and_says_how_much_is_above() -> None:
-    make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await opened(pilot, app)
+    async with long_session() as (_, app):
         # The latest page, and the one before it where a page of these one-line notes leaves the
         # screen unfilled: whole pages, up to the last message.
         shown = shown_numbers(app)
@@ -83,10 +91,7 @@ async def test_a_long_session_opens_on_its_latest_page_and_says_how_much_is_abov
 
 
 async def test_scrolling_up_loads_earlier_pages_until_the_first_message_keeping_the_view_still() -> None:
-    make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await opened(pilot, app)
+    async with long_session() as (pilot, app):
         listing = chat(app).message_list
         most = 0
         async for before in pages_up(pilot, app):
@@ -117,10 +122,7 @@ async def test_scrolling_up_loads_earlier_pages_until_the_first_message_keeping_
 async def test_messages_scrolled_away_leave_none_of_their_drawn_lines_behind() -> None:
     # Textual kept the style caches of its last 1,024 widgets alive, every line each had drawn,
     # after the widgets were gone (textual#6665): memory grew with every page scrolled.
-    make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await opened(pilot, app)
+    async with long_session() as (pilot, app):
         async for _ in pages_up(pilot, app):
             pass
         gc.collect()
@@ -134,10 +136,7 @@ async def test_messages_scrolled_away_leave_none_of_their_drawn_lines_behind() -
 async def test_turns_keep_the_window_of_mounted_messages() -> None:
     # Each turn adds two messages at the end: without a limit, a chat kept open for weeks would
     # lay out every one of them on every turn.
-    make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await opened(pilot, app)
+    async with long_session() as (pilot, app):
         turns = (MOUNTED_LIMIT - PAGE) // 2 + 1
         for n in range(turns):
             await say(pilot, app, f"and now {n}?", not_now=True)  # the budget is long spent
@@ -157,10 +156,7 @@ async def test_a_settled_turn_leaves_its_writes_in_the_database_file_not_only_in
     # SQLite copies its write-ahead log into the file by itself only once the log passes 1,000
     # pages, in whichever commit takes it there: in a long session, ~20 ms of a turn's planning.
     # Copied while the app waits for the user, the log rarely gets that long.
-    make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await opened(pilot, app)
+    async with long_session() as (pilot, app):
         await say(pilot, app, "what did the harbour log say?")
         await wait_for(pilot, lambda: chat(app).settled)
         # Read as the file alone has it (immutable: SQLite does not look at the log).
@@ -175,10 +171,7 @@ async def test_a_settled_turn_leaves_its_writes_in_the_database_file_not_only_in
 
 
 async def test_ctrl_home_and_ctrl_end_jump_to_either_end_and_a_new_message_shows_at_the_end() -> None:
-    make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await opened(pilot, app)
+    async with long_session() as (pilot, app):
         await pilot.press("ctrl+home")
         await wait_for(pilot, lambda: shown_numbers(app)[:1] == [0])
         assert chat(app).message_list.scroll_y == 0
@@ -237,10 +230,7 @@ async def test_a_reply_of_a_megabyte_streams_into_ever_cheaper_bodies_and_is_sto
 
 
 async def test_alt_c_copies_the_sessions_last_reply_even_from_its_first_page() -> None:
-    make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await opened(pilot, app)
+    async with long_session() as (pilot, app):
         await pilot.press("ctrl+home")
         await wait_for(pilot, lambda: shown_numbers(app)[:1] == [0] and not chat(app).message_list.at_latest)
         await pilot.press("alt+c")
@@ -250,10 +240,7 @@ async def test_alt_c_copies_the_sessions_last_reply_even_from_its_first_page() -
 async def test_a_focused_message_that_goes_hands_the_focus_to_the_composer_not_the_panel() -> None:
     # The panel's keys act on a row (p pins, f forgets now): a sentence typed there after a
     # jump or a scroll took the focused message away would act on whatever row was highlighted.
-    make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await opened(pilot, app)
+    async with long_session() as (pilot, app):
         screen = chat(app)
         views(app)[-1].focus()
         await pilot.press("ctrl+home")
@@ -275,10 +262,7 @@ async def test_a_focused_message_that_goes_hands_the_focus_to_the_composer_not_t
 
 
 async def test_page_up_in_the_composer_pages_the_conversation_and_the_list_settles_where_it_stops() -> None:
-    make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await opened(pilot, app)
+    async with long_session() as (pilot, app):
         screen = chat(app)
         listing = screen.message_list
         assert app.focused is screen.composer
@@ -316,10 +300,7 @@ async def up_to_the_bottom_edge_of_an_earlier_window(pilot: Pilot[None], app: He
 
 
 async def test_page_down_in_the_composer_goes_back_to_the_latest_message() -> None:
-    make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await opened(pilot, app)
+    async with long_session(size=(120, 40)) as (pilot, app):
         listing = chat(app).message_list
         await up_to_the_bottom_edge_of_an_earlier_window(pilot, app)
         # A PageDown there scrolls nothing: the list stayed there for good.
@@ -333,10 +314,7 @@ async def test_page_down_in_the_composer_goes_back_to_the_latest_message() -> No
 
 
 async def test_the_mouse_wheel_at_the_bottom_edge_of_an_earlier_page_brings_the_later_ones() -> None:
-    make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await opened(pilot, app)
+    async with long_session(size=(120, 40)) as (pilot, app):
         listing = chat(app).message_list
         await up_to_the_bottom_edge_of_an_earlier_window(pilot, app)
         for _ in range(300):  # a turn of the wheel scrolls 3 lines; 80 messages of 3 lines lie below
@@ -349,12 +327,10 @@ async def test_the_mouse_wheel_at_the_bottom_edge_of_an_earlier_page_brings_the_
 
 
 async def test_page_down_from_a_search_hit_brings_one_page_not_the_rest_of_the_session() -> None:
-    ids = make_sessions(("Long", texts()))
-    app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await opened(pilot, app)
+    async with long_session(size=(120, 40)) as (pilot, app):
         screen, listing = chat(app), chat(app).message_list
-        screen.open_session(ids["Long"], at_message=151)  # message ids start at 1: note 150
+        assert screen.session is not None
+        screen.open_session(screen.session.id, at_message=151)  # message ids start at 1: note 150
         await wait_for(pilot, lambda: 150 in shown_numbers(app) and not listing.paging)
         await pilot.pause(0.3)
         last = shown_numbers(app)[-1]
