@@ -44,7 +44,11 @@ SHOWN = 8
 
 
 def resident() -> float:
-    """The process's resident memory now, in MB, after a full collection."""
+    """The process's resident memory now, in MB, after a full collection.
+
+    Not long_session.py's ``memory()``: importing that script loads asyncio and the fake
+    server's modules, which the first steps of :func:`libraries` must not count.
+    """
     gc.collect()
     return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
