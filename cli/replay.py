@@ -27,6 +27,7 @@ from engine.curation_result import CurationResult
 from engine.curation_state import save
 from engine.curator import SessionCuration
 from engine.errors import StoreError
+from engine.inert_text import inert, inert_json, quoted
 from engine.model_summaries import SummaryLevel
 from engine.tokens import load_counter
 from sessions import paths
@@ -237,18 +238,21 @@ def run_replay(
             model=model,
         )
     except (TranscriptError, ValueError) as err:
-        print(f"heedful replay: {err}", file=sys.stderr)
+        print(f"heedful replay: {inert(str(err))}", file=sys.stderr)
         return 2
     except StoreError as err:
-        print(f"heedful replay: {err.user_message}", file=sys.stderr)
+        print(f"heedful replay: {inert(err.user_message)}", file=sys.stderr)
         return 1
-    text = json.dumps(document, ensure_ascii=False, indent=1)
+    # Control, C1, bidi and zero-width characters as \u escapes: the same JSON, safe to show.
+    text = inert_json(json.dumps(document, ensure_ascii=False, indent=1))
     if output is None:
         sys.stdout.write(text + "\n")
         return 0
     try:
         output.write_text(text + "\n", encoding="utf-8")
     except OSError as err:
-        print(f"heedful replay: could not write {output}: {err.strerror or err}", file=sys.stderr)
+        print(
+            f"heedful replay: could not write {quoted(str(output))}: {err.strerror or err}", file=sys.stderr
+        )
         return 1
     return 0

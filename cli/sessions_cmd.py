@@ -2,7 +2,8 @@
 
 Exit codes: 0 done, 2 bad input (no such session, a bad transcript line, a refused confirmation
 missing), 1 anything else (the database or a file could not be used). Messages go to standard
-error, in words; text that came from a conversation is made inert before it reaches a terminal.
+error, in words. Everything printed is inert (:mod:`engine.inert_text`), on a terminal or not: a
+pipe or a file is often read in one later. Paths and titles in messages are quoted, on one line.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from engine.errors import StoreError
+from engine.inert_text import inert, inert_json, inert_line, quoted
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,13 +41,9 @@ class CommandError(Exception):
         self.code = code
 
 
-def _shown(text: str, stream: TextIO) -> str:
-    """``text`` as it may be written to ``stream``: made inert when it is a terminal."""
-    if not stream.isatty():
-        return text
-    from tui.sanitize import inert
-
-    return inert(text)
+def _say(message: str, stream: TextIO | None = None) -> None:
+    """Print a message (to standard error unless told), inert."""
+    print(inert(message), file=stream or sys.stderr)
 
 
 @contextmanager
@@ -55,7 +53,7 @@ def _opened_store() -> Iterator[SqliteChatStore]:
 
     opened = open_store(paths.database_path())
     if opened.notice:
-        print(opened.notice, file=sys.stderr)
+        _say(opened.notice)
     try:
         yield opened.store
     finally:
@@ -68,10 +66,10 @@ def _run(name: str, body: CommandBody) -> int:
         with _opened_store() as store:
             body(store)
     except CommandError as err:
-        print(f"heedful {name}: {err}", file=sys.stderr)
+        _say(f"heedful {name}: {err}")
         return err.code
     except StoreError as err:
-        print(f"heedful {name}: {err.user_message}", file=sys.stderr)
+        _say(f"heedful {name}: {err.user_message}")
         return FAILED
     except KeyboardInterrupt:
         print(file=sys.stderr)
@@ -110,7 +108,7 @@ def run_list() -> int:
         width = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
         for row in [header, *rows]:
             line = f"{row[0]:>{width[0]}}  {row[1]:>{width[1]}}  {row[2]:<{width[2]}}  {row[3]}"
-            sys.stdout.write(_shown(line, sys.stdout) + "\n")
+            sys.stdout.write(inert_line(line) + "\n")
 
     return _run("sessions list", body)
 
@@ -137,12 +135,10 @@ def run_export(session_id: int, *, fmt: str | None, output: Path | None) -> int:
         dump = store.dump_session(session_id)
         text = exchange.to_markdown(dump) if chosen == "md" else exchange.to_jsonl(dump)
         if output is None:
-            sys.stdout.write(_shown(text, sys.stdout))
+            sys.stdout.write(text)  # both formats are inert as written
             return
         write_private(output, text)
-        print(
-            f"Exported session {session_id} ({len(dump.messages):,} messages) to {output}.", file=sys.stderr
-        )
+        _say(f"Exported session {session_id} ({len(dump.messages):,} messages) to {quoted(str(output))}.")
 
     return _run("sessions export", body)
 
@@ -153,14 +149,14 @@ def write_private(path: Path, text: str) -> None:
     try:
         fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as err:
-        raise CommandError(f"could not write {path}: {err.strerror or err}.") from err
+        raise CommandError(f"could not write {quoted(str(path))}: {err.strerror or err}.") from err
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
         os.replace(scratch, path)
     except OSError as err:
         Path(scratch).unlink(missing_ok=True)
-        raise CommandError(f"could not write {path}: {err.strerror or err}.") from err
+        raise CommandError(f"could not write {quoted(str(path))}: {err.strerror or err}.") from err
 
 
 # --- sessions import ---------------------------------------------------------------------------
@@ -173,13 +169,17 @@ def run_import(path: Path) -> int:
     try:
         dump = read_session_file(path)
     except TranscriptError as err:
-        print(f"heedful sessions import: {err}", file=sys.stderr)
+        _say(f"heedful sessions import: {err}")
         return BAD_INPUT
 
     def body(store: SqliteChatStore) -> None:
         stored = store.import_session(dump, source=path.name)
-        title = _shown(dump.header.title, sys.stdout)
-        print(f"Imported {len(dump.messages):,} messages from {path} as session {stored.session_id}: {title}")
+        title = inert_line(dump.header.title)
+        _say(
+            f"Imported {len(dump.messages):,} messages from {quoted(str(path))} as session "
+            f"{stored.session_id}: {title}",
+            sys.stdout,
+        )
 
     return _run("sessions import", body)
 
@@ -197,7 +197,7 @@ def run_delete(session_id: int, *, yes: bool) -> int:
                     BAD_INPUT,
                 )
             question = (
-                f"Delete session {session_id} “{_shown(title, sys.stdout)}” and its {count:,} messages? "
+                f"Delete session {session_id} “{inert_line(title)}” and its {count:,} messages? "
                 "This cannot be undone. [y/N] "
             )
             try:
@@ -221,7 +221,7 @@ def run_ledger(session_id: int, *, as_json: bool) -> int:
         entries = store.ledger(session_id)
         if as_json:
             document = [{"id": entry.id, **entry.as_json()} for entry in entries]
-            sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=1) + "\n")
+            sys.stdout.write(inert_json(json.dumps(document, ensure_ascii=False, indent=1)) + "\n")
             return
         if not entries:
             print(
@@ -239,6 +239,6 @@ def run_ledger(session_id: int, *, as_json: bool) -> int:
                 f"turn {entry.turn:>3}  {entry.kind.value:<9} {about:<12} "
                 f"{entry.action}{change}: {entry.reason}"
             )
-            sys.stdout.write(_shown(" ".join(line.split("\n")), sys.stdout) + "\n")
+            sys.stdout.write(inert_line(" ".join(line.split("\n"))) + "\n")
 
     return _run("ledger", body)

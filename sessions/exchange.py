@@ -23,12 +23,14 @@ ledger: the import writes one ledger entry per message whose curation record it 
 
 Markdown is for reading: a heading per message with who wrote it and when, pinned, summarized,
 pruned and forgotten messages marked, superseded replies left out (the chat does not show them).
+Tool output, error texts and Python tracebacks are fenced as code. Both formats are inert to ``cat``:
+the transcript writes C1, DEL, bidi and zero-width characters as JSON escapes, and Markdown shows
+every control, bidi and zero-width character as a visible symbol (:mod:`engine.inert_text`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -37,8 +39,10 @@ from typing import Literal, cast
 
 from engine.chat import MessageStatus, Role, SessionSettings
 from engine.consent import ConsentChoice
+from engine.inert_text import inert, inert_json, inert_line, quoted
 from engine.items import ItemState
 from engine.ledger import EntryKind
+from sessions import markdown_text
 from sessions.transcript import SessionLine, TranscriptError, read_session_lines
 
 ExportFormat = Literal["md", "jsonl"]
@@ -47,10 +51,6 @@ FORMATS: tuple[ExportFormat, ...] = ("jsonl", "md")
 INTERRUPTED_ON_EXPORT = "This reply was still being written when the session was exported."
 
 _ROLE_NAMES: dict[str, str] = {"user": "You", "assistant": "Assistant", "system": "System", "tool": "Tool"}
-# C1 controls and DEL are legal raw in JSON strings; written escaped, an export shown in a terminal
-# (cat, less -r) cannot drive it. C0 controls are always escaped by json.dumps.
-_RAW_CONTROLS = re.compile(r"[\x7f-\x9f]")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,8 +304,9 @@ def to_jsonl(session: SessionDump) -> str:
                 line[name] = value
         if number == 0:
             line["session"] = _header_json(session.header)
-        text = json.dumps(line, ensure_ascii=False)
-        lines.append(_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+        # C1, DEL, bidi and zero-width characters are legal raw in JSON strings; written escaped, an
+        # export shown in a terminal (cat, less -r) cannot drive it. json.dumps escapes C0 itself.
+        lines.append(inert_json(json.dumps(line, ensure_ascii=False)) + "\n")
     return "".join(lines)
 
 
@@ -354,7 +355,7 @@ def _message(path: Path, number: int, line: SessionLine, now: datetime) -> Excha
             created = datetime.fromisoformat(line.created_at)
         except ValueError as err:
             raise TranscriptError(
-                f"{path}, line {number}: created_at is not an ISO-8601 date and time ({line.created_at!r})."
+                f"{quoted(str(path))}, line {number}: created_at is not an ISO-8601 date and time ({line.created_at!r})."
             ) from err
         if created.tzinfo is None:
             created = created.replace(tzinfo=UTC)
@@ -391,13 +392,15 @@ def to_markdown(session: SessionDump) -> str:
     count = f"{len(shown):,} message" + ("" if len(shown) == 1 else "s")
     parts = [f"# {_one_line(session.header.title)}\n\n{count} · exported from Heedful\n"]
     for message in shown:
-        parts.append(f"\n## {_heading(message)}\n\n{_body(message.content)}\n")
+        parts.append(
+            f"\n## {_heading(message)}\n\n{markdown_text.body(message.content, role=message.role)}\n"
+        )
         record = message.curation
         if record is not None and record.state == ItemState.SUMMARIZED and record.summary:
-            quoted = "\n".join(f"> {line}" if line else ">" for line in record.summary.splitlines())
+            quoted = "\n".join(f"> {line}" if line else ">" for line in inert(record.summary).split("\n"))
             parts.append(f"\n> **Sent to the model as this summary:**\n>\n{quoted}\n")
         if message.error and message.status in (MessageStatus.FAILED, MessageStatus.INTERRUPTED):
-            parts.append(f"\n*{_one_line(message.error)}*\n")
+            parts.append(f"\n{markdown_text.error(message.error)}\n")
     return "".join(parts)
 
 
@@ -406,7 +409,7 @@ def _heading(message: ExchangedMessage) -> str:
     if message.role == "assistant" and message.model:
         who += f" ({_one_line(message.model)})"
     when = message.created_at.astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
-    marks = [who, when, f"#{message.id}"]
+    marks = [who, when, f"#{inert_line(message.id)}"]
     record = message.curation
     if record is not None:
         if record.pinned:
@@ -429,21 +432,4 @@ def _heading(message: ExchangedMessage) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _body(content: str) -> str:
-    if not content.strip():
-        return "*(no text)*"
-    text = content.rstrip("\n")
-    # An unclosed code fence would swallow every message after it when the file is rendered.
-    fence: str | None = None
-    for line in text.splitlines():
-        found = _FENCE.match(line)
-        if found is None:
-            continue
-        if fence is None:
-            fence = found.group(1)
-        elif found.group(1).startswith(fence):
-            fence = None
-    return text if fence is None else f"{text}\n{fence}"
+    return inert_line(" ".join(text.split()))

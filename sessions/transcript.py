@@ -23,6 +23,8 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from engine.inert_text import quoted
+
 Status = Literal["complete", "streaming", "interrupted", "failed", "superseded"]
 """The values of ``status``: :class:`engine.chat.MessageStatus`."""
 
@@ -106,7 +108,7 @@ def _lines(path: Path) -> Iterator[_Line]:
     try:
         raw = path.read_bytes()
     except OSError as err:
-        raise TranscriptError(f"{path}: could not be read ({err.strerror or err}).") from err
+        raise TranscriptError(f"{quoted(str(path))}: could not be read ({err.strerror or err}).") from err
     for number, chunk in enumerate(raw.split(b"\n"), start=1):
         if not chunk.strip():
             continue
@@ -114,18 +116,22 @@ def _lines(path: Path) -> Iterator[_Line]:
             text = chunk.decode("utf-8")
         except UnicodeDecodeError as err:
             raise TranscriptError(
-                f"{path}, line {number}: not UTF-8 text (bad byte at column {err.start + 1})."
+                f"{quoted(str(path))}, line {number}: not UTF-8 text (bad byte at column {err.start + 1})."
             ) from err
         try:
             data = json.loads(text)
         except json.JSONDecodeError as err:
             raise TranscriptError(
-                f"{path}, line {number}: invalid JSON ({err.msg} at column {err.colno})."
+                f"{quoted(str(path))}, line {number}: invalid JSON ({err.msg} at column {err.colno})."
             ) from err
         except RecursionError as err:  # json recurses once per level of nested arrays and objects
-            raise TranscriptError(f"{path}, line {number}: arrays or objects nested too deeply.") from err
+            raise TranscriptError(
+                f"{quoted(str(path))}, line {number}: arrays or objects nested too deeply."
+            ) from err
         except ValueError as err:  # json lets int()'s limit on digits (4300) escape as a plain ValueError
-            raise TranscriptError(f"{path}, line {number}: a number has too many digits to read.") from err
+            raise TranscriptError(
+                f"{quoted(str(path))}, line {number}: a number has too many digits to read."
+            ) from err
         yield _Line(number, data)
 
 
@@ -185,11 +191,13 @@ def _read_messages(path: Path, kind: type[_Message]) -> list[tuple[int, _Message
         try:
             message = kind.model_validate(line.data)
         except ValidationError as err:
-            raise TranscriptError(f"{path}, line {line.number}: {_problem(err)}.") from err
+            raise TranscriptError(f"{quoted(str(path))}, line {line.number}: {_problem(err)}.") from err
         if (problem := _not_text(message)) is not None:
-            raise TranscriptError(f"{path}, line {line.number}: {problem}.")
+            raise TranscriptError(f"{quoted(str(path))}, line {line.number}: {problem}.")
         if message.id in seen:
-            raise TranscriptError(f"{path}, line {line.number}: the id {message.id!r} was used before.")
+            raise TranscriptError(
+                f"{quoted(str(path))}, line {line.number}: the id {message.id!r} was used before."
+            )
         seen.add(message.id)
         messages.append((line.number, message))
     return messages
@@ -206,8 +214,8 @@ def read_probes(path: Path) -> list[Probe]:
         try:
             probe = Probe.model_validate(line.data)
         except ValidationError as err:
-            raise TranscriptError(f"{path}, line {line.number}: {_problem(err)}.") from err
+            raise TranscriptError(f"{quoted(str(path))}, line {line.number}: {_problem(err)}.") from err
         if (problem := _not_text(probe)) is not None:
-            raise TranscriptError(f"{path}, line {line.number}: {problem}.")
+            raise TranscriptError(f"{quoted(str(path))}, line {line.number}: {problem}.")
         probes.append(probe)
     return probes

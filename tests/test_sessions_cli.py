@@ -94,7 +94,7 @@ def test_export_writes_jsonl_or_markdown_privately_and_by_suffix(
 
     markdown = tmp_path / "notes.md"
     assert main(["sessions", "export", str(session), "--output", str(markdown)]) == 0
-    assert f"to {markdown}" in capsys.readouterr().err
+    assert f"to '{markdown}'" in capsys.readouterr().err
     assert markdown.read_text(encoding="utf-8").startswith("# Notes\n")
     assert stat.S_IMODE(markdown.stat().st_mode) == 0o600
 
@@ -130,7 +130,7 @@ def test_import_adds_a_session_and_export_gives_the_same_file(
 
     assert main(["sessions", "import", str(exported)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"Imported 3 messages from {exported} as session ") and out.rstrip().endswith(
+    assert out.startswith(f"Imported 3 messages from '{exported}' as session ") and out.rstrip().endswith(
         "Round trip"
     )
     new_id = int(out.split(" as session ")[1].split(":")[0])
@@ -150,7 +150,7 @@ def test_import_names_the_bad_line_and_imports_nothing(
     )
     assert main(["sessions", "import", str(bad)]) == 2
     assert capsys.readouterr().err == (
-        f"heedful sessions import: {bad}, line 2: "
+        f"heedful sessions import: '{bad}', line 2: "
         "role must be one of system, user, assistant, tool (got 'robot').\n"
     )
     assert main(["sessions", "import", str(tmp_path / "missing.jsonl")]) == 2

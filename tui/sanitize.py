@@ -1,32 +1,13 @@
-"""Make untrusted text inert before any widget sees it.
+"""Make untrusted text inert before any widget sees it (the rules live in :mod:`engine.inert_text`).
 
 No Textual or Rich render path removes ESC or C1 control codes, so model output such as an OSC 52
 sequence would reach the terminal and write the user's clipboard. Every string that came from a
-model, a file, a server or the user's clipboard passes through :func:`inert` before display.
+model, a file, a server or the user's clipboard passes through :func:`inert` before display; the
+stored text stays as it was, so copying a message copies its exact text.
 """
 
 from __future__ import annotations
 
-import re
+from engine.inert_text import inert, inert_controls
 
-_ESCAPE_SYMBOL = "\u241b"  # ␛: shows where an escape sequence was, without its effect
-_REPLACEMENT = "\ufffd"
-
-# C0 controls except tab and newline, DEL, and the C1 range (U+0080-U+009F, which terminals may
-# read as 8-bit CSI/OSC introducers).
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f]")
-_LONE_SURROGATES = re.compile(r"[\ud800-\udfff]")
-
-
-def inert(text: str) -> str:
-    """``text`` with every terminal control made visible and harmless.
-
-    ESC becomes ␛, other control characters become U+FFFD, carriage returns become newlines
-    (a bare CR would let text overwrite its own line), and lone surrogates, which cannot be
-    encoded for the terminal, become U+FFFD. Tabs and newlines are kept.
-    """
-    if text.isprintable():
-        return text
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x1b", _ESCAPE_SYMBOL)
-    text = _CONTROLS.sub(_REPLACEMENT, text)
-    return _LONE_SURROGATES.sub(_REPLACEMENT, text)
+__all__ = ["inert", "inert_controls"]
