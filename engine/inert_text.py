@@ -43,7 +43,8 @@ def inert(text: str) -> str:
     ESC becomes ␛, other control characters become U+FFFD, carriage returns become newlines (a
     bare CR would let text overwrite its own line), lone surrogates become U+FFFD, and bidi and
     zero-width characters become visible markers (:func:`marker`), except a joiner (ZWJ, ZWNJ)
-    inside an emoji sequence or a word of a script that joins letters. Tabs and newlines are kept.
+    inside an emoji sequence or a word of a script that joins letters (see :func:`_joins`).
+    Tabs and newlines are kept.
     """
     if text.isprintable():
         return text
@@ -67,17 +68,18 @@ def mark_invisible(text: str) -> str:
 
     def shown(found: re.Match[str]) -> str:
         char, at = found.group(), found.start()
-        if char in _JOINERS and 0 < at < len(text) - 1 and _joins(text[at - 1], text[at + 1]):
+        if char in _JOINERS and _joins(text[at - 1 : at] + text[at + 1 : at + 2]):
             return char
         return marker(char)
 
     return _INVISIBLE.sub(shown, text)
 
 
-def _joins(before: str, after: str) -> bool:
-    """A joiner between these two is doing its job: both emoji (👩‍💻), or both letters or marks
-    of a script written with joining forms (Persian, Devanagari...), never Latin or ASCII."""
-    return (_emoji(before) and _emoji(after)) or (_joining_letter(before) and _joining_letter(after))
+def _joins(neighbours: str) -> bool:
+    """A joiner next to these is doing its job: all emoji (👩‍💻), or all letters or marks of a
+    script written with joining forms (Persian, Devanagari...), never Latin or ASCII. At the text's
+    edge one neighbour is enough: a streamed reply arrives in pieces that may split an emoji."""
+    return bool(neighbours) and (all(map(_emoji, neighbours)) or all(map(_joining_letter, neighbours)))
 
 
 def _emoji(char: str) -> bool:

@@ -355,7 +355,8 @@ def _message(path: Path, number: int, line: SessionLine, now: datetime) -> Excha
             created = datetime.fromisoformat(line.created_at)
         except ValueError as err:
             raise TranscriptError(
-                f"{quoted(str(path))}, line {number}: created_at is not an ISO-8601 date and time ({line.created_at!r})."
+                f"{quoted(str(path))}, line {number}: created_at is not an ISO-8601 date and time"
+                f" ({line.created_at!r})."
             ) from err
         if created.tzinfo is None:
             created = created.replace(tzinfo=UTC)

@@ -136,3 +136,28 @@ async def test_copy_a_message_and_its_code_block(
 def test_code_blocks_are_found_with_either_fence() -> None:
     text = "a\n```\none\n```\nb\n~~~py\ntwo\n~~~\n```unclosed\nthree"
     assert code_blocks(text) == ["one\n", "two\n"]
+
+
+async def test_bidi_and_zero_width_characters_show_as_markers_and_copy_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_server: FakeOpenAIServer
+) -> None:
+    sink = fake_clipboard_tool(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    fake_server.reply = "Open invoice_\u202egpj.exe\u202c now\u200b; 👩\u200d💻 agrees."
+    typed = "Is \u2066report\u2069 safe?\u200b Here is the file list from my disk."
+    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, typed)
+        mine, reply = views(app)[:2]
+        # Shown so that it reads as what it is (the emoji's joiner is part of the emoji)...
+        assert body(mine) == "Is ⟨U+2066⟩report⟨U+2069⟩ safe?⟨U+200B⟩ Here is the file list from my disk."
+        assert body(reply) == "Open invoice_⟨U+202E⟩gpj.exe⟨U+202C⟩ now⟨U+200B⟩; 👩\u200d💻 agrees."
+        # ...stored and sent as it was, and copied exactly.
+        assert [m.content for m in stored_messages()] == [typed, fake_server.reply]
+        assert fake_server.requests[-1]["body"]["messages"][-1]["content"] == typed
+        reply.focus()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: sink.exists() and sink.read_text() == fake_server.reply)
+        assert app.clipboard == fake_server.reply
+        app.notify("Saved \u202egpj.exe")
+        await wait_for(pilot, lambda: any("Saved ⟨U+202E⟩gpj.exe" in t for t in toasts(app)))
