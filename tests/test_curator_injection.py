@@ -151,7 +151,7 @@ async def close_models() -> AsyncIterator[None]:
 
 
 @pytest.mark.parametrize("carrier", ["assistant", "tool", "user"])
-async def test_a_curator_told_to_drop_the_users_words_can_only_make_heedful_ask(
+async def test_instructions_in_messages_cannot_drop_user_content_or_pins(
     fake_server: FakeOpenAIServer, store: SqliteChatStore, tmp_path: Path, carrier: Role
 ) -> None:
     injected = await play(store, fake_server, carrier, INJECTION)
