@@ -158,7 +158,8 @@ def test_importer_reads_every_line_or_names_the_first_bad_one(
     outcome = read(reader, path, lines)
     if isinstance(outcome, TranscriptError):
         said = str(outcome)
-        where = re.match(rf"{re.escape(str(path))}, line (\d+): .", said)
+        named = re.escape(f"'{path}'")  # the path, quoted
+        where = re.match(rf"{named}, line (\d+): .", said)
         assert where, said
         number = int(where[1])
         assert 1 <= number <= len(lines) and lines[number - 1].strip(), said
@@ -238,7 +239,7 @@ def test_replay_stops_on_hostile_lines_with_the_line_number(
     code = main(["replay", str(transcript), "--context-window", "1000"])
     err = capsys.readouterr().err
     assert code == 2
-    assert f"{transcript}, line 2: " in err and "Traceback" not in err
+    assert f"'{transcript}', line 2: " in err and "Traceback" not in err
 
 
 # --- The config loader -------------------------------------------------------------------------------
