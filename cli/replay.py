@@ -28,6 +28,7 @@ from engine.curation_state import save
 from engine.curator import SessionCuration
 from engine.errors import StoreError
 from engine.model_summaries import SummaryLevel
+from engine.redaction import redact
 from engine.tokens import load_counter
 from sessions import paths
 from sessions.store import SqliteChatStore, open_store
@@ -237,12 +238,13 @@ def run_replay(
             model=model,
         )
     except (TranscriptError, ValueError) as err:
-        print(f"heedful replay: {err}", file=sys.stderr)
+        print(redact(f"heedful replay: {err}"), file=sys.stderr)
         return 2
     except StoreError as err:
-        print(f"heedful replay: {err.user_message}", file=sys.stderr)
+        print(redact(f"heedful replay: {err.user_message}"), file=sys.stderr)
         return 1
-    text = json.dumps(document, ensure_ascii=False, indent=1)
+    # A live model's answers and errors are in it: through the redaction gate, as a whole.
+    text = redact(json.dumps(document, ensure_ascii=False, indent=1))
     if output is None:
         sys.stdout.write(text + "\n")
         return 0

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
 from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
+from engine.redaction import redact, remember_secret
 from engine.thinking import CLOSE, OPEN
 from providers.client_factory import KeptClient, loaded
 from providers.failures import server_detail, shorten
@@ -71,6 +72,7 @@ class OpenAIChatModel:
         self._model = model
         self._base_url = base_url
         self._api_key = api_key or None
+        remember_secret(self._api_key)
         self._context_window = context_window
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
@@ -242,7 +244,7 @@ class OpenAIChatModel:
         try:
             page = await self._client.now().models.list()
             data = getattr(page, "data", None) or []
-            return [str(model.id) for model in data if getattr(model, "id", None) is not None]
+            return [redact(str(model.id)) for model in data if getattr(model, "id", None) is not None]
         # openai builds the page without validating it, so an answer of the wrong shape (an HTML
         # page, say) fails with AttributeError or TypeError inside the package.
         except (openai.OpenAIError, ValueError, AttributeError, TypeError) as err:
@@ -257,19 +259,10 @@ class OpenAIChatModel:
         """The :class:`ModelError` that tells the user what ``err`` means, without the API key.
 
         Some servers quote the key they refused; the message is stored with the reply and shown,
-        so the key is taken out of it.
+        so :class:`ModelError` passes it through the redaction gate (:mod:`engine.redaction`), and
+        every quote of the server was redacted before it was cut (:func:`shorten`).
         """
-        error = self._describe(err, phase)
-        key = self._api_key
-        if key is None or key not in error.user_message:
-            return error
-        return ModelError(
-            error.kind,
-            error.user_message.replace(key, "[your API key]"),
-            retry_after=error.retry_after,
-            retryable=error.retryable,
-            window=error.window,
-        )
+        return self._describe(err, phase)
 
     def _describe(self, err: Exception, phase: _Phase) -> ModelError:
         import openai

@@ -1,0 +1,105 @@
+"""The one gate every text from a server goes through before it is stored, shown, logged or printed.
+
+It takes out the API keys in use (remembered with :func:`remember_secret` wherever a key is read)
+and text shaped like a key (``sk-...``, ``Bearer ...``). Any piece of a known key of
+:data:`MIN_PIECE` characters or more goes too, so a key cut short (by the server, or by a quote
+cut to size) is still caught; :func:`clip` redacts before it cuts.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+REDACTED = "[redacted]"
+MIN_PIECE = 8
+"""A run of this many characters of a known key is taken for the key."""
+MIN_SECRET = 6
+"""A shorter "key" (``"none"``, ``"x"``) is no secret, and redacting it would garble the text."""
+
+_SHAPES = re.compile(
+    r"(?P<bearer>\b[Bb]earer\s+)(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}"
+    r"|\b(?:sk|gsk|hf|xai)[-_][A-Za-z0-9_*-]{8,}"
+    r"|\bAIza[0-9A-Za-z_-]{20,}"
+)
+"""Keys as the common providers shape them (OpenAI, Anthropic, OpenRouter, Groq, Hugging Face,
+xAI, Google), and bearer tokens."""
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+_lock = threading.Lock()
+_secrets: frozenset[str] = frozenset()
+_pieces: re.Pattern[str] | None = None
+
+
+def remember_secret(value: str | None) -> None:
+    """Redact ``value`` (an API key in use) from every text from now on; short or empty values are
+    no secret and are ignored."""
+    global _secrets, _pieces
+    if value is None or len(value.strip()) < MIN_SECRET or value in _secrets:
+        return
+    with _lock:
+        _secrets = _secrets | {value}
+        _pieces = _pieces_pattern(_secrets)
+
+
+def forget_secrets() -> None:
+    """Forget every remembered key (for tests, which use a new key each)."""
+    global _secrets, _pieces
+    with _lock:
+        _secrets, _pieces = frozenset(), None
+
+
+def redact(text: str) -> str:
+    """``text`` without any known key, any piece of one, or anything shaped like a key."""
+    pieces = _pieces
+    if pieces is not None:
+        text = _without_pieces(text, pieces)
+    return _SHAPES.sub(lambda m: f"{m['bearer'] or ''}{REDACTED}", text)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` redacted, on one line, and then cut to ``limit`` characters with an ellipsis."""
+    text = " ".join(redact(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def looks_like_key(value: str) -> bool:
+    """True when ``value``, given where the NAME of an environment variable belongs, is a key: it
+    is shaped like one, or could not be a variable's name, or is long and random-looking."""
+    value = value.strip()
+    if _SHAPES.fullmatch(value) or not _VARIABLE_NAME.fullmatch(value):
+        return True
+    has_digit = any(c.isdigit() for c in value)
+    has_lower = any(c.islower() for c in value)
+    return len(value) >= 20 and has_digit and has_lower and "_" not in value.strip("_")
+
+
+def _pieces_pattern(secrets: frozenset[str]) -> re.Pattern[str]:
+    """One pattern finding, at every position, a piece of any secret (a lookahead, so pieces that
+    overlap are all found)."""
+    pieces: set[str] = set()
+    for secret in secrets:
+        if len(secret) < MIN_PIECE:
+            pieces.add(secret)
+        else:
+            pieces.update(secret[i : i + MIN_PIECE] for i in range(len(secret) - MIN_PIECE + 1))
+    alternatives = "|".join(re.escape(p) for p in sorted(pieces, key=len, reverse=True))
+    return re.compile(f"(?=({alternatives}))")
+
+
+def _without_pieces(text: str, pieces: re.Pattern[str]) -> str:
+    spans: list[list[int]] = []
+    for match in pieces.finditer(text):
+        start, end = match.start(), match.start() + len(match[1])
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    if not spans:
+        return text
+    out, at = [], 0
+    for start, end in spans:
+        out += [text[at:start], REDACTED]
+        at = end
+    out.append(text[at:])
+    return "".join(out)
