@@ -2,15 +2,16 @@
 
 The fake server's ``echo_secret`` mode puts the key in chat errors (before and during a stream),
 in the curator's and the memory assessor's JSON, in summaries and in ``/models``. A whole session
-in the app with every helper model on, then the shell commands that read what it stored, and
-``heedful replay`` against the same server: the key, or any 8-character piece of it, is in no file
-under the data and config directories and in no output.
+in the app with every helper model on, then the shell commands that read what it stored (and
+``heedful replay --base-url``, in test_secrets.py): the key, or any 8-character piece of it, is in
+no file under the data and config directories and in no output.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import logging
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -111,41 +112,17 @@ async def test_a_server_that_echoes_the_key_everywhere_gets_it_written_nowhere(
     exported = capsys.readouterr().out
     assert "Upstream failure" in exported
     assert pieces_in(ledger + exported) == []
+    # Each path did store what the server said, with the key taken out.
+    assert set(tables_quoting("[redacted]")) >= {"messages", "ledger", "memories", "message_summaries"}
 
 
-def test_the_replay_output_against_a_server_that_echoes_the_key_never_holds_it(
-    fake_server: FakeOpenAIServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    echoing_config(fake_server)
-    fake_server.api_key = KEY  # the key is sent: replay read it from $OPENAI_API_KEY
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    transcript = tmp_path / "t.jsonl"
-    rows = []
-    for n in range(12):  # as test_replay's live run: replies long enough for the model to summarize
-        reply = (
-            f"We decided to deploy the billing service from deploy.sh on Friday {n + 1} March at 02:00 "
-            f"UTC. The migration failed with ECONNREFUSED on port {5400 + n} because db-stage-2 was down. "
-        ) * 3
-        rows += [
-            {
-                "id": f"u{n}",
-                "role": "user",
-                "content": f"What did we decide about deploy.sh and db-stage-2? (question {n})",
-            },
-            {"id": f"a{n}", "role": "assistant", "content": reply},
+def tables_quoting(text: str) -> list[str]:
+    """The tables of the app's database with ``text`` in some row."""
+    with contextlib.closing(sqlite3.connect(paths.database_path())) as db:
+        names = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return [
+            name for name in names if any(text in repr(row) for row in db.execute(f"SELECT * FROM {name}"))
         ]
-    transcript.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    args = ["replay", str(transcript), "--context-window", "1200", "--consent", "keep"]
-    assert main([*args, "--base-url", fake_server.base_url, "--model", "fake-model"]) == 0
-    output = capsys.readouterr()
-    document = json.loads(output.out)
-    assert document["curation_calls"]["calls"] > 0, "the live curator and summarizer were asked"
-    assert {"json", "plain"} <= set(kinds(fake_server))
-    assert pieces_in(output.out + output.err) == []
-    assert not paths.data_dir().exists() or files_holding_the_key(paths.data_dir()) == []
 
 
 async def test_the_model_list_of_a_server_that_echoes_the_key_does_not_hold_it(
