@@ -41,9 +41,9 @@ from engine.protocols import (
     TokenCounter,
     UsageReport,
 )
+from engine.redaction import redact
 from engine.retrying import RetryPolicy
 from engine.session_curations import SessionCurations, last_user_item
-from engine.redaction import redact
 from engine.text import encodable
 from engine.thinking import ThinkingSplitter, sent_text
 from engine.turn_events import (
