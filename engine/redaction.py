@@ -63,6 +63,32 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class StreamRedactor:
+    """Redacts the known keys from a text that arrives in pieces (a streamed reply): the end of
+    what came so far that could be the start of a key is held back until the next piece shows
+    whether it is one. Key shapes are left to whole texts: in a reply they are too often examples."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        """What of ``piece`` (and of what was held back) may be passed on now."""
+        pieces, secrets = _pieces, _secrets
+        if pieces is None:
+            text, self._held = self._held + piece, ""
+            return text
+        text = self._held + piece
+        keep = _start_of_a_secret(text, secrets)  # a key coming in is held whole, then redacted once
+        self._held = text[len(text) - keep :]
+        return _without_pieces(text[: len(text) - keep], pieces)
+
+    def finish(self) -> str:
+        """What was held back, once the text has ended."""
+        text, self._held = self._held, ""
+        pieces = _pieces
+        return text if pieces is None else _without_pieces(text, pieces)
+
+
 def looks_like_key(value: str) -> bool:
     """True when ``value``, given where the NAME of an environment variable belongs, is a key: it
     is shaped like one, or could not be a variable's name, or is long and random-looking."""
@@ -85,6 +111,16 @@ def _pieces_pattern(secrets: frozenset[str]) -> re.Pattern[str]:
             pieces.update(secret[i : i + MIN_PIECE] for i in range(len(secret) - MIN_PIECE + 1))
     alternatives = "|".join(re.escape(p) for p in sorted(pieces, key=len, reverse=True))
     return re.compile(f"(?=({alternatives}))")
+
+
+def _start_of_a_secret(text: str, secrets: frozenset[str]) -> int:
+    """The length of the longest end of ``text`` that is part of a secret (0 if none)."""
+    longest = min(len(text), max((len(s) for s in secrets), default=0))
+    for size in range(longest, 0, -1):
+        end = text[-size:]
+        if any(end in secret for secret in secrets):
+            return size
+    return 0
 
 
 def _without_pieces(text: str, pieces: re.Pattern[str]) -> str:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
 from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
-from engine.redaction import redact, remember_secret
+from engine.redaction import StreamRedactor, redact, remember_secret
 from engine.thinking import CLOSE, OPEN
 from providers.client_factory import KeptClient, loaded
 from providers.failures import server_detail, shorten
@@ -161,6 +161,8 @@ class OpenAIChatModel:
         usage: UsageReport | None = None
         chunks = 0
         thinking = answered = False
+        said = ""
+        redactor = StreamRedactor()
         try:
             client = self._client.now()
             # What create() sends, posted as given and read as plain JSON: create() runs each
@@ -196,14 +198,19 @@ class OpenAIChatModel:
                     if chunk.reasoning and not answered:
                         if not thinking:
                             thinking = True
-                            yield TextDelta(THINK_OPEN)
-                        yield TextDelta(chunk.reasoning)
+                            said = THINK_OPEN
+                        said += chunk.reasoning
                     if chunk.text:
                         if thinking:
                             thinking = False
-                            yield TextDelta(THINK_CLOSE)
+                            said += THINK_CLOSE
                         answered = True
-                        yield TextDelta(chunk.text)
+                        said += chunk.text
+                    # Through the redaction gate: a key the server puts in the reply (even split
+                    # over pieces) is not shown or stored.
+                    if said and (said := redactor.feed(said)):
+                        yield TextDelta(said)
+                    said = ""
                     if chunk.finish_reason:
                         finish_reason = chunk.finish_reason
         except (openai.APIConnectionError, openai.APITimeoutError) as err:
@@ -226,8 +233,9 @@ class OpenAIChatModel:
                 ModelErrorKind.CUT,
                 "The reply stopped before the model said it had finished. Retry to ask again.",
             )
-        if thinking:  # the model finished while thinking, with no answer
-            yield TextDelta(THINK_CLOSE)
+        # What the gate held back, and the end of thinking when the model finished while thinking.
+        if rest := (redactor.feed(THINK_CLOSE) if thinking else "") + redactor.finish():
+            yield TextDelta(rest)
         if usage is not None:
             yield usage
         yield ReplyFinished(finish_reason)

@@ -105,16 +105,25 @@ def echo_json(secret: str) -> str:
     )
 
 
+def echo_reply(secret: str) -> str:
+    """A chat reply long enough to be summarized later, with ``secret`` in the middle."""
+    return (
+        "Here is the plan for the migration of the billing tables to the new cluster, step by step. "
+        f"First the schema is copied with the credential {secret}, then the rows in batches of ten "
+        "thousand, then the indexes are rebuilt, and the old tables are kept read-only for a week."
+    )
+
+
 def echo_turn(secret: str, kind: str, n: int) -> tuple[str, str | None]:
     """What an echoing server does with the ``n``-th chat request of its ``kind`` ("stream",
-    "json" or "plain"): a fault to deliver (or "") and the reply to give otherwise (None: as usual).
+    "json" or "plain"): a fault to deliver (or "") and the reply to give otherwise.
 
-    A streamed reply is whole, refused with the secret (500), then cut by an error event quoting
-    it, in turn; a request for JSON or for plain text (a summary) is refused with the secret, then
-    answered with it.
+    A streamed reply is whole (quoting the secret: set ``piece_chars`` to split it over pieces),
+    refused with the secret (500), then cut by an error event quoting it, in turn; a request for
+    JSON or for plain text (a summary) is refused with the secret, then answered with it.
     """
     if kind == "stream":
-        return ("", ECHO_FAULT, "stream_error")[n % 3], None
+        return ("", ECHO_FAULT, "stream_error")[n % 3], echo_reply(secret)
     fault = ECHO_FAULT if n % 2 == 0 else ""
     if kind == "json":
         return fault, echo_json(secret)

@@ -188,3 +188,34 @@ def test_the_config_names_a_key_in_api_key_env_without_quoting_it(tmp_path: Path
         '[providers.x]\nbase_url = "http://h/v1"\napi_key_env = "GROQ_API_KEY"\n', encoding="utf-8"
     )
     assert load_config(path).problems == []
+
+
+def streamed(text: str, cuts: list[int]) -> str:
+    """``text`` sent through a :class:`StreamRedactor` in the pieces ``cuts`` makes of it."""
+    from engine.redaction import StreamRedactor
+
+    redactor, out, at = StreamRedactor(), [], 0
+    for cut in sorted(c % (len(text) + 1) for c in cuts):
+        out.append(redactor.feed(text[at:cut]))
+        at = max(at, cut)
+    out += [redactor.feed(text[at:]), redactor.finish()]
+    return "".join(out)
+
+
+@given(
+    before=st.text(max_size=60), after=st.text(max_size=60), cuts=st.lists(st.integers(0, 200), max_size=12)
+)
+def test_a_key_streamed_in_any_pieces_is_redacted_once_and_the_rest_kept(
+    before: str, after: str, cuts: list[int]
+) -> None:
+    forget_secrets()
+    remember_secret(KEY)
+    text = before + KEY + after
+    out = streamed(text, cuts)
+    assert pieces_in(out) == [] and "[redacted]" in out
+    apart = not (before[-1:] and before[-1] in KEY) and not (after[:1] and after[0] in KEY)
+    if apart and not pieces_in(before) and not pieces_in(after):
+        assert out == f"{before}[redacted]{after}"  # the key, and nothing else, is taken out
+    clean = before + after
+    if not pieces_in(clean):
+        assert streamed(clean, cuts) == clean  # text without the key comes out as it went in

@@ -1,10 +1,11 @@
 """A server that quotes the API key back, on every endpoint, gets it written down nowhere.
 
-The fake server's ``echo_secret`` mode puts the key in chat errors (before and during a stream),
-in the curator's and the memory assessor's JSON, in summaries and in ``/models``. A whole session
-in the app with every helper model on, then the shell commands that read what it stored (and
-``heedful replay --base-url``, in test_secrets.py): the key, or any 8-character piece of it, is in
-no file under the data and config directories and in no output.
+The fake server's ``echo_secret`` mode puts the key in chat replies (split over streamed pieces)
+and errors (before and during a stream), in the curator's and the memory assessor's JSON, in
+summaries and in ``/models``. A whole session in the app with every helper model on, then the
+shell commands that read what it stored (and ``heedful replay --base-url``, in test_secrets.py):
+the key, or any 8-character piece of it, is in no file under the data and config directories and
+in no output.
 """
 
 from __future__ import annotations
@@ -28,11 +29,6 @@ KEY = "sk-echo-SECRET-7c41e9a05b3d82f6"
 PIECE = 8
 PIECES = {KEY[i : i + PIECE] for i in range(len(KEY) - PIECE + 1)}
 """The key and every piece of it a cut could leave: none may be found anywhere."""
-REPLY = (
-    "Here is the plan for the migration of the billing tables to the new cluster, step by step. "
-    "First the schema is copied, then the rows in batches of ten thousand, then the indexes are "
-    "rebuilt, and the old tables are kept read-only for a week before they are dropped for good."
-)
 
 
 def pieces_in(text: str) -> list[str]:
@@ -53,7 +49,7 @@ def echoing_config(server: FakeOpenAIServer) -> None:
     """The fake server as the provider, its key in KEY_VAR, a small window (so the curator is
     asked and older replies summarized), and every helper model on."""
     server.echo_secret = KEY
-    server.reply = REPLY
+    server.piece_chars = 5  # the key in a streamed reply comes split over several pieces
     write_config(
         'model = "fake/fake-model"\nmax_retries = 0\n'
         f'[providers.fake]\nbase_url = "{server.base_url}"\napi_key_env = "{KEY_VAR}"\n'
@@ -98,6 +94,7 @@ async def test_a_server_that_echoes_the_key_everywhere_gets_it_written_nowhere(
     # The server did quote it, everywhere: the errors and fallbacks were stored, without it.
     errors = [m.error for m in stored_messages() if m.error]
     assert any("Upstream failure" in e for e in errors) and len(errors) >= 4
+    assert any("the credential [redacted], then" in m.content for m in stored_messages())
     assert files_holding_the_key(data_dir, config_dir) == []
     assert not any(pieces_in(r.getMessage()) for r in caplog.records)
 
