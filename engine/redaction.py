@@ -19,16 +19,19 @@ MIN_SECRET = 6
 
 _SHAPES = re.compile(
     r"(?P<bearer>\b[Bb]earer\s+)(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{8,}"
-    r"|\b(?:sk|gsk|hf|xai)[-_][A-Za-z0-9_*-]{8,}"
+    r"|\b(?:sk|gsk|hf|xai)[-_](?=[A-Za-z_*-]*[0-9])[A-Za-z0-9_*-]{8,}"
     r"|\bAIza[0-9A-Za-z_-]{20,}"
 )
 """Keys as the common providers shape them (OpenAI, Anthropic, OpenRouter, Groq, Hugging Face,
-xAI, Google), and bearer tokens."""
+xAI, Google), and bearer tokens; with a digit, as random keys have and words (``hf_hub_download``)
+do not."""
+_SHAPE_HINTS = ("earer", "sk-", "sk_", "hf-", "hf_", "xai-", "xai_", "AIza")
+"""Text holding none of these holds no key shape: looked for first, as a plain search is quicker."""
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _lock = threading.Lock()
 _secrets: frozenset[str] = frozenset()
-_pieces: re.Pattern[str] | None = None
+_pieces: tuple[str, ...] | None = None
 
 
 def remember_secret(value: str | None) -> None:
@@ -39,7 +42,7 @@ def remember_secret(value: str | None) -> None:
         return
     with _lock:
         _secrets = _secrets | {value}
-        _pieces = _pieces_pattern(_secrets)
+        _pieces = _pieces_of(_secrets)
 
 
 def forget_secrets() -> None:
@@ -54,6 +57,8 @@ def redact(text: str) -> str:
     pieces = _pieces
     if pieces is not None:
         text = _without_pieces(text, pieces)
+    if not any(hint in text for hint in _SHAPE_HINTS):
+        return text
     return _SHAPES.sub(lambda m: f"{m['bearer'] or ''}{REDACTED}", text)
 
 
@@ -100,17 +105,15 @@ def looks_like_key(value: str) -> bool:
     return len(value) >= 20 and has_digit and has_lower and "_" not in value.strip("_")
 
 
-def _pieces_pattern(secrets: frozenset[str]) -> re.Pattern[str]:
-    """One pattern finding, at every position, a piece of any secret (a lookahead, so pieces that
-    overlap are all found)."""
+def _pieces_of(secrets: frozenset[str]) -> tuple[str, ...]:
+    """Every piece of :data:`MIN_PIECE` characters of the secrets (a shorter secret whole)."""
     pieces: set[str] = set()
     for secret in secrets:
         if len(secret) < MIN_PIECE:
             pieces.add(secret)
         else:
             pieces.update(secret[i : i + MIN_PIECE] for i in range(len(secret) - MIN_PIECE + 1))
-    alternatives = "|".join(re.escape(p) for p in sorted(pieces, key=len, reverse=True))
-    return re.compile(f"(?=({alternatives}))")
+    return tuple(sorted(pieces))
 
 
 def _start_of_a_secret(text: str, secrets: frozenset[str]) -> int:
@@ -123,16 +126,23 @@ def _start_of_a_secret(text: str, secrets: frozenset[str]) -> int:
     return 0
 
 
-def _without_pieces(text: str, pieces: re.Pattern[str]) -> str:
+def _without_pieces(text: str, pieces: tuple[str, ...]) -> str:
+    """``text`` with every run of overlapping or touching pieces replaced by :data:`REDACTED`
+    (found with ``str.find``: the texts may be long, a replay's whole output)."""
+    found: list[tuple[int, int]] = []
+    for piece in pieces:
+        at = text.find(piece)
+        while at != -1:
+            found.append((at, at + len(piece)))
+            at = text.find(piece, at + 1)
+    if not found:
+        return text
     spans: list[list[int]] = []
-    for match in pieces.finditer(text):
-        start, end = match.start(), match.start() + len(match[1])
+    for start, end in sorted(found):
         if spans and start <= spans[-1][1]:
             spans[-1][1] = max(spans[-1][1], end)
         else:
             spans.append([start, end])
-    if not spans:
-        return text
     out, at = [], 0
     for start, end in spans:
         out += [text[at:start], REDACTED]

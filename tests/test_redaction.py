@@ -151,6 +151,7 @@ def test_text_without_a_key_passes_unchanged() -> None:
         "task-management-system",
         "Incorrect API key provided: sk-wrong.",
         "OPENAI_API_KEY is not set",
+        "call hf_hub_download(repo_id) first",
     ]
     assert [redact(w) for w in words] == words
 
