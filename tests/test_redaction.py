@@ -21,7 +21,7 @@ from engine.errors import ModelError
 from engine.redaction import clip, forget_secrets, redact, remember_secret
 from providers.client_factory import client_factory
 from providers.openai_chat import OpenAIChatModel
-from tests import fake_openai
+from tests import fake_openai_errors
 from tests.fake_openai import FakeOpenAIServer
 from tests.kept_clients import close_kept, kept
 
@@ -45,8 +45,8 @@ def server_says(
     monkeypatch: pytest.MonkeyPatch, server: FakeOpenAIServer, message: str, times: int = 1
 ) -> None:
     """The next ``times`` chat requests get a 500 whose message is ``message``."""
-    body = {**fake_openai.ERRORS["500"][1], "message": message}
-    monkeypatch.setitem(fake_openai.ERRORS, "500", (500, body))
+    body = {**fake_openai_errors.ERRORS["500"][1], "message": message}
+    monkeypatch.setitem(fake_openai_errors.ERRORS, "500", (500, body))
     server.faults.extend(["500"] * times)
 
 
@@ -220,3 +220,23 @@ def test_a_key_streamed_in_any_pieces_is_redacted_once_and_the_rest_kept(
     clean = before + after
     if not pieces_in(clean):
         assert streamed(clean, cuts) == clean  # text without the key comes out as it went in
+
+
+async def test_a_reply_that_streams_the_key_in_pieces_shows_it_redacted(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    from engine.protocols import TextDelta
+
+    fake_server.echo_secret, fake_server.piece_chars = KEY, 3  # the key comes in six pieces
+    model = OpenAIChatModel(
+        model="fake-model", base_url=fake_server.base_url, api_key=KEY, context_window=8192
+    )
+    try:
+        deltas = [
+            e.text async for e in model.stream([PromptMessage("user", "hi")]) if isinstance(e, TextDelta)
+        ]
+    finally:
+        await model.aclose()
+    reply = "".join(deltas)
+    assert "copied with the credential [redacted], then the rows" in reply
+    assert all(pieces_in(prefix) == [] for prefix in ("".join(deltas[:n]) for n in range(len(deltas))))
