@@ -84,8 +84,9 @@ async def test_a_server_that_echoes_the_key_everywhere_gets_it_written_nowhere(
         # The helpers answered (or failed) in the background: every kind was asked, twice or more.
         await wait_for(pilot, lambda: kinds(fake_server).count("plain") >= 2, seconds=30)
         await type_command(pilot, app, "/remember")
-        await wait_for(pilot, lambda: kinds(fake_server).count("json") >= 6, seconds=30)
-        await pilot.pause(0.5)
+        await wait_for(
+            pilot, lambda: {"memories", "message_summaries"} <= set(tables_quoting("")), seconds=30
+        )
         screen_text = " ".join(str(toast.render()) for toast in app.screen.query("Toast"))
     app.services.store.close()
     assert pieces_in(screen_text) == []
