@@ -84,6 +84,7 @@ async def test_a_server_that_echoes_the_key_everywhere_gets_it_written_nowhere(
         # The helpers answered (or failed) in the background: every kind was asked, twice or more.
         await wait_for(pilot, lambda: kinds(fake_server).count("plain") >= 2, seconds=30)
         await type_command(pilot, app, "/remember")
+        # The memory assessor and the summarizer have stored something ("" is in every row).
         await wait_for(
             pilot, lambda: {"memories", "message_summaries"} <= set(tables_quoting("")), seconds=30
         )
