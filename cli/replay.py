@@ -29,6 +29,7 @@ from engine.curator import SessionCuration
 from engine.errors import StoreError
 from engine.inert_text import inert, inert_json, quoted
 from engine.model_summaries import SummaryLevel
+from engine.redaction import redact
 from engine.tokens import load_counter
 from sessions import paths
 from sessions.store import SqliteChatStore, open_store
@@ -238,13 +239,14 @@ def run_replay(
             model=model,
         )
     except (TranscriptError, ValueError) as err:
-        print(f"heedful replay: {inert(str(err))}", file=sys.stderr)
+        print(inert(redact(f"heedful replay: {err}")), file=sys.stderr)
         return 2
     except StoreError as err:
-        print(f"heedful replay: {inert(err.user_message)}", file=sys.stderr)
+        print(inert(redact(f"heedful replay: {err.user_message}")), file=sys.stderr)
         return 1
-    # Control, C1, bidi and zero-width characters as \u escapes: the same JSON, safe to show.
-    text = inert_json(json.dumps(document, ensure_ascii=False, indent=1))
+    # A live model's answers and errors are in it: through the redaction gate, as a whole, then
+    # control, C1, bidi and zero-width characters as \u escapes: the same JSON, safe to show.
+    text = inert_json(redact(json.dumps(document, ensure_ascii=False, indent=1)))
     if output is None:
         sys.stdout.write(text + "\n")
         return 0

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from engine.chat import Role
 from engine.curation_calls import NO_USAGE, CallUsage
 from engine.items import MemoryRole
+from engine.redaction import redact
 
 RECENT_TURNS_SHOWN = 5
 """How many of the last turns the brief shows, each with its entities."""
@@ -119,3 +120,7 @@ class AdviceOutcome:
     usage: CallUsage = NO_USAGE
     problem: str = ""
     seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        # The problem quotes the server, and goes to the panel and the ledger: no key in it.
+        object.__setattr__(self, "problem", redact(self.problem))

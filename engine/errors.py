@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import enum
 
+from engine.redaction import redact
+
 
 class EngineError(Exception):
     """Root of the engine's exceptions."""
@@ -47,7 +49,8 @@ class ModelError(EngineError):
 
     Attributes:
         kind: How it failed.
-        user_message: One or two sentences for the user: what happened and what to do.
+        user_message: One or two sentences for the user: what happened and what to do. It is
+            stored, shown and exported, so it goes through :func:`engine.redaction.redact`.
         retry_after: Seconds the server asked us to wait, when it said.
         retryable: Whether asking again unchanged may well succeed (a 429, a 5xx, a refused
             connection), so the engine retries by itself after a visible wait.
@@ -64,6 +67,7 @@ class ModelError(EngineError):
         retryable: bool = False,
         window: int | None = None,
     ) -> None:
+        user_message = redact(user_message)
         super().__init__(user_message)
         self.kind = kind
         self.user_message = user_message

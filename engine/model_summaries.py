@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from engine.chat import Role
 from engine.curation_calls import NO_USAGE, CallUsage
+from engine.redaction import redact
 
 
 class SummaryLevel(enum.StrEnum):
@@ -78,6 +79,11 @@ class SummaryOutcome:
     usage: CallUsage = NO_USAGE
     problem: str = ""
     model: str = ""
+
+    def __post_init__(self) -> None:
+        # Both came from a server and are stored: no key in them.
+        object.__setattr__(self, "text", None if self.text is None else redact(self.text))
+        object.__setattr__(self, "problem", redact(self.problem))
 
 
 @dataclass(frozen=True, slots=True)

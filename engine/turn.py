@@ -41,6 +41,7 @@ from engine.protocols import (
     TokenCounter,
     UsageReport,
 )
+from engine.redaction import redact
 from engine.retrying import RetryPolicy
 from engine.session_curations import SessionCurations, last_user_item
 from engine.text import encodable
@@ -77,7 +78,7 @@ with a curator answering at once, Enter to the request took a median of 73-80 ms
 
 def unplanned(error: Exception) -> str:
     """What a reply ended by an error of Heedful's own says of it."""
-    return f"Stopped by an error in Heedful ({type(error).__name__}: {error})."
+    return redact(f"Stopped by an error in Heedful ({type(error).__name__}: {error}).")
 
 
 @dataclass(frozen=True, slots=True)

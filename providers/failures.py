@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from engine.redaction import clip, redact
+
 if TYPE_CHECKING:
     import openai
 
@@ -27,9 +29,9 @@ _PROBLEMS_NAMED = 2
 
 
 def shorten(text: str, limit: int = DETAIL_CHARS) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` without keys (:mod:`engine.redaction`), on one line, cut to ``limit`` characters
+    with an ellipsis: redacted first, so a cut never leaves part of a key."""
+    return clip(text, limit)
 
 
 def server_detail(err: openai.APIError) -> str:
@@ -50,7 +52,11 @@ def server_detail(err: openai.APIError) -> str:
 
 
 def describe(err: BaseException) -> str:
-    """What went wrong in a helper call, in one short line."""
+    """What went wrong in a helper call, in one short line, without keys."""
+    return redact(_described(err))
+
+
+def _described(err: BaseException) -> str:
     if isinstance(err, ValidationError):
         return _invalid_answer(err)
     if isinstance(err, json.JSONDecodeError):

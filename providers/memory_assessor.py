@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from engine.chat import PromptMessage
 from engine.memory import MAX_TAGS, MAX_TOPICS, Assessed, AssessedBy, Assessment
 from engine.memory_assessment import assess_offline
+from engine.redaction import clip, redact
 from engine.thinking import sent_text
 from providers.client_factory import ClientFactory, opened
 from providers.failures import describe
@@ -131,7 +132,7 @@ class OpenAIMemoryAssessor:
         )
         message = completion.choices[0].message
         if message.refusal:
-            raise ValueError(f"the model refused: {message.refusal[:100]}")
+            raise ValueError(f"the model refused: {clip(message.refusal, 100)}")
         if message.parsed is None:
             raise ValueError("the answer held no assessment")
         return validated(message.parsed.model_dump())
@@ -158,13 +159,23 @@ def validated(data: Any) -> Assessment:
         raise ValueError(f"the answer is not a JSON object but {type(data).__name__}")
     if "importance" not in data or "summary" not in data:
         raise ValueError("the answer lacks importance or summary")
+    # Every text the model wrote is stored and shown: redacted first (engine.redaction).
     return Assessment.clamped(
         importance=data["importance"],
-        summary=data["summary"],
-        tags=data.get("tags", ()),
-        topics=data.get("topics", ()),
-        reasoning=data.get("reasoning", ""),
+        summary=_redacted(data["summary"]),
+        tags=_redacted(data.get("tags", ())),
+        topics=_redacted(data.get("topics", ())),
+        reasoning=_redacted(data.get("reasoning", "")),
     )
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` with every string in it (or in the list it is) redacted; anything else as it is."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list | tuple):
+        return [redact(v) if isinstance(v, str) else v for v in value]
+    return value
 
 
 def assessment_request(messages: Sequence[PromptMessage], fence: str) -> list[dict[str, str]]:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
 from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
+from engine.redaction import StreamRedactor, redact, remember_secret
 from engine.thinking import CLOSE, OPEN
 from providers.client_factory import KeptClient, loaded
 from providers.failures import server_detail, shorten
@@ -71,6 +72,7 @@ class OpenAIChatModel:
         self._model = model
         self._base_url = base_url
         self._api_key = api_key or None
+        remember_secret(self._api_key)
         self._context_window = context_window
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
@@ -159,6 +161,8 @@ class OpenAIChatModel:
         usage: UsageReport | None = None
         chunks = 0
         thinking = answered = False
+        said = ""
+        redactor = StreamRedactor()
         try:
             client = self._client.now()
             # What create() sends, posted as given and read as plain JSON: create() runs each
@@ -194,14 +198,19 @@ class OpenAIChatModel:
                     if chunk.reasoning and not answered:
                         if not thinking:
                             thinking = True
-                            yield TextDelta(THINK_OPEN)
-                        yield TextDelta(chunk.reasoning)
+                            said = THINK_OPEN
+                        said += chunk.reasoning
                     if chunk.text:
                         if thinking:
                             thinking = False
-                            yield TextDelta(THINK_CLOSE)
+                            said += THINK_CLOSE
                         answered = True
-                        yield TextDelta(chunk.text)
+                        said += chunk.text
+                    # Through the redaction gate: a key the server puts in the reply (even split
+                    # over pieces) is not shown or stored.
+                    if said and (said := redactor.feed(said)):
+                        yield TextDelta(said)
+                    said = ""
                     if chunk.finish_reason:
                         finish_reason = chunk.finish_reason
         except (openai.APIConnectionError, openai.APITimeoutError) as err:
@@ -224,8 +233,9 @@ class OpenAIChatModel:
                 ModelErrorKind.CUT,
                 "The reply stopped before the model said it had finished. Retry to ask again.",
             )
-        if thinking:  # the model finished while thinking, with no answer
-            yield TextDelta(THINK_CLOSE)
+        # What the gate held back, and the end of thinking when the model finished while thinking.
+        if rest := (redactor.feed(THINK_CLOSE) if thinking else "") + redactor.finish():
+            yield TextDelta(rest)
         if usage is not None:
             yield usage
         yield ReplyFinished(finish_reason)
@@ -242,7 +252,7 @@ class OpenAIChatModel:
         try:
             page = await self._client.now().models.list()
             data = getattr(page, "data", None) or []
-            return [str(model.id) for model in data if getattr(model, "id", None) is not None]
+            return [redact(str(model.id)) for model in data if getattr(model, "id", None) is not None]
         # openai builds the page without validating it, so an answer of the wrong shape (an HTML
         # page, say) fails with AttributeError or TypeError inside the package.
         except (openai.OpenAIError, ValueError, AttributeError, TypeError) as err:
@@ -257,19 +267,10 @@ class OpenAIChatModel:
         """The :class:`ModelError` that tells the user what ``err`` means, without the API key.
 
         Some servers quote the key they refused; the message is stored with the reply and shown,
-        so the key is taken out of it.
+        so :class:`ModelError` passes it through the redaction gate (:mod:`engine.redaction`), and
+        every quote of the server was redacted before it was cut (:func:`shorten`).
         """
-        error = self._describe(err, phase)
-        key = self._api_key
-        if key is None or key not in error.user_message:
-            return error
-        return ModelError(
-            error.kind,
-            error.user_message.replace(key, "[your API key]"),
-            retry_after=error.retry_after,
-            retryable=error.retryable,
-            window=error.window,
-        )
+        return self._describe(err, phase)
 
     def _describe(self, err: Exception, phase: _Phase) -> ModelError:
         import openai

@@ -40,6 +40,7 @@ from engine.curator_advice import (
     RoleHint,
 )
 from engine.items import MemoryRole
+from engine.redaction import clip, redact
 from engine.thinking import sent_text
 from providers.client_factory import ClientFactory, KeptClient
 from providers.failures import describe
@@ -246,7 +247,7 @@ class OpenAICurator:
         usage[0] += _usage_of(completion)
         message = completion.choices[0].message
         if message.refusal:
-            raise ValueError(f"the model refused: {message.refusal[:100]}")
+            raise ValueError(f"the model refused: {clip(message.refusal, 100)}")
         if message.parsed is None:
             raise ValueError("the answer held no advice")
         return advice_from(message.parsed.model_dump())
@@ -288,11 +289,12 @@ def advice_from(data: Any) -> CuratorAdvice:
         value = data.get(key)
         return value[:MAX_ENTRIES] if isinstance(value, list) else []
 
+    # Redacted before they are cut: a reason or a ref may quote a key (engine.redaction).
     def ref(value: Any) -> str | None:
-        return value.strip()[:MAX_REF] if isinstance(value, str) and value.strip() else None
+        return redact(value).strip()[:MAX_REF] if isinstance(value, str) and value.strip() else None
 
     def text(value: Any) -> str:
-        return " ".join(value.split())[:MAX_TEXT] if isinstance(value, str) else ""
+        return redact(" ".join(value.split()))[:MAX_TEXT] if isinstance(value, str) else ""
 
     retain = [
         Retain(r, text(e.get("reason")))

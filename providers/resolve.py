@@ -11,11 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from engine.redaction import looks_like_key, remember_secret
 from providers.windows import FALLBACK_WINDOW, known_window
 from sessions.config import Config, ProviderConfig
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+KEY_IN_NAME = (
+    "{provider}/{model}: the provider's api_key_env holds what looks like an API key. api_key_env must "
+    "name an environment variable (such as OPENAI_API_KEY), not hold the key: put the key in that "
+    "variable. Using the offline model."
+)
+"""Said, never showing the value, when ``api_key_env`` holds a key rather than a variable's name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +63,8 @@ def _window(model: str, provider: ProviderConfig | None) -> tuple[int, tuple[str
 
 def _from_provider(name: str, provider: ProviderConfig, model: str, env: Mapping[str, str]) -> ModelChoice:
     key_var = provider.api_key_env or None
+    if key_var and looks_like_key(key_var):  # the key itself, written where its variable's name goes
+        return _offline(KEY_IN_NAME.format(provider=name, model=model))
     api_key = env.get(key_var) if key_var else None
     if key_var and not api_key:
         return _offline(
@@ -89,11 +98,23 @@ def _from_env(model: str, env: Mapping[str, str], base_url: str | None) -> Model
     )
 
 
+def remember_keys(config: Config, env: Mapping[str, str]) -> None:
+    """Have every key this config and environment may use redacted from whatever a server sends
+    (:mod:`engine.redaction`), a key written where a variable's name belongs included."""
+    remember_secret(env.get("OPENAI_API_KEY"))
+    for provider in config.providers.values():
+        name = provider.api_key_env
+        if name:
+            remember_secret(name if looks_like_key(name) else env.get(name))
+
+
 def resolve_model(
     config: Config, env: Mapping[str, str], *, base_url: str | None = None, model: str | None = None
 ) -> ModelChoice:
     """The model this run should use."""
     from providers.offline import OFFLINE_MODEL_NAME
+
+    remember_keys(config, env)
 
     wanted = model or config.model
     if wanted == OFFLINE_MODEL_NAME:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from engine.redaction import looks_like_key, redact, remember_secret
 from sessions.paths import ensure_private_dir
 
 FALLBACK = "using the default settings"
@@ -195,9 +196,8 @@ def load_config(path: Path) -> ConfigLoad:
             f"{path}: {describe_validation_error(e)} — {FALLBACK}." for e in err.errors(include_url=False)
         ]
         return ConfigLoad(Config(), path, exists=True, problems=problems)
-    return ConfigLoad(
-        config, path, exists=True, problems=[f"{path}: {warning}." for warning in _unknown_keys(config)]
-    )
+    warnings = [*_unknown_keys(config), *_keys_in_names(config)]
+    return ConfigLoad(config, path, exists=True, problems=[f"{path}: {warning}." for warning in warnings])
 
 
 # --- describing problems ----------------------------------------------------------------------
@@ -253,7 +253,7 @@ def _show(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        shown = json.dumps(value, ensure_ascii=False)
+        shown = json.dumps(redact(value), ensure_ascii=False)  # a key typed in the wrong place
         return shown if len(shown) <= 60 else shown[:57] + '…"'
     if isinstance(value, int | float):
         return repr(value)
@@ -262,6 +262,18 @@ def _show(value: object) -> str:
     if isinstance(value, list):
         return "an array"
     return type(value).__name__
+
+
+def _keys_in_names(config: Config) -> Iterator[str]:
+    """A warning, never quoting it, for each key written where its variable's name belongs; the
+    value is redacted from then on wherever it might be echoed."""
+    for name, provider in config.providers.items():
+        if provider.api_key_env and looks_like_key(provider.api_key_env):
+            remember_secret(provider.api_key_env)
+            yield (
+                f"providers.{_toml_key(name)}.api_key_env holds what looks like an API key (not shown): "
+                "it must name the environment variable that holds the key, not hold the key"
+            )
 
 
 def _unknown_keys(config: Config) -> Iterator[str]:

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import socket
 import threading
 import time
@@ -65,7 +64,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.fake_openai_errors import BAD_GATEWAY_HTML, ERRORS, error_body
+from tests import fake_openai_errors as answers
+from tests.fake_openai_errors import BAD_GATEWAY_HTML, ERRORS, _asks_for_json, _kind, _text_of, _tokens
 
 MODELS = ["fake-model", "fake-model-large"]
 _WHAT_SETTINGS = ("reply", "json_reply", "piece_chars", "reasoning", "reasoning_field")
@@ -80,19 +80,6 @@ FakeRequest = dict[str, Any]
 
 # Faults that stop a stream half way.
 _MID_STREAM = ("cutoff", "truncate", "stream_error", "invalid_json", "malformed_sse")
-
-
-def _tokens(text: str) -> list[str]:
-    """Split text into word-ish pieces that concatenate back to the original."""
-    return re.findall(r"\s*\S+\s*|\s+", text) or [""]
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -165,9 +152,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         prefix = "/v1/models/"
+        secret = self.server.owner.echo_secret
         if self.path.rstrip("/") == "/v1/models":
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in MODELS]
+            names = [*MODELS, f"model-{secret}"] if secret else MODELS
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in names]
             self._send_json(200, {"object": "list", "data": data})
+        elif secret and self.path.startswith(prefix):
+            self._send_json(500, answers.error_body(answers.echo_message(secret, 0)))
         elif self.path.startswith(prefix) and self.path[len(prefix) :] in MODELS:
             model = self.path[len(prefix) :]
             described: dict[str, Any] = {"id": model, "object": "model", "created": 0, "owned_by": "fake"}
@@ -181,14 +172,14 @@ class _Handler(BaseHTTPRequestHandler):
             ]
             self._send_json(200, timings)
         else:
-            self._send_json(404, error_body(f"Unknown path {self.path}", "not_found"))
+            self._send_json(404, answers.error_body(f"Unknown path {self.path}", "not_found"))
 
     def do_POST(self) -> None:
         try:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
         except ValueError:
-            self._send_json(400, error_body("Invalid JSON body"))
+            self._send_json(400, answers.error_body("Invalid JSON body"))
             return
         owner = self.server.owner
         if self.path == "/_fake/faults":
@@ -202,7 +193,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"changed": changed})
             return
         if self.path != "/v1/chat/completions":
-            self._send_json(404, error_body(f"Unknown path {self.path}", "not_found"))
+            self._send_json(404, answers.error_body(f"Unknown path {self.path}", "not_found"))
             return
         request: FakeRequest = {
             "path": self.path,
@@ -219,7 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
                 # Kept for the fixture to re-raise in the test; otherwise the failure would only
                 # show up as a puzzling error in the client.
                 owner.hook_errors.append(err)
-                self._send_json(500, error_body(f"on_request hook failed: {err!r}"))
+                self._send_json(500, answers.error_body(f"on_request hook failed: {err!r}"))
                 request["outcome"] = "fault"
                 return
         fault = self.headers.get("X-Fake-Fault") or (owner.faults.pop(0) if owner.faults else "")
@@ -235,6 +226,13 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         if owner.api_key and self.headers.get("Authorization") != f"Bearer {owner.api_key}":
             fault = "401"
+        echoed, kind = None, _kind(body)
+        if owner.echo_secret and not fault:
+            owner.echo_counts[kind] = n = owner.echo_counts.get(kind, -1) + 1
+            fault, echoed = answers.echo_turn(owner.echo_secret, kind, n)
+            if fault == answers.ECHO_FAULT:
+                self._send_json(500, answers.error_body(answers.echo_message(owner.echo_secret, n)))
+                return "fault"
         window = owner.enforced_window
         if not fault and window is not None:
             used = sum(len(_tokens(_text_of(m.get("content")))) for m in body.get("messages", []))
@@ -264,8 +262,10 @@ class _Handler(BaseHTTPRequestHandler):
         model = body.get("model", MODELS[0])
         messages = body.get("messages", [])
         prompt = next((_text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
-        if owner.json_reply is not None and _asks_for_json(body):
-            reply: str | None = owner.json_reply
+        if echoed is not None:
+            reply: str | None = echoed
+        elif owner.json_reply is not None and _asks_for_json(body):
+            reply = owner.json_reply
         else:
             reply = owner.reply(body) if callable(owner.reply) else owner.reply
         if reply is None:
@@ -348,6 +348,8 @@ class _Handler(BaseHTTPRequestHandler):
             return "fault"
         if fault == "stream_error":
             message = "The server had an error while processing your request."
+            if owner.echo_secret:
+                message = answers.echo_message(owner.echo_secret, owner.echo_counts.get("stream", 0) // 3)
             self._sse({"error": {**ERRORS["500"][1], "message": message}})
             self._end_chunked()
             return "fault"
@@ -379,16 +381,6 @@ class _Server(ThreadingHTTPServer):
     owner: FakeOpenAIServer
 
 
-def _kind(body: dict[str, Any]) -> str:
-    """A request as ``/_fake/requests`` tells them apart: a curator's, a reply's, or another."""
-    return "json" if _asks_for_json(body) else "stream" if body.get("stream") else "plain"
-
-
-def _asks_for_json(body: dict[str, Any]) -> bool:
-    response_format = body.get("response_format")
-    return isinstance(response_format, dict) and response_format.get("type") in ("json_schema", "json_object")
-
-
 class FakeOpenAIServer:
     """The fake server; ``start()`` (or ``with``) serves it from a daemon thread.
 
@@ -404,6 +396,8 @@ class FakeOpenAIServer:
         reasoning: Thinking streamed before the reply in each delta's ``reasoning_field``
             ("reasoning_content", as DeepSeek's API and vLLM name it, or "reasoning"), or None.
         api_key: When set, requests must carry ``Authorization: Bearer <api_key>`` or get a 401.
+        echo_secret: When set, quoted on every endpoint (see ``echo_turn`` in fake_openai_errors):
+            in chat errors (streamed and not), JSON and summary answers, and ``/models``.
         faults: Queued fault names, consumed one per chat request.
         requests: Every chat request received, in order.
         on_request: Called with each recorded request before the reply is sent.
@@ -429,6 +423,8 @@ class FakeOpenAIServer:
         self.reasoning: str | None = None
         self.reasoning_field = "reasoning_content"
         self.api_key = api_key
+        self.echo_secret: str | None = None
+        self.echo_counts: dict[str, int] = {}
         self.verbose = verbose
         self.on_request = on_request
         self.model_window: int | None = None

@@ -179,20 +179,43 @@ async def test_a_key_the_server_echoes_in_an_error_is_not_passed_on(
 
 
 def test_the_replay_output_never_holds_the_key(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    fake_server: FakeOpenAIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv(KEY_VAR, KEY)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    # replay reads the key ($OPENAI_API_KEY) only with --base-url, for a live curator and
+    # summarizer: against a server that quotes it back in every answer and error.
+    from tests.test_secret_echo import KEY as ECHO_KEY
+    from tests.test_secret_echo import echoing_config, files_holding_the_key, kinds, pieces_in
+
+    echoing_config(fake_server)
+    fake_server.api_key = ECHO_KEY  # only a request that carries the key is answered
+    monkeypatch.setenv("OPENAI_API_KEY", ECHO_KEY)
     transcript = tmp_path / "t.jsonl"
-    rows = [
-        {"id": f"m{n}", "role": ("user", "assistant")[n % 2], "content": f"note {n} " * 30} for n in range(20)
-    ]
+    rows = []
+    for n in range(12):  # as test_replay's live run: replies long enough for the model to summarize
+        reply = (
+            f"We decided to deploy the billing service from deploy.sh on Friday {n + 1} March at 02:00 "
+            f"UTC. The migration failed with ECONNREFUSED on port {5400 + n} because db-stage-2 was down. "
+        ) * 3
+        rows += [
+            {
+                "id": f"u{n}",
+                "role": "user",
+                "content": f"What did we decide about deploy.sh and db-stage-2? (question {n})",
+            },
+            {"id": f"a{n}", "role": "assistant", "content": reply},
+        ]
     transcript.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    assert main(["replay", str(transcript), "--context-window", "600"]) == 0
+    args = ["replay", str(transcript), "--context-window", "1200", "--consent", "keep"]
+    assert main([*args, "--base-url", fake_server.base_url, "--model", "fake-model"]) == 0
     output = capsys.readouterr()
-    assert json.loads(output.out)["ledger"], "the replay should have logged decisions"
-    assert not any(needle.decode() in output.out + output.err for needle in NEEDLES)
-    assert leaks(paths.data_dir()) == []
+    calls = json.loads(output.out)["curation_calls"]
+    assert calls["calls"] > 0 and calls["summaries_failed"] > 0, "the curator and summarizer were asked"
+    assert {"json", "plain"} <= set(kinds(fake_server)), "both quoted the key back"
+    assert pieces_in(output.out + output.err) == []
+    assert not paths.data_dir().exists() or files_holding_the_key(paths.data_dir()) == []
 
 
 def test_every_file_and_directory_heedful_creates_is_private_whatever_the_umask(
