@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.sanitize import inert
+from tui.sanitize import inert, replaced_controls
 
 DANGEROUS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
@@ -34,3 +34,11 @@ def test_c1_csi_and_carriage_returns() -> None:
 
 def test_tabs_and_newlines_are_kept() -> None:
     assert inert("a\tb\nc") == "a\tb\nc"
+
+
+@given(st.text(alphabet=st.sampled_from("ab\t\r\n\x1b\x00\x07\x9b\udcff\ufffd␛")))
+def test_the_paste_notice_counts_exactly_the_characters_shown_as_symbols(text: str) -> None:
+    def symbols(s: str) -> int:
+        return sum(ch in "\ufffd␛" for ch in s)
+
+    assert replaced_controls(text) == symbols(inert(text)) - symbols(text)

@@ -30,3 +30,12 @@ def inert(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x1b", _ESCAPE_SYMBOL)
     text = _CONTROLS.sub(_REPLACEMENT, text)
     return _LONE_SURROGATES.sub(_REPLACEMENT, text)
+
+
+def replaced_controls(text: str) -> int:
+    """How many characters of ``text`` :func:`inert` shows as ␛ or U+FFFD: line ends (CR, CRLF)
+    and tabs are kept as line breaks and tabs, so they are not counted."""
+    if text.isprintable():
+        return 0
+    text = text.replace("\r", "\n")
+    return text.count("\x1b") + len(_CONTROLS.findall(text)) + len(_LONE_SURROGATES.findall(text))
