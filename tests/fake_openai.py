@@ -33,7 +33,7 @@ request header ``X-Fake-Fault: NAME[:ARG]`` applies to that request only. Faults
   slow_headers        nothing for ARG seconds (default 2), then a normal reply
 
 A model's window can be set as the real servers set it: ``model_window`` is advertised as
-``max_model_len`` in ``GET /v1/models/{id}`` (as vLLM does), and ``enforced_window`` refuses, with
+``max_model_len`` in ``GET /v1/models`` and ``/v1/models/{id}`` (as vLLM does), and ``enforced_window`` refuses, with
 a context_length error stating it, any request whose messages hold more word-pieces than that.
 
 The reply is ``Echo: <last user message>`` unless ``reply`` is set, either to a string or to a
@@ -166,7 +166,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         prefix = "/v1/models/"
         if self.path.rstrip("/") == "/v1/models":
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in MODELS]
+            data: list[dict[str, Any]] = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in MODELS
+            ]
+            if self.server.owner.model_window is not None:  # vLLM lists the window too
+                for described in data:
+                    described["max_model_len"] = self.server.owner.model_window
             self._send_json(200, {"object": "list", "data": data})
         elif self.path.startswith(prefix) and self.path[len(prefix) :] in MODELS:
             model = self.path[len(prefix) :]
