@@ -33,8 +33,9 @@ request header ``X-Fake-Fault: NAME[:ARG]`` applies to that request only. Faults
   slow_headers        nothing for ARG seconds (default 2), then a normal reply
 
 A model's window can be set as the real servers set it: ``model_window`` is advertised as
-``max_model_len`` in ``GET /v1/models`` and ``/v1/models/{id}`` (as vLLM does), and ``enforced_window`` refuses, with
-a context_length error stating it, any request whose messages hold more word-pieces than that.
+``max_model_len`` in ``GET /v1/models`` and ``/v1/models/{id}`` (as vLLM does), and
+``enforced_window`` refuses, with a context_length error stating it, any request whose messages
+hold more word-pieces than that.
 
 The reply is ``Echo: <last user message>`` unless ``reply`` is set, either to a string or to a
 function of the request body. Every chat request is recorded in ``requests`` as

@@ -120,7 +120,6 @@ async def test_the_highlighted_row_is_shown_whole_below_the_table() -> None:
         assert detail(app) == "Nothing matches “no such words”."
 
 
-
 async def test_a_filter_that_matches_nothing_says_so_and_the_ledger_stays_open() -> None:
     # The steps of the report: F6, /, "zz" raised IndexError in the highlight handler and the app
     # stopped ("Heedful stopped unexpectedly").

@@ -30,7 +30,8 @@ def other_server() -> Iterator[FakeOpenAIServer]:
 
 
 def configure(fake: FakeOpenAIServer, other: FakeOpenAIServer | None = None) -> None:
-    text = f'model = "fake/fake"\n\n[providers.fake]\nbase_url = "{fake.base_url}"\nmodels = {{ "fake" = 1200 }}\n'
+    text = 'model = "fake/fake"\n\n[providers.fake]\n'
+    text += f'base_url = "{fake.base_url}"\nmodels = {{ "fake" = 1200 }}\n'
     if other is not None:
         text += f'\n[providers.other]\nbase_url = "{other.base_url}"\nmodels = {{ "big" = 4000 }}\n'
     write_config(text)
@@ -64,7 +65,9 @@ async def asked(pilot: Pilot[None], app: HeedfulApp) -> SwitchProviderScreen:
     return screen
 
 
-async def test_a_name_the_providers_server_lists_stays_on_that_provider(fake_server: FakeOpenAIServer) -> None:
+async def test_a_name_the_providers_server_lists_stays_on_that_provider(
+    fake_server: FakeOpenAIServer,
+) -> None:
     # The report: model = "fake/fake", /model fake-model-large, then a message went to OpenAI.
     configure(fake_server)
     app = make_app(env=KEYED)

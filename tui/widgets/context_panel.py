@@ -20,8 +20,8 @@ from textual.widgets.option_list import Option
 
 from engine.context_view import EntityView, ItemView, Mark, Section
 from engine.curation_calls import CallsReport, CallUsage
-from tui.messages import ContextAction
 from tui.filtering import nothing_matches
+from tui.messages import ContextAction
 from tui.sanitize import inert
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 

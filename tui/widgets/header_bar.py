@@ -1,4 +1,5 @@
-"""The top bar: session title, model and provider (with an unmistakable "offline" badge) and the context gauge."""
+"""The top bar: session title, model and its provider (an unmistakable "offline" badge when
+offline) and the context gauge."""
 
 from __future__ import annotations
 
