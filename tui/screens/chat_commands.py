@@ -57,7 +57,10 @@ class SlashCommands(ChatPart):
             self.screen.memory_actions.open_screen()
         elif name == "model" and not argument:
             self.choose_model()
-        elif name in ("system", "profile", "model", "temperature"):
+        elif name == "model":
+            session = self.screen.session
+            self.background(self.model_switch.to(session.id if session is not None else None, argument))
+        elif name in ("system", "profile", "temperature"):
             if self.screen.session is None:
                 self.screen.notify("Send a first message: settings belong to a session.", severity="warning")
                 return
@@ -134,12 +137,6 @@ class SlashCommands(ChatPart):
         screen = self.screen
         context = screen.services.context
         settings, system_prompt = await context.settings(session_id)
-        if name == "model":
-            if not argument:
-                self.choose_model()
-            else:
-                await self.model_switch.to(session_id, argument)
-            return
         if name == "temperature":
             if not argument:
                 shown = (
