@@ -177,3 +177,26 @@ async def test_the_picker_lists_each_providers_models_with_their_windows_and_ask
         picker.rows.highlighted = rows(picker).index("   fake-model-large · 32,000 tokens · server")
         await pilot.press("enter")  # the same provider: no question
         await wait_for(pilot, lambda: header_model(app) == "fake-model-large on fake")
+
+
+async def test_a_session_that_stored_a_bare_name_opens_on_the_default_provider(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    # Sessions switched before names were stored with their provider hold "fake-model-large":
+    # opened, that means the default provider's model, never OpenAI's endpoint.
+    from engine.chat import SessionSettings
+    from sessions import paths
+    from sessions.store import open_store
+    from tests.apphelpers import make_sessions
+
+    configure(fake_server)
+    ids = make_sessions(("switched long ago", ["hello", "Echo: hello"]))
+    store = open_store(paths.database_path()).store
+    try:
+        store.update_session_settings(ids["switched long ago"], SessionSettings(model="fake-model-large"))
+    finally:
+        store.close()
+    app = make_app(env=KEYED)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: header_model(app) == "fake-model-large on fake")
+        assert await send_to(pilot, app, fake_server, "where do I go?") == "fake-model-large"
