@@ -61,6 +61,15 @@ def inert_controls(text: str) -> str:
     return _LONE_SURROGATES.sub(REPLACEMENT, text)
 
 
+def replaced_controls(text: str) -> int:
+    """How many characters of ``text`` :func:`inert_controls` shows as ␛ or U+FFFD: line ends (CR,
+    CRLF) and tabs are kept as line breaks and tabs, so they are not counted."""
+    if text.isprintable():
+        return 0
+    text = text.replace("\r", "\n")
+    return text.count("\x1b") + len(_CONTROLS.findall(text)) + len(_LONE_SURROGATES.findall(text))
+
+
 def mark_invisible(text: str) -> str:
     """``text`` with each bidi control and zero-width character shown as a marker."""
     if _INVISIBLE.search(text) is None:

@@ -82,7 +82,8 @@ def _from_provider(name: str, provider: ProviderConfig, model: str, env: Mapping
     )
 
 
-def _from_env(model: str, env: Mapping[str, str], base_url: str | None) -> ModelChoice:
+def on_endpoint(model: str, env: Mapping[str, str], base_url: str | None) -> ModelChoice:
+    """``model`` on the command line's / environment's endpoint (``base_url`` when given)."""
     base = base_url or env.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
     api_key = env.get("OPENAI_API_KEY") or None
     if api_key is None and base == OPENAI_BASE_URL:
@@ -128,4 +129,4 @@ def resolve_model(
             return _from_provider(provider_name, provider, bare, env)
     if wanted is None and base_url is None and not (env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL")):
         return _offline()
-    return _from_env(wanted or DEFAULT_OPENAI_MODEL, env, base_url)
+    return on_endpoint(wanted or DEFAULT_OPENAI_MODEL, env, base_url)

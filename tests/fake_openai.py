@@ -33,8 +33,9 @@ request header ``X-Fake-Fault: NAME[:ARG]`` applies to that request only. Faults
   slow_headers        nothing for ARG seconds (default 2), then a normal reply
 
 A model's window can be set as the real servers set it: ``model_window`` is advertised as
-``max_model_len`` in ``GET /v1/models/{id}`` (as vLLM does), and ``enforced_window`` refuses, with
-a context_length error stating it, any request whose messages hold more word-pieces than that.
+``max_model_len`` in ``GET /v1/models`` and ``/v1/models/{id}`` (as vLLM does), and
+``enforced_window`` refuses, with a context_length error stating it, any request whose messages
+hold more word-pieces than that.
 
 The reply is ``Echo: <last user message>`` unless ``reply`` is set, either to a string or to a
 function of the request body. Every chat request is recorded in ``requests`` as
@@ -155,7 +156,12 @@ class _Handler(BaseHTTPRequestHandler):
         secret = self.server.owner.echo_secret
         if self.path.rstrip("/") == "/v1/models":
             names = [*MODELS, f"model-{secret}"] if secret else MODELS
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in names]
+            data: list[dict[str, Any]] = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in names
+            ]
+            if self.server.owner.model_window is not None:  # vLLM lists the window too
+                for entry in data:
+                    entry["max_model_len"] = self.server.owner.model_window
             self._send_json(200, {"object": "list", "data": data})
         elif secret and self.path.startswith(prefix):
             self._send_json(500, answers.error_body(answers.echo_message(secret, 0)))

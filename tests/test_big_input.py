@@ -219,3 +219,37 @@ async def test_an_enter_typed_during_a_stall_still_sends() -> None:
             app.post_message(key)
         await wait_for(pilot, lambda: len(stored_messages()) == 2)
         assert stored_messages()[0].content == "ok"
+
+
+TRACE = [
+    "Traceback (most recent call last):",
+    '  File "app.py", line 12, in <module>',
+    "    main()",
+    '  File "app.py", line 9, in main',
+    "    run(config)",
+    '  File "runner.py", line 40, in run',
+    "\tstep = steps[index]",
+    '  File "steps.py", line 3, in __getitem__',
+    "    raise IndexError(name)",
+    "IndexError: list index out of range",
+    "(end of trace)",
+]
+
+
+async def test_a_pasted_stack_trace_keeps_its_line_breaks_without_a_control_character_notice() -> None:
+    # Terminals send a paste's line ends as CR; files from Windows hold CRLF. Neither is replaced
+    # (they become line breaks, as tabs stay tabs), so neither is counted as a control character.
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        composer = chat(app).composer
+        for line_end in ("\r", "\r\n", "\n"):
+            paste(app, line_end.join(TRACE))
+            await wait_for(pilot, lambda: composer.text == "\n".join(TRACE))
+            await pilot.pause()
+            assert not any("control character" in t for t in toasts(app)), line_end
+            composer.clear()
+        paste(app, "\r\n".join([*TRACE, "\x1b[2J"]))  # one escape among the line ends: one is said
+        await wait_for(pilot, lambda: any("control character" in t for t in toasts(app)))
+        assert [t for t in toasts(app) if "control character" in t] == [
+            "The paste held 1 control character: shown (and sent) as ␛ or �."
+        ]

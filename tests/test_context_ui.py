@@ -302,3 +302,21 @@ async def test_between_turns_the_panel_says_its_saving_is_the_next_requests(
         # Not "this turn": the last turn saved something else, and is already in the total.
         assert f"{compact(view.saved_tokens)} in the next request" in saved, saved
         assert f"{compact(view.session_saved_tokens)} so far in this session" in saved, saved
+
+
+async def test_a_panel_filter_that_matches_nothing_says_so() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "The cat is called Miso.")
+        panel = chat(app).context_panel
+        panel.rows.focus()
+        await pilot.press("slash", *"zebra")
+
+        def shown() -> list[str]:
+            return [str(panel.rows.get_option_at_index(i).prompt) for i in range(panel.rows.option_count)]
+
+        await wait_for(pilot, lambda: "Nothing matches “zebra”." in shown())
+        for _ in range(len("zebra")):
+            await pilot.press("backspace")
+        await wait_for(pilot, lambda: not any("Nothing matches" in row for row in shown()))
+        assert any("Miso" in row for row in shown())

@@ -76,8 +76,9 @@ async def test_curation_goes_with_the_model_a_session_switches_to(fake_server: F
     # server by the curator; the offline model is never asked anything.
     from textual.widgets import Static
 
-    from tests.apphelpers import make_app, make_sessions, say, write_config
+    from tests.apphelpers import make_app, make_sessions, say, wait_for, write_config
     from tests.test_slash import type_command
+    from tui.screens.model_picker import SwitchProviderScreen
 
     def curator_calls(server: FakeOpenAIServer) -> list[str]:
         return [r["body"]["model"] for r in server.requests if is_curator(r["body"])]
@@ -100,6 +101,9 @@ async def test_curation_goes_with_the_model_a_session_switches_to(fake_server: F
             saved = str(app.screen.query_one("#context-saved", Static).render())
             assert "curation calls:" in saved and "(1 call)" in saved, saved
             await type_command(pilot, app, "/model local/small-model")
+            await wait_for(pilot, lambda: isinstance(app.screen, SwitchProviderScreen))
+            await pilot.press("alt+s")  # another provider: confirmed first
+            await wait_for(pilot, lambda: app.services.model_name == "small-model")
             await say(pilot, app, "Now on the local one?", not_now=True)
             assert curator_calls(fake_server) == ["big-model"], "nothing more went to the first server"
             assert curator_calls(local) == ["small-model"]

@@ -11,7 +11,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
 from engine.ledger import EntryKind, LedgerEntry
-from tests.apphelpers import chat, make_app, wait_for
+from tests.apphelpers import chat, make_app, send, wait_for
 from tui.app import HeedfulApp
 from tui.screens.ledger import PAGE_ROWS, LedgerScreen
 
@@ -117,4 +117,24 @@ async def test_the_highlighted_row_is_shown_whole_below_the_table() -> None:
         await pilot.press("down")
         assert detail(app) == "turn 3 · operation · #3 · prune\nnot mentioned since turn 2"
         await pilot.press("slash", *"no such words")
-        assert detail(app) == ""
+        assert detail(app) == "Nothing matches “no such words”."
+
+
+async def test_a_filter_that_matches_nothing_says_so_and_the_ledger_stays_open() -> None:
+    # The steps of the report: F6, /, "zz" raised IndexError in the highlight handler and the app
+    # stopped ("Heedful stopped unexpectedly").
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        for n in range(3):
+            await send(pilot, f"hello {n}")
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: isinstance(app.screen, LedgerScreen))
+        await wait_for(pilot, lambda: table(app).row_count > 0)
+        everything = table(app).row_count
+        await pilot.press("slash", "z", "z", "enter", "down", "up", "r")  # r: nothing to act on
+        await wait_for(pilot, lambda: "Nothing matches" in detail(app))
+        assert detail(app) == "Nothing matches “zz”."
+        assert isinstance(app.screen, LedgerScreen) and table(app).row_count == 0
+        await pilot.press("slash", "backspace", "backspace")
+        await wait_for(pilot, lambda: table(app).row_count == everything)
+        assert "Nothing matches" not in detail(app)

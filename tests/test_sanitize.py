@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.inert_text import BIDI_CONTROLS, ZERO_WIDTH, inert_json
-from tui.sanitize import inert
+from tui.sanitize import inert, replaced_controls
 
 DANGEROUS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{BIDI_CONTROLS}\u200b\u2060\ufeff]")
 INVISIBLE = BIDI_CONTROLS + ZERO_WIDTH
@@ -60,3 +60,11 @@ def test_c1_csi_and_carriage_returns() -> None:
 
 def test_tabs_and_newlines_are_kept() -> None:
     assert inert("a\tb\nc") == "a\tb\nc"
+
+
+@given(st.text(alphabet=st.sampled_from("ab\t\r\n\x1b\x00\x07\x9b\udcff\ufffd␛")))
+def test_the_paste_notice_counts_exactly_the_characters_shown_as_symbols(text: str) -> None:
+    def symbols(s: str) -> int:
+        return sum(ch in "\ufffd␛" for ch in s)
+
+    assert replaced_controls(text) == symbols(inert(text)) - symbols(text)

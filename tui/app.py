@@ -98,6 +98,11 @@ class HeedfulApp(App[None]):
                     yield SystemCommand(
                         binding.description, binding.tooltip, partial(screen.run_action, binding.action)
                     )
+            yield SystemCommand(
+                "Model",
+                "Choose this session's model, from each provider's list (/model)",
+                screen.commands.choose_model,
+            )
             panel = screen.context_panel
             for binding in panel.BINDINGS:
                 if isinstance(binding, Binding) and binding.id in PANEL_COMMANDS:

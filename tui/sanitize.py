@@ -8,6 +8,6 @@ stored text stays as it was, so copying a message copies its exact text.
 
 from __future__ import annotations
 
-from engine.inert_text import inert, inert_controls
+from engine.inert_text import inert, inert_controls, replaced_controls
 
-__all__ = ["inert", "inert_controls"]
+__all__ = ["inert", "inert_controls", "replaced_controls"]

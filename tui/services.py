@@ -8,13 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from engine.context_service import ContextService
 from engine.memory_service import MemoryService
 from engine.protocols import ChatModel, ChatStore
 from engine.tokens import LazyTokenCounter
 from engine.turn import TurnService
+
+if TYPE_CHECKING:
+    from providers.catalog import Target
+    from providers.model_offers import Listing
+    from providers.resolve import ModelChoice
 
 Severity = Literal["information", "warning", "error"]
 
@@ -38,6 +43,22 @@ class ModelSource(Protocol):
 
     def get(self, name: str) -> tuple[ChatModel, tuple[str, ...]]:
         """The model called ``name``, and notices for the user about it."""
+        ...
+
+    def use(self, choice: ModelChoice) -> ChatModel:
+        """The model a :class:`Target` chose."""
+        ...
+
+    def where(self, model: ChatModel) -> str | None:
+        """The provider (or server host) ``model`` talks to, for the header; None offline."""
+        ...
+
+    async def find(self, name: str, current: ChatModel) -> Target | str:
+        """Where ``/model NAME`` leads from ``current``, or why it leads nowhere."""
+        ...
+
+    async def listings(self, current: ChatModel) -> list[Listing]:
+        """Each provider's models, from the config and its server's ``GET /models``."""
         ...
 
     async def aclose(self) -> None:

@@ -40,7 +40,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "profile", "[quality | balanced | cost]", "this session's curation profile: show it or set it"
     ),
     SlashCommand(
-        "model", "[NAME | default]", "this session's model: show it, switch, or back to the default"
+        "model",
+        "[NAME | default]",
+        "this session's model: pick one from each provider's list, switch by name, or back to the default",
     ),
     SlashCommand("temperature", "[0-2 | default]", "this session's sampling temperature: show it or set it"),
     SlashCommand("new", "", "start a new session"),

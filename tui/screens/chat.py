@@ -145,7 +145,7 @@ class ChatScreen(Screen[None]):
     def on_mount(self) -> None:
         header = self.header
         header.show_title("New chat")
-        header.show_model(self.services.model_name, offline=self.services.offline)
+        self.commands.show_model()
         self.composer.focus()
         self.open_session(self.services.session_id)
 

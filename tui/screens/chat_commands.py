@@ -12,6 +12,7 @@ from tui.screens.consent import ConsentAnswer
 if TYPE_CHECKING:
     from engine.chat import Session
     from engine.protocols import ChatModel
+    from tui.screens.chat_model import ModelSwitch
 
 
 class SlashCommands(ChatPart):
@@ -54,7 +55,12 @@ class SlashCommands(ChatPart):
             self.screen.memory_actions.remember(self.screen.session.id, asked=True)
         elif name == "memory":
             self.screen.memory_actions.open_screen()
-        elif name in ("system", "profile", "model", "temperature"):
+        elif name == "model" and not argument:
+            self.choose_model()
+        elif name == "model":
+            session = self.screen.session
+            self.background(self.model_switch.to(session.id if session is not None else None, argument))
+        elif name in ("system", "profile", "temperature"):
             if self.screen.session is None:
                 self.screen.notify("Send a first message: settings belong to a session.", severity="warning")
                 return
@@ -131,20 +137,7 @@ class SlashCommands(ChatPart):
         screen = self.screen
         context = screen.services.context
         settings, system_prompt = await context.settings(session_id)
-        if name == "model":
-            models = screen.services.models
-            if not argument:
-                own = "this session's choice" if settings.model is not None else "the default"
-                screen.notify(f"Model: {screen.services.model_name} ({own}; default {models.default.name}).")
-                return
-            value = None if argument.lower() == "default" else argument
-            model, notices = models.get(value) if value is not None else (models.default, ())
-            for notice in notices:
-                screen.notify(notice, severity="warning")
-            changed = replace(settings, model=value)
-            said = f"the model {model.name}"
-            self.use_model(model)
-        elif name == "temperature":
+        if name == "temperature":
             if not argument:
                 shown = (
                     "the server's default" if settings.temperature is None else f"{settings.temperature:g}"
@@ -196,9 +189,27 @@ class SlashCommands(ChatPart):
         """Talk to ``model`` from the next request on; with ``ready``, get it ready (import and
         connect) in the background now (a model ready is not made ready again)."""
         self.screen.services.turns.model = model
-        self.screen.header.show_model(model.name, offline=model.is_offline)
+        self.show_model()
         if ready:
             self.background(self.screen.services.turns.warm_up())
+
+    def show_model(self) -> None:
+        """The header names the model and the provider it talks to."""
+        services = self.screen.services
+        model = services.turns.model
+        self.screen.header.show_model(
+            model.name, offline=model.is_offline, where=services.models.where(model)
+        )
+
+    @property
+    def model_switch(self) -> ModelSwitch:
+        from tui.screens.chat_model import ModelSwitch
+
+        return ModelSwitch(self.screen)
+
+    def choose_model(self) -> None:
+        """Open the model picker (``/model`` alone, or the command palette)."""
+        self.model_switch.choose()
 
     def _command_target(self, argument: str) -> int | None:
         """The message a command names (#N), or the session's last message when it names none."""

@@ -20,6 +20,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
+from tui.filtering import nothing_matches
 from tui.sanitize import inert
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ class LedgerScreen(ModalScreen[int | None]):
         self.table.clear()
         self._load_more()
         if not self._matching:
-            self._detail.update("")
+            self._detail.update(Content(nothing_matches(self._filter.value)) if needle else Content(""))
         self._title.update(Content.styled(self._heading(needle), "bold"))
 
     def _heading(self, needle: str) -> str:
@@ -118,6 +119,9 @@ class LedgerScreen(ModalScreen[int | None]):
 
     @on(DataTable.RowHighlighted, "#ledger-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        # A highlight sent before the filter emptied or shortened the table may arrive after it.
+        if not 0 <= event.cursor_row < min(self.table.row_count, len(self._matching)):
+            return
         turn, kind, about, action, reason = self._rows[self._matching[event.cursor_row]]
         self._detail.update(Content(f"turn {turn} · {kind} · {about} · {action}\n{reason}"))
         if event.cursor_row >= self.table.row_count - NEAR_END_ROWS:
@@ -139,7 +143,7 @@ class LedgerScreen(ModalScreen[int | None]):
         self._filter.focus()
 
     def action_restore(self) -> None:
-        if not self.table.row_count:
+        if not 0 <= self.table.cursor_row < min(self.table.row_count, len(self._matching)):
             return
         entry = self.entries[self._matching[self.table.cursor_row]]
         if not entry.target.isdigit():

@@ -13,7 +13,7 @@ from textual.timer import Timer
 from textual.widgets import TextArea
 from textual.widgets.text_area import EditResult
 
-from tui.sanitize import inert_controls
+from tui.sanitize import inert_controls, replaced_controls
 from tui.slash import common_start, completions
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "alt+enter", "shift+enter", "newline"})
@@ -190,7 +190,7 @@ class Composer(TextArea):
             # TextArea draws control characters as they are: a pasted C1 CSI would reach the
             # terminal. What is shown is what is sent, so the paste is made inert first.
             safe = inert_controls(text)  # not bidi markers: what is shown here is sent
-            changed = sum(a != b for a, b in zip(safe, text.replace("\r\n", "\n"), strict=False))
+            changed = replaced_controls(text)
             if changed:
                 self.notify(
                     f"The paste held {changed:,} control character{'s' if changed != 1 else ''}: "

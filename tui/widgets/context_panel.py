@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 
 from engine.context_view import EntityView, ItemView, Mark, Section
 from engine.curation_calls import CallsReport, CallUsage
+from tui.filtering import nothing_matches
 from tui.messages import ContextAction
 from tui.sanitize import inert
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
@@ -270,6 +271,8 @@ class ContextPanel(Vertical):
             options.append(self._label(f"head-{section}", f"{title} ({len(items) + len(found):,})", "bold"))
             options.extend(self._group("messages", section, items))
             options.extend(self._group("entities", section, found))
+        if needle and not self._by_option:
+            options.insert(0, self._label("nothing-matches", nothing_matches(self._filter.value), "italic"))
         self._reused = {}
         self.rows.set_options(options)
         if keep is not None and keep in self._by_option:

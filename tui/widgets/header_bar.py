@@ -1,4 +1,5 @@
-"""The top bar: session title, model (with an unmistakable "offline" badge) and the context gauge."""
+"""The top bar: session title, model and its provider (an unmistakable "offline" badge when
+offline) and the context gauge."""
 
 from __future__ import annotations
 
@@ -52,8 +53,9 @@ class HeaderBar(Horizontal):
     def show_title(self, title: str) -> None:
         self._title.update(Content(inert(title)))
 
-    def show_model(self, name: str, *, offline: bool) -> None:
-        label = "offline model · F3 connect" if offline else name
+    def show_model(self, name: str, *, offline: bool, where: str | None = None) -> None:
+        """The model, and the provider (or server host) it talks to: a switch is never silent."""
+        label = "offline model · F3 connect" if offline else f"{name} on {where}" if where else name
         model = self._model
         model.update(Content(inert(label)))
         model.set_class(offline, "-offline")
