@@ -68,6 +68,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 STOPPED_BY_USER = "Stopped by you."
+
+
+def closed_by_signal(name: str) -> str:
+    """What a reply cut off because Heedful was told to stop (SIGTERM, SIGHUP) says of it."""
+    return f"Heedful was closed ({name}) before this reply finished."
+
+
 QUIET_ADVICE = 0.1
 """Seconds the curator model may take before the user is shown that it is asked (and their message
 is drawn): one that answers sooner leaves the drawing until the request is out, as when it is not
@@ -138,6 +145,8 @@ class TurnService:
         )
         self._curation_models = curation_models
         self._helpers = NO_CURATION_MODELS
+        self.stop_reason = STOPPED_BY_USER
+        """What a reply cut off by cancelling its turn is marked with (the app being closed says so)."""
         self._summaries: SummaryService | None = None
         """Made on first use (it imports the curation engine)."""
         self.model = model
@@ -456,7 +465,7 @@ class TurnService:
             # synchronously: awaiting anything here could be cancelled again and lose the text.
             if early is not None:
                 early.discard()
-            self._finish_failed(reply.id, prefix + "".join(arrived), STOPPED_BY_USER)
+            self._finish_failed(reply.id, prefix + "".join(arrived), self.stop_reason)
             # Not analysed here (that could take a while): the curation is rebuilt on next use.
             with self.curations.lock:
                 self.curations.forget(session_id)
