@@ -54,6 +54,7 @@ from engine.turn_events import (
     ReplyStarted,
     ReplyTextArrived,
     RetryScheduled,
+    SessionReloaded,
     TurnEvent,
     TurnNotice,
     UserMessageSaved,
@@ -200,7 +201,9 @@ class TurnService:
     async def send(self, session_id: int | None, text: str) -> AsyncGenerator[TurnEvent, None]:
         """Store ``text`` as the user's message (creating the session if needed), then reply to it."""
         text = encodable(text)
-        session, message = await self._io(self._save_user_message, session_id, text)
+        session, message, reloaded = await self._io(self._save_user_message, session_id, text)
+        if reloaded:
+            yield SessionReloaded(session.id, before=message.id)
         async for event in self._reply(session.id, superseded=(), saved=UserMessageSaved(session, message)):
             yield event
 
@@ -210,34 +213,55 @@ class TurnService:
         Raises:
             NothingToContinue: the last reply is whole, or there is none.
         """
-        cut = await self._io(cut_reply, self.store, session_id)
+        reloaded, cut = await self._io(self._cut_reply, session_id)
+        if reloaded:
+            yield SessionReloaded(session_id)
         async for event in self._reply(session_id, superseded=(), resume=cut):
             yield event
 
     async def retry(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
         """Answer the session's last user message again, superseding the replies it already has."""
-        superseded = await self._io(self._supersede_last_replies, session_id)
+        reloaded, superseded = await self._io(self._supersede_last_replies, session_id)
         with self.curations.lock:
             self.curations.forget(session_id)  # the superseded replies leave the conversation
+        if reloaded:
+            yield SessionReloaded(session_id)
         async for event in self._reply(session_id, superseded=superseded):
             yield event
 
     # --- steps ---------------------------------------------------------------------------------
 
-    def _save_user_message(self, session_id: int | None, text: str) -> tuple[Session, StoredMessage]:
+    def _catch_up(self, session_id: int) -> bool:
+        """Whether another Heedful changed the session since this one last looked; if so, its
+        curation is let go, to be rebuilt from the store (with the other's turns and edits)."""
+        if not self.store.changed_elsewhere(session_id):
+            return False
+        with self.curations.lock:
+            self.curations.forget(session_id)
+        return True
+
+    def _save_user_message(self, session_id: int | None, text: str) -> tuple[Session, StoredMessage, bool]:
+        """The session (made for the first message), the message stored, and whether the session
+        had been changed by another Heedful (and is planned from the store again)."""
         session = self.store.get_session(session_id) if session_id is not None else None
+        reloaded = session is not None and self._catch_up(session.id)
         if session is None:
             session = self.store.create_session(title_from(text))
         message = self.store.add_message(session.id, "user", text, tokens=self.counter.count(text))
         with self.curations.lock:
             self.curations.take(session.id, message)
-        return self.store.get_session(session.id) or session, message
+        return self.store.get_session(session.id) or session, message, reloaded
 
-    def _supersede_last_replies(self, session_id: int) -> tuple[int, ...]:
+    def _supersede_last_replies(self, session_id: int) -> tuple[bool, tuple[int, ...]]:
+        reloaded = self._catch_up(session_id)
         replaced = tuple(m.id for m in since_last_user_message(self.store, session_id) if m.is_reply)
         for message_id in replaced:
             self.store.update_message(message_id, status=MessageStatus.SUPERSEDED)
-        return replaced
+        return reloaded, replaced
+
+    def _cut_reply(self, session_id: int) -> tuple[bool, StoredMessage]:
+        reloaded = self._catch_up(session_id)
+        return reloaded, cut_reply(self.store, session_id)
 
     def _preview(self, session_id: int | None) -> ContextView:
         with self.curations.lock:
