@@ -140,6 +140,7 @@ def build_services(
                 Notice(f"Could not write a starter config to {config_path}: {err.strerror}.", "warning")
             )
 
+    notices.extend(Notice(warning, "warning") for warning in paths.directory_warnings())
     database = paths.database_path()
     store, theme = _open_store(database, notices)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -109,8 +110,20 @@ def _ratio(text: str) -> float:
     return value
 
 
+def _warn_about_directories() -> None:
+    """Once per shell command that reads or writes the user's data: a directory others can change."""
+    from sessions.paths import directory_warnings
+
+    for warning in directory_warnings():
+        print(f"heedful: warning: {warning}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in ("sessions", "ledger") or (
+        args.command == "replay" and os.environ.get("HEEDFUL_DATA_DIR")
+    ):
+        _warn_about_directories()
     if args.command == "replay":
         from cli.replay import run_replay
 

@@ -1,8 +1,9 @@
 """The entity extractor's regular expressions (see :mod:`engine.entities` for how they stay fast).
 
 Every pattern starts with a literal (a slash, a quote, a digit, a keyword) so that the regex engine
-finds candidates with a fast scan; quantifiers are bounded or possessive, so nothing backtracks
-across more than one token.
+finds candidates with a fast scan; quantifiers are bounded and what follows a run can never be
+found by giving part of it back, so nothing backtracks across more than one token. No possessive
+repeats or atomic groups: early CPython 3.11 releases (3.11.2) match some of them wrongly.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ _U = "A-Z" + "".join(re.escape(c) for c in map(chr, range(0xC0, 0x530)) if c.isu
 _MON = _alt(f"{_MONTHS} {_MONTH_ABBR}".split())
 _DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:1[6-9]|2\d)\d\d"
-_NUM = r"(?:\d{0,2}(?:,\d{3}){1,8}+|\d{0,24}+)(?:\.\d{1,24}+)?"  # after a first digit: 1,000 / 12 / 3.5
+_NUM = r"(?:\d{0,2}(?:,\d{3}){1,8}|\d{0,24})(?:\.\d{1,24})?"  # after a first digit: 1,000 / 12 / 3.5
 _UNIT = rf"(?i:{_trie(_UNITS)})(?![\w/])"
 _UNIT_TAIL = rf"(?:[ \t]?%|[kKMB]?[ \t]?{_UNIT}|[smhdwykKMBGxWV](?!\w))"
 _MONTH_FIRST = rf"(?:{_MON})\.?(?:[ \t]+{_DAY}(?![\w:]|\.\d)(?:,?[ \t]+{_YEAR})?|,?[ \t]+{_YEAR})(?!\w)"
@@ -43,11 +44,11 @@ _AGO_HEAD = re.compile(
     r"(?i:second|minute|hour|day|week|month|year|decade)s?[ \t]+\Z"
 )
 _NUMBER_TAIL = re.compile(rf"[ \t]+{_UNIT}")
-# Possessive: with "[ \t]*:?[ \t]*" the two runs could split a long run of blanks every way (quadratic).
+# Not "[ \t]*:?[ \t]*": the two runs could split a long run of blanks every way (quadratic).
 _HTTP_TAIL = re.compile(
-    r"(?i:http(?:/\d(?:\.\d)?)?|status(?:[ \t]++code)?|error|code)[ \t]*+(?::[ \t]*+)?([1-5]\d\d)(?!\d)"
+    r"(?i:http(?:/\d(?:\.\d)?)?|status(?:[ \t]+code)?|error|code)[ \t]*(?::[ \t]*)?([1-5]\d\d)(?!\d)"
 )
-_NAME_TAIL = re.compile(r"[ \t]+([A-Za-z_]\w{0,127}+)(?!\w)")
+_NAME_TAIL = re.compile(r"[ \t]+([A-Za-z_]\w{0,127})(?!\w)")
 _NUMBER = re.compile(  # everything that starts with a digit: dates, HTTP statuses, quantities, money
     r"\d(?<![\w.,/:#+-]\d)(?:(?P<iso>\d{3}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])"
     r"(?:[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?)(?!\d)"
@@ -65,18 +66,18 @@ _URL_ANCHORS = (re.compile("://"), re.compile(r"www\."))
 _URL_REST = re.compile(r"[^\s<>\"'`{}|\\^]{1,2000}")
 _SLASH = re.compile(r"/(?=[\w.@+-])")
 _PATH_AT = re.compile(
-    r"(?:~|\.\.?)?(?:/[\w.@+-]{1,255}+){1,64}+/?|[\w.@+-][\w.@+-]{0,254}+(?:/[\w.@+-]{1,255}+){1,64}+/?"
+    r"(?:~|\.\.?)?(?:/[\w.@+-]{1,255}){1,64}/?|[\w.@+-][\w.@+-]{0,254}(?:/[\w.@+-]{1,255}){1,64}/?"
 )
-_PATH_RUN = re.compile(r"[\w.@+~/-]*+")
-_LINE_NO = re.compile(r"(?::\d{1,9}+){1,2}")
+_PATH_RUN = re.compile(r"[\w.@+~/-]*")
+_LINE_NO = re.compile(r"(?::\d{1,9}){1,2}")
 _EXT_AT = re.compile(rf"\.(?i:{_trie(_EXTS)})(?![\w@+-]|\.\w|/|\()")
-_DOTFILE_AT = re.compile(r"\.[a-z][\w-]{1,64}+(?:\.[\w-]{1,64}+){0,4}+(?![\w./(-])")
-_WIN = re.compile(r":\\(?:[^\s\\:*?\"<>|,;']{1,255}+\\?){1,64}+")
+_DOTFILE_AT = re.compile(r"\.[a-z][\w-]{1,64}(?:\.[\w-]{1,64}){0,4}(?![\w./(-])")
+_WIN = re.compile(r":\\(?:[^\s\\:*?\"<>|,;']{1,255}\\?){1,64}")
 _NAMED_FILE = re.compile("file")
 _ENV_DOLLAR = re.compile(
-    r"\$(?:\{([A-Za-z_]\w{0,127}+)(?:[:?+=-][^}\n]{0,200})?\}|([A-Za-z_]\w{0,127}+)(?!\w))"
+    r"\$(?:\{([A-Za-z_]\w{0,127})(?:[:?+=-][^}\n]{0,200})?\}|([A-Za-z_]\w{0,127})(?!\w))"
 )
-_ENV_PERCENT = re.compile(r"%([A-Z_][A-Z0-9_]{0,127}+)%")
+_ENV_PERCENT = re.compile(r"%([A-Z_][A-Z0-9_]{0,127})%")
 _ENV_CALL = re.compile(
     r"env(?:iron(?:\[|\.get\()|(?<=getenv)\(|::var\(|(?<=process\.env)\.)[ \t]*['\"]?(\w+)"
 )
@@ -86,9 +87,9 @@ _ERR_SUFFIX = [re.compile(suffix) for suffix in _ERROR_SUFFIXES]
 _ERR_CODE = re.compile(rf"E(?:{_alt(e[1:] for e in _ERRNOS)})(?!\w)")
 _MESSAGE = re.compile(r"[ \t]*:[ \t]+([^\s`][^\n`]{0,199})")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
-_WORD_AT = re.compile(r"\w{0,256}+")
+_WORD_AT = re.compile(r"\w{0,256}")
 _DOT = re.compile(r"\.(?=[A-Za-z_])")
-_DOTTED_AT = re.compile(r"[A-Za-z_]\w{0,127}+(?:\.[A-Za-z_]\w{0,127}+){1,16}+(?!\w|\.\w)")
+_DOTTED_AT = re.compile(r"[A-Za-z_]\w{0,127}(?:\.[A-Za-z_]\w{0,127}){1,16}(?!\w|\.\w)")
 _CALL = re.compile(r"\((?<=\w\()")
 _UNDERSCORE = re.compile("_")
 _CAMEL = re.compile(r"[A-Z](?:(?<=[a-z][A-Z])|(?<=[A-Z][A-Z])(?=[a-z]))")
@@ -97,8 +98,8 @@ _NAME_PREFIXED = re.compile(r"(?:Mc|Mac|De|Di|Da|Du|Le|La|Van|Von|O)[A-Z][a-z]+"
 _SNAKE_SHAPE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _IDENT = re.compile(r"[A-Za-z_]\w{0,127}(?:\.[A-Za-z_]\w{0,127}){0,16}")
 _EQ = re.compile(r"=(?![=>~])(?<![=!<>:+*/%&|^~-]=)")
-_LINE_KEY = re.compile(r"\n[ \t]*(?:-[ \t]+)?([A-Za-z_][\w.-]{0,127}+)[ \t]*:(?=[ \t\n]|\Z)")
-_SECTION = re.compile(r"\n[ \t]*\[\[?([A-Za-z_][\w.-]{0,127}+)\]\]?[ \t]*(?=\n|\Z)")
+_LINE_KEY = re.compile(r"\n[ \t]*(?:-[ \t]+)?([A-Za-z_][\w.-]{0,127})[ \t]*:(?=[ \t\n]|\Z)")
+_SECTION = re.compile(r"\n[ \t]*\[\[?([A-Za-z_][\w.-]{0,127})\]\]?[ \t]*(?=\n|\Z)")
 _KEY_SHAPE = re.compile(r"[A-Za-z_][\w.-]{0,127}")
 _COLON_AFTER = re.compile(r"[ \t]*:(?![:/])")
 _FENCE = re.compile(r"\n[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*")
@@ -106,22 +107,27 @@ _INLINE = re.compile(r"`([^`\n]+)`")
 _PROMPT = re.compile(r"\n[ \t]*\$[ \t]+(\S[^\n]*)")
 _SHELL_LINE = re.compile(rf"\n[ \t]*(?:\$[ \t]+)?((?:{_alt(_PROGRAMS)})(?=[ \t\n]|\Z)[^\n]*)")
 # One pattern per opening quote: a literal first character is found by a fast scan, a class is not.
-# Possessive: what the quoted part may hold never includes a closing quote, so giving characters back
-# cannot find one; it would only cost up to 120 steps per opening quote ("‘‘‘‘...").
-_QUOTED = r"((?:[^'’\n]|['’](?=\w)){1,120}+)['’](?![\w'’])"  # inner apostrophes: "Charlotte's Web"
-_QUOTES = [re.compile(r"“([^”\n]{1,120}+)”"), re.compile(r"«([^»\n]{1,120}+)»")]
+# What the quoted part may hold never includes a closing quote, so giving characters back cannot find
+# one. The single quotes' part is taken whole in a lookahead and matched again by reference (an atomic
+# group any 3.11 gets right): backtracking it would double the cost of "‘‘‘‘...", the slowest case.
+_QUOTED = r"(?=((?:[^'’\n]|['’](?=\w)){1,120}))\1['’](?![\w'’])"  # inner apostrophes: "Charlotte's Web"
+_QUOTES = [re.compile(r"“([^”\n]{1,120})”"), re.compile(r"«([^»\n]{1,120})»")]
 _QUOTES += [
-    re.compile(r"\"(?<![\w\"]\")([^\"\n]{1,120}+)\"(?![\w\"])"),
+    re.compile(r"\"(?<![\w\"]\")([^\"\n]{1,120})\"(?![\w\"])"),
     re.compile(rf"'(?<![\w'’]'){_QUOTED}"),
 ]
 _QUOTES += [re.compile(rf"‘(?<![\w'’]‘){_QUOTED}")]
-_CAP_REST = rf"\w{{0,63}}+(?:['’-][{_U}]\w{{0,63}}+){{0,3}}+(?!\w)"  # "Jean-Luc", "O'Brien"
+# "Jean-Luc", "O'Brien": up to three more parts, each a whole run of at most 64 word characters. A part
+# that is longer fails the word rather than ending it early, hence the nesting instead of "{0,3}".
+_CAP_PART = rf"['’-][{_U}]\w{{0,63}}(?!\w)"
+_NO_PART = rf"(?!['’-][{_U}])"
+_CAP_REST = rf"\w{{0,63}}(?!\w)(?:{_CAP_PART}(?:{_CAP_PART}(?:{_CAP_PART}|{_NO_PART})|{_NO_PART})|{_NO_PART})"
 _CAP = rf"[{_U}]{_CAP_REST}"
 _CONNECTOR = r"(?:(?:of|de|da|di|del|du|van|von|der|den|al|bin)[ \t]+)?"
-_NAME = re.compile(rf"[{_U}](?<![\w.@#$/\\][{_U}]){_CAP_REST}(?:(?:['’]s)?[ \t]+{_CONNECTOR}{_CAP}){{0,5}}+")
+_NAME = re.compile(rf"[{_U}](?<![\w.@#$/\\][{_U}]){_CAP_REST}(?:(?:['’]s)?[ \t]+{_CONNECTOR}{_CAP}){{0,5}}")
 _CAPWORD = re.compile(_CAP)
 # Runs of token characters, matched in the reversed text: a backward scan at C speed, at most 256 long.
 _RUNS = {
-    chars: re.compile(rf"[{cls}]{{0,256}}+") for chars, cls in [("", r"^\W_"), ("_", r"\w"), ("_.", r"\w.")]
+    chars: re.compile(rf"[{cls}]{{0,256}}") for chars, cls in [("", r"^\W_"), ("_", r"\w"), ("_.", r"\w.")]
 }
-_RUNS |= {chars: re.compile(rf"[\w{re.escape(chars[1:])}]{{0,256}}+") for chars in ("_.-", "_.@+-", "_.@+~-")}
+_RUNS |= {chars: re.compile(rf"[\w{re.escape(chars[1:])}]{{0,256}}") for chars in ("_.-", "_.@+-", "_.@+~-")}

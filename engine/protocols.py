@@ -280,6 +280,11 @@ class ChatStore(Protocol):
         """Change the given fields of a message; fields left as None keep their value."""
         ...
 
+    def changed_elsewhere(self, session_id: int) -> bool:
+        """Whether another Heedful on the same database changed the session's messages (added,
+        edited) since this store last wrote to it or looked; asking counts as looking."""
+        ...
+
     def messages(self, session_id: int) -> list[StoredMessage]:
         """A session's messages in the order they were added, superseded ones included."""
         ...

@@ -55,6 +55,7 @@ from engine.turn_events import (
     ReplyStarted,
     ReplyTextArrived,
     RetryScheduled,
+    SessionReloaded,
     TurnEvent,
     TurnNotice,
     UserMessageSaved,
@@ -69,6 +70,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 STOPPED_BY_USER = "Stopped by you."
+
+
+def closed_by_signal(name: str) -> str:
+    """What a reply cut off because Heedful was told to stop (SIGTERM, SIGHUP) says of it."""
+    return f"Heedful was closed ({name}) before this reply finished."
+
+
 QUIET_ADVICE = 0.1
 """Seconds the curator model may take before the user is shown that it is asked (and their message
 is drawn): one that answers sooner leaves the drawing until the request is out, as when it is not
@@ -139,6 +147,8 @@ class TurnService:
         )
         self._curation_models = curation_models
         self._helpers = NO_CURATION_MODELS
+        self.stop_reason = STOPPED_BY_USER
+        """What a reply cut off by cancelling its turn is marked with (the app being closed says so)."""
         self._summaries: SummaryService | None = None
         """Made on first use (it imports the curation engine)."""
         self.model = model
@@ -192,7 +202,9 @@ class TurnService:
     async def send(self, session_id: int | None, text: str) -> AsyncGenerator[TurnEvent, None]:
         """Store ``text`` as the user's message (creating the session if needed), then reply to it."""
         text = encodable(text)
-        session, message = await self._io(self._save_user_message, session_id, text)
+        session, message, reloaded = await self._io(self._save_user_message, session_id, text)
+        if reloaded:
+            yield SessionReloaded(session.id, before=message.id)
         async for event in self._reply(session.id, superseded=(), saved=UserMessageSaved(session, message)):
             yield event
 
@@ -202,34 +214,55 @@ class TurnService:
         Raises:
             NothingToContinue: the last reply is whole, or there is none.
         """
-        cut = await self._io(cut_reply, self.store, session_id)
+        reloaded, cut = await self._io(self._cut_reply, session_id)
+        if reloaded:
+            yield SessionReloaded(session_id)
         async for event in self._reply(session_id, superseded=(), resume=cut):
             yield event
 
     async def retry(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
         """Answer the session's last user message again, superseding the replies it already has."""
-        superseded = await self._io(self._supersede_last_replies, session_id)
+        reloaded, superseded = await self._io(self._supersede_last_replies, session_id)
         with self.curations.lock:
             self.curations.forget(session_id)  # the superseded replies leave the conversation
+        if reloaded:
+            yield SessionReloaded(session_id)
         async for event in self._reply(session_id, superseded=superseded):
             yield event
 
     # --- steps ---------------------------------------------------------------------------------
 
-    def _save_user_message(self, session_id: int | None, text: str) -> tuple[Session, StoredMessage]:
+    def _catch_up(self, session_id: int) -> bool:
+        """Whether another Heedful changed the session since this one last looked; if so, its
+        curation is let go, to be rebuilt from the store (with the other's turns and edits)."""
+        if not self.store.changed_elsewhere(session_id):
+            return False
+        with self.curations.lock:
+            self.curations.forget(session_id)
+        return True
+
+    def _save_user_message(self, session_id: int | None, text: str) -> tuple[Session, StoredMessage, bool]:
+        """The session (made for the first message), the message stored, and whether the session
+        had been changed by another Heedful (and is planned from the store again)."""
         session = self.store.get_session(session_id) if session_id is not None else None
+        reloaded = session is not None and self._catch_up(session.id)
         if session is None:
             session = self.store.create_session(title_from(text))
         message = self.store.add_message(session.id, "user", text, tokens=self.counter.count(text))
         with self.curations.lock:
             self.curations.take(session.id, message)
-        return self.store.get_session(session.id) or session, message
+        return self.store.get_session(session.id) or session, message, reloaded
 
-    def _supersede_last_replies(self, session_id: int) -> tuple[int, ...]:
+    def _supersede_last_replies(self, session_id: int) -> tuple[bool, tuple[int, ...]]:
+        reloaded = self._catch_up(session_id)
         replaced = tuple(m.id for m in since_last_user_message(self.store, session_id) if m.is_reply)
         for message_id in replaced:
             self.store.update_message(message_id, status=MessageStatus.SUPERSEDED)
-        return replaced
+        return reloaded, replaced
+
+    def _cut_reply(self, session_id: int) -> tuple[bool, StoredMessage]:
+        reloaded = self._catch_up(session_id)
+        return reloaded, cut_reply(self.store, session_id)
 
     def _preview(self, session_id: int | None) -> ContextView:
         with self.curations.lock:
@@ -457,7 +490,7 @@ class TurnService:
             # synchronously: awaiting anything here could be cancelled again and lose the text.
             if early is not None:
                 early.discard()
-            self._finish_failed(reply.id, prefix + "".join(arrived), STOPPED_BY_USER)
+            self._finish_failed(reply.id, prefix + "".join(arrived), self.stop_reason)
             # Not analysed here (that could take a while): the curation is rebuilt on next use.
             with self.curations.lock:
                 self.curations.forget(session_id)

@@ -23,6 +23,16 @@ class UserMessageSaved:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionReloaded:
+    """Another Heedful changed the session since this one last looked: the request is planned from
+    the store again, and the session's messages should be shown anew (those before ``before``, the
+    message this turn just saved, when there is one)."""
+
+    session_id: int
+    before: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CuratorAsked:
     """The curator model is being asked what this request needs; the request waits for its
     answer, at most ``timeout`` seconds."""
@@ -108,4 +118,5 @@ TurnEvent = (
     | ReplyTextArrived
     | ReplyCompleted
     | ReplyFailed
+    | SessionReloaded
 )

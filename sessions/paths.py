@@ -86,3 +86,37 @@ def ensure_private_dir(path: Path) -> Path:
         # mkdir's mode is filtered through the umask; chmod is not.
         directory.chmod(0o700)
     return path
+
+
+def exposure(directory: Path) -> str | None:
+    """Why others could read or change what Heedful keeps in ``directory`` (symlinks resolved), or
+    None: writable by its group or by anyone, or owned by another user. None if it does not exist yet
+    (:func:`ensure_private_dir` will make it private)."""
+    try:
+        resolved = directory.resolve()
+        info = resolved.stat()
+    except (OSError, RuntimeError):  # missing, unreadable, or a symlink loop
+        return None
+    shown = repr(str(resolved))  # quoted, with any control or invisible character escaped
+    if info.st_mode & 0o022:
+        who = "anyone" if info.st_mode & 0o002 else "its group"
+        return f"{shown} can be written by {who} (mode {info.st_mode & 0o777:o})"
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        return f"{shown} is owned by another user (uid {info.st_uid})"
+    return None
+
+
+def directory_warnings() -> list[str]:
+    """One warning for each of the data and config directories that others could write to or own:
+    they could read the conversations and the config, or change them under Heedful."""
+    warnings: list[str] = []
+    seen: set[str] = set()  # the data directory may be the config's too
+    for what, directory in (("data", data_dir()), ("config", config_path().parent)):
+        reason = exposure(directory)
+        if reason is not None and reason not in seen:
+            seen.add(reason)
+            warnings.append(
+                f"The {what} directory {reason}: others could read or change what Heedful keeps there. "
+                f"Make it yours alone (chmod 700)."
+            )
+    return warnings

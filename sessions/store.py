@@ -41,6 +41,7 @@ from sessions.migrations import check_version, migrate
 from sessions.paths import ensure_private_dir
 from sessions.search_records import SearchHit as SearchHit  # re-exported: callers import it from here
 from sessions.search_records import fts_query as fts_query
+from sessions.session_stamps import SessionStamps
 
 if TYPE_CHECKING:
     from sessions.exchange import SessionDump, Stored
@@ -70,6 +71,7 @@ class SqliteChatStore(MemoryMethods):
         self._where = str(path)
         self._lock = threading.Lock()
         self._holder: int | None = None
+        self._stamps = SessionStamps()
         self._trashed: list[int] = []
         """Sessions this store hid with :meth:`trash_session`, the latest last; deleted when it closes."""
         """The open lock file that tells other Heedful processes this database is in use."""
@@ -227,11 +229,14 @@ class SqliteChatStore(MemoryMethods):
         tokens: int | None = None,
         model: str | None = None,
     ) -> StoredMessage:
-        return self._run(
-            lambda conn: message_records.add(
-                conn, session_id, role, content, status, tokens=tokens, model=model
-            )
-        )
+
+        def work(conn: sqlite3.Connection) -> StoredMessage:
+            self._stamps.before_write(conn, session_id)
+            added = message_records.add(conn, session_id, role, content, status, tokens=tokens, model=model)
+            self._stamps.after_write(conn, session_id)
+            return added
+
+        return self._run(work)
 
     def update_message(
         self,
@@ -242,11 +247,21 @@ class SqliteChatStore(MemoryMethods):
         tokens: int | None = None,
         error: str | None = None,
     ) -> StoredMessage:
-        return self._run(
-            lambda conn: message_records.update(
+
+        def work(conn: sqlite3.Connection) -> StoredMessage:
+            owner = conn.execute("SELECT session_id FROM messages WHERE id = ?", (message_id,)).fetchone()
+            if owner is not None:
+                self._stamps.before_write(conn, int(owner[0]))
+            updated = message_records.update(
                 conn, message_id, content=content, status=status, tokens=tokens, error=error
             )
-        )
+            self._stamps.after_write(conn, updated.session_id)
+            return updated
+
+        return self._run(work)
+
+    def changed_elsewhere(self, session_id: int) -> bool:
+        return self._run(lambda conn: self._stamps.changed_elsewhere(conn, session_id))
 
     def messages(self, session_id: int) -> list[StoredMessage]:
         return self._run(lambda conn: message_records.of_session(conn, session_id))
@@ -262,9 +277,12 @@ class SqliteChatStore(MemoryMethods):
     ) -> MessagePage:
         """Up to ``limit`` of the session's shown messages: the latest before message ``before``
         (the latest of all when both are None), or the earliest after message ``after``."""
-        return self._run(
-            lambda conn: message_records.page(conn, session_id, before=before, after=after, limit=limit)
-        )
+
+        def work(conn: sqlite3.Connection) -> MessagePage:
+            self._stamps.seen(conn, session_id)
+            return message_records.page(conn, session_id, before=before, after=after, limit=limit)
+
+        return self._run(work)
 
     # --- curation -------------------------------------------------------------------------------
 

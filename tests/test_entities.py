@@ -332,3 +332,46 @@ def test_any_text_gives_valid_unique_deterministic_mentions(text: str) -> None:
     mentions = extract_entities(text)
     check_invariants(text, mentions)
     assert extract_entities(text) == mentions
+
+
+def _possessive_or_atomic(pattern: str) -> bool:
+    """Whether a regex source holds a possessive repeat (``x*+``, ``x{1,9}+``) or an atomic group."""
+    i, previous = 0, ""
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i, previous = i + 2, "x"
+            continue
+        if c == "[":  # a class: skip to its closing bracket (a first "]" or "^]" is a member)
+            i += 2 if pattern[i + 1 : i + 2] == "^" else 1
+            i += 1 if pattern[i : i + 1] == "]" else 0
+            while pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+            i, previous = i + 1, "x"
+            continue
+        if pattern.startswith("(?>", i) or (c == "+" and previous in ("*", "+", "?", "}")):
+            return True
+        previous = "(" if c == "(" else c if c in "*+?}" and previous != "(" else "x"
+        i += 1
+    return False
+
+
+def test_no_pattern_in_the_engine_depends_on_the_python_patch_release() -> None:
+    """Possessive repeats and atomic groups match differently on early 3.11 releases (Debian's 3.11.2
+    missed "'Oh, the Places You'll Go'"), and README promises any 3.11: the engine uses neither."""
+    import importlib
+    import pkgutil
+    import re
+
+    import engine
+
+    assert _possessive_or_atomic(r"(?:a|b){1,120}+") and _possessive_or_atomic(r"(?>ab)c")
+    assert not _possessive_or_atomic(r"[+*]+[}+]{1,2}(?:a+)?\++x")
+    offending = []
+    for info in pkgutil.iter_modules(engine.__path__):
+        for name, value in vars(importlib.import_module(f"engine.{info.name}")).items():
+            values = [*value.values()] if isinstance(value, dict) else value
+            values = values if isinstance(values, list) else [values]
+            patterns = [v.pattern for v in values if isinstance(v, re.Pattern) and isinstance(v.pattern, str)]
+            offending += [f"engine.{info.name}.{name}" for p in patterns if _possessive_or_atomic(p)]
+    assert offending == []

@@ -61,10 +61,10 @@ engine/entity_patterns.py (through extract_entities)
   105 _INLINE         backticks, unclosed_inline, inline_word
   106 _PROMPT         prompt_blank_run, prompts
   107 _SHELL_LINE     shell_block
-  112 _QUOTES “ «     curly_unclosed, guillemets                 (made possessive: constant factor)
-  114 _QUOTES "       double_quotes                              (made possessive: constant factor)
+  112 _QUOTES “ «     curly_unclosed, guillemets                 (bounded runs: constant factor)
+  114 _QUOTES "       double_quotes                              (bounded runs: constant factor)
   115 _QUOTES '       apostrophes, single_quote_words, apostrophe_inner
-  117 _QUOTES ‘       curly_singles (slowest case; possessive halved it)
+  117 _QUOTES ‘       curly_singles (slowest case; the atomic lookahead halves it)
   121 _NAME           capitals, hyphen_names, connectors, irish_names, name_blank_runs, long_capital_runs
   122 _CAPWORD        long_capital_runs, hyphen_names
   125 _RUNS           word_then_slash, word_then_call (the backward scans of every anchor)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 from collections.abc import Iterable
 from functools import partial
 
@@ -10,6 +13,7 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from engine.turn import closed_by_signal
 from themes import DEFAULT_THEME, THEMES
 from tui import heap, textual_fixes
 from tui.sanitize import inert
@@ -32,6 +36,7 @@ class HeedfulApp(App[None]):
         self.services = services
         self._initial_theme = theme
         self._theme_restored = False
+        self._signals: list[signal.Signals] = []
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Textual's own themes lack Heedful's variables; these keep the CSS valid under them.
@@ -57,6 +62,20 @@ class HeedfulApp(App[None]):
         self.call_after_refresh(self._show_notices)
         # Reading the token encoding takes ~0.25 s; do it now, off the event loop, not at the first send.
         self.run_worker(self.services.counter.load, thread=True, group="warm-up")
+        self._handle_signals()
+
+    def _handle_signals(self) -> None:
+        """SIGTERM and SIGHUP (a kill, a closed terminal) close the app as Ctrl+Q does: the reply
+        streaming is saved with what arrived and marked interrupted, and the terminal is restored."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                loop.add_signal_handler(sig, self._close_on_signal, sig)
+                self._signals.append(sig)
+
+    def _close_on_signal(self, sig: signal.Signals) -> None:
+        self.services.turns.stop_reason = closed_by_signal(sig.name)
+        self.exit()
 
     def _show_notices(self) -> None:
         for notice in self.services.notices:
@@ -78,6 +97,9 @@ class HeedfulApp(App[None]):
         super().notify(inert(message), title=inert(title), severity=severity, timeout=timeout, markup=False)
 
     async def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._signals:
+            loop.remove_signal_handler(sig)
         # Close HTTP connections on the loop that opened them; left to the garbage collector they
         # would be closed after the loop is gone.
         await self.services.turns.model.aclose()  # perhaps not one of the catalog's (a test's)

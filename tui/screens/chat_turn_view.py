@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
 
-from engine.chat import MessageStatus
+from engine.chat import MessagePage, MessageStatus
 from engine.conversation_tail import NothingToContinue, NothingToRetry
 from engine.errors import StoreError
 from engine.turn_events import (
@@ -20,13 +20,17 @@ from engine.turn_events import (
     ReplyStarted,
     ReplyTextArrived,
     RetryScheduled,
+    SessionReloaded,
     TurnEvent,
     TurnNotice,
     UserMessageSaved,
 )
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_wording import failure_notice, wait_reason
+from tui.widgets.message_list import PAGE
 from tui.widgets.message_view import MessageView
+
+SESSION_RELOADED = "This session changed in another window: reloaded."
 
 
 class TurnView(ChatPart):
@@ -84,6 +88,8 @@ class TurnView(ChatPart):
             view = self.reply
             if isinstance(event, UserMessageSaved):
                 await self._show_message(event)
+            elif isinstance(event, SessionReloaded):
+                await self._reload(event)
             elif isinstance(event, CuratorAsked):
                 screen.context_panel.show_curating(event.model, event.timeout)
             elif isinstance(event, ContextCurated):
@@ -110,6 +116,16 @@ class TurnView(ChatPart):
                 view.update_message(event.message)
                 title, text = failure_notice(event.error, kept=bool(event.message.content))
                 screen.notify(text, title=title, severity="error", timeout=12)
+
+    async def _reload(self, event: SessionReloaded) -> None:
+        """Another Heedful changed the session: show its latest messages as the store has them (up
+        to the one this turn sends, drawn when it is reported), and say why the chat changed."""
+        screen = self.screen
+        page = await asyncio.to_thread(
+            screen.services.store.message_page, event.session_id, before=event.before, limit=PAGE
+        )
+        await screen.message_list.show(MessagePage(page.messages, page.earlier, 0))
+        screen.notify(SESSION_RELOADED, severity="warning")
 
     async def _show_message(self, event: UserMessageSaved) -> None:
         screen = self.screen
