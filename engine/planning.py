@@ -31,7 +31,8 @@ from engine.curator_advice import AdviceOutcome, AdviceSource
 from engine.forgetting import BUDGET, demote
 from engine.items import Item, ItemState
 from engine.ledger import EntryKind, LedgerEntry
-from engine.operations import Operation, OpKind, Scores
+from engine.operations import Operation, OpKind
+from engine.pins import recalled_often
 from engine.plan_draft import PlanDraft
 from engine.prompt import REPLY_PRIMING_TOKENS
 from engine.registry import EntityState
@@ -41,6 +42,7 @@ from engine.summaries import Summarizer
 from engine.summary_book import SummaryBook
 from engine.summary_section import SummarySection
 from engine.text import terms
+from engine.user_room import left_out_question, over_budget_note, past_budget_note
 
 RECENT_TURNS = 2
 """The last this-many turns before the new message are always sent verbatim (when they fit)."""
@@ -62,6 +64,8 @@ class Planning(SessionItems):
     _restored: set[int]
     _prioritized: dict[int, str]
     _consent_items: dict[tuple[int, ConsentChoice], ConsentItem]
+    _recall_turns: dict[int, list[int]]
+    pin_limit: float
 
     def plan(self, new: Item, *, system_prompt: str = "", guidance: Guidance | None = None) -> CurationResult:
         """The prompt for ``new`` (the newest user message) and the operations that get there.
@@ -83,11 +87,15 @@ class Planning(SessionItems):
         messages, verbatim, summary_message, stand_ins = self._assemble(draft, scores, system_prompt)
         entities, consent = self._explain(draft, verbatim, summary_message)
         turn, retained = draft.turn, draft.retained
+        tokens = sum(m.tokens for m in messages) + REPLY_PRIMING_TOKENS
+        if draft.past_budget and tokens > self.budget.tokens:
+            kept = sorted((self.by_id[i] for i in draft.past_budget), key=lambda i: i.position)
+            draft.notes.append(past_budget_note(kept, tokens - self.budget.tokens))
         return CurationResult(
             turn=turn,
             budget_tokens=self.budget.tokens,
             messages=tuple(messages),
-            tokens=sum(m.tokens for m in messages) + REPLY_PRIMING_TOKENS,
+            tokens=tokens,
             operations=tuple(draft.operations),
             scores=scores,
             entities=entities,
@@ -102,6 +110,12 @@ class Planning(SessionItems):
             else LedgerEntry(EntryKind.CURATOR, turn, "curator", guidance.source.value, guidance.note),
             prioritized={i: w for i, w in retained.items() if i in draft.chosen},
             verbatim_tokens=self._verbatim_cost(new, draft.system_cost + draft.memory_cost),
+            recall_reasons=draft.recall_reasons,
+            relevant_again=self._relevant_again(draft, scores),
+            pin_suggestions=self._pin_suggestions(draft),
+            past_budget=tuple(draft.past_budget),
+            pinned_tokens=draft.pinned_cost,
+            pin_limit_tokens=int(self.budget.tokens * self.pin_limit),
         )
 
     def _fixed_part(self, new: Item, system_prompt: str, guidance: Guidance | None) -> PlanDraft:
@@ -111,7 +125,9 @@ class Planning(SessionItems):
         draft = PlanDraft(new, guidance, budget)
         draft.system_cost = cost(self.counter.count(system_prompt)) if system_prompt else 0
         draft.fixed = fixed = [self.by_id[i] for i in sorted(self._fixed) if i != new.id]
-        fixed_cost = draft.system_cost + cost(new.tokens) + sum(cost(i.tokens) for i in fixed)
+        fixed_costs = [cost(i.tokens) for i in fixed]
+        draft.pinned_cost = sum(c for i, c in zip(fixed, fixed_costs, strict=True) if i.pinned)
+        fixed_cost = draft.system_cost + cost(new.tokens) + sum(fixed_costs)
         # The memory section goes only where it fits beside what is always sent; it never crowds
         # out the conversation's own pinned items or the new message.
         draft.memory_cost = self._memory_cost if fixed_cost + self._memory_cost <= budget else 0
@@ -123,10 +139,30 @@ class Planning(SessionItems):
         draft.over_budget = fixed_cost > budget
         if draft.over_budget:
             draft.notes.append(
-                f"Pinned items and the new message alone take {fixed_cost:,} tokens, over the budget of "
-                f"{budget:,}: nothing else is sent. Unpin something or start a new session."
+                over_budget_note(
+                    system_cost=draft.system_cost + draft.memory_cost,
+                    fixed=fixed,
+                    fixed_costs=fixed_costs,
+                    new=new,
+                    new_cost=cost(new.tokens),
+                    total=fixed_cost,
+                    budget=budget,
+                )
             )
         draft.remaining = max(0, budget - fixed_cost)
+        hard = self.budget.hard_tokens - REPLY_PRIMING_TOKENS
+        draft.extra = max(0, hard - max(fixed_cost, budget))
+        # A stored message of the user's too big for any later request beside what is always sent
+        # (sent this once, "send anyway"): asked about now, not left out quietly later.
+        alone = draft.system_cost + cost(new.tokens)
+        if (
+            new.id in self.by_id
+            and new.user_owned
+            and new.state is ItemState.ACTIVE
+            and alone > budget
+            and not (new.kept_by_user and alone <= hard)
+        ):
+            draft.asked_left_out.add(new.id)
         return draft
 
     def _take_recent(self, draft: PlanDraft) -> None:
@@ -144,11 +180,7 @@ class Planning(SessionItems):
         recent.reverse()
         draft.recent = recent
         for item in reversed(recent):
-            if cost(item.tokens) <= draft.remaining:
-                draft.chosen.add(item.id)
-                draft.remaining -= cost(item.tokens)
-            else:
-                draft.left_out.append(item.id)
+            draft.remaining = self._fit(draft, item, draft.remaining)
         draft.excluded = fixed_ids | {i.id for i in recent} | {new.id}
         draft.candidates = [i for i in self.items if i.id not in draft.excluded]
 
@@ -208,6 +240,7 @@ class Planning(SessionItems):
             i
             for i in reversed(candidates)
             if not i.forgotten
+            and not i.attached
             and (i.id in named or (i.role != "tool" and (i.state is active or i.id in beside)))
         ]
         if guidance is not None:
@@ -242,7 +275,17 @@ class Planning(SessionItems):
         draft.advised_consent = advised_consent = (
             guidance.ask_user if guidance is not None and self.policy is None else {}
         )
+        draft.protected_ids = protected_ids = {i.id for i in protected}
+        for item in reversed(protected):  # newest first: candidates are in conversation order
+            if item.id not in chosen:
+                room = self._fit(draft, item, room)
+        # Kept aside by the user ("attach"): sent whole when the new message refers to it.
+        for item in reversed(candidates):
+            if item.attached and item.id in named and item.id not in chosen:
+                room = self._fit(draft, item, room)
         for item in protected:
+            if item.id in draft.asked_left_out:
+                continue  # asked about as a message that cannot fit
             proposed = advised_consent.get(item.id)
             if proposed is None and item.id not in ideal and not item.kept_by_user and self.policy is None:
                 proposed = (
@@ -256,15 +299,6 @@ class Planning(SessionItems):
                     request = ConsentItem(item.id, item.preview, item.tokens, proposed)
                     asked[item.id, proposed] = request
                 draft.consent_items.append(request)
-        draft.protected_ids = protected_ids = {i.id for i in protected}
-        for item in reversed(protected):  # newest first: candidates are in conversation order
-            if item.id in chosen:
-                continue
-            if cost(item.tokens) <= room:
-                chosen.add(item.id)
-                room -= cost(item.tokens)
-            else:
-                draft.left_out.append(item.id)
         for item in eligible:
             if room < smallest:
                 break
@@ -286,13 +320,16 @@ class Planning(SessionItems):
                 continue
             if item.id in chosen:
                 why = retained.get(item.id)
+                if item.state is not active:
+                    reason = f"{CURATOR}: {why}" if why else self._recall_reason(item, scores)
+                    draft.recall_reasons[item.id] = reason
                 # A recall is logged when an item comes back, not again on every turn it stays.
                 if item.state is not active and item.id not in recalled:
                     draft.operations.append(
                         Operation(
                             OpKind.RECALL,
                             item.id,
-                            f"{CURATOR}: {why}" if why else self._recall_reason(scores[item.id]),
+                            reason,
                             turn,
                             scores=scores[item.id],
                             reversible=True,
@@ -401,12 +438,26 @@ class Planning(SessionItems):
         for mention in new.mentions:
             entities[mention.ref] = (EntityState.ACTIVE, "in the new message")
         consent_items = draft.consent_items
-        consent = ConsentRequest(turn, tuple(consent_items)) if consent_items else None
-        if consent is not None:
+        if consent_items:
             notes.append(
                 f"Heedful would like to summarize or remove {len(consent_items)} of your messages "
-                f"({consent.tokens:,} tokens); they stay as they are until you answer."
+                f"({sum(i.tokens for i in consent_items):,} tokens); they stay as they are until you answer."
             )
+        if draft.asked_left_out:
+            asked = self._consent_items
+            left_out = []
+            for item in sorted((self.by_id[i] for i in draft.asked_left_out), key=lambda i: i.position):
+                question = asked.get((item.id, ConsentChoice.ATTACH))
+                if question is None:
+                    question = asked[item.id, ConsentChoice.ATTACH] = left_out_question(item)
+                left_out.append(question)
+            consent_items = sorted([*consent_items, *left_out], key=lambda i: self.by_id[i.item_id].position)
+            tokens = sum(i.tokens for i in left_out)
+            notes.append(
+                f"{len(left_out)} of your messages ({tokens:,} tokens) cannot fit and are not sent until you "
+                "choose: keep aside (sent whole when referred to), summarize, or leave out."
+            )
+        consent = ConsentRequest(turn, tuple(consent_items)) if consent_items else None
         return entities, consent
 
     def _verbatim_cost(self, new: Item, fixed_cost: int) -> int:
@@ -444,12 +495,65 @@ class Planning(SessionItems):
     def _may_summarize(self, item: Item) -> bool:
         return item.state is ItemState.SUMMARIZED or (item.state is ItemState.ACTIVE and not item.pinned)
 
-    def _recall_reason(self, score: Scores) -> str:
+    def _fit(self, draft: PlanDraft, item: Item, room: int) -> int:
+        """Send ``item`` if it fits ``room`` (the room left after it is returned). A user's message
+        they chose to keep whole (or kept aside, when referred to) may go past the budget up to the
+        window's hard limit; one of theirs that still cannot fit is asked about, never left out
+        quietly."""
+        need = cost(item.tokens)
+        if need <= room:
+            draft.chosen.add(item.id)
+            return room - need
+        if item.user_owned and item.kept_by_user and need <= room + draft.extra:
+            draft.extra -= need - room
+            draft.chosen.add(item.id)
+            draft.past_budget.append(item.id)
+            return 0
+        draft.left_out.append(item.id)
+        if item.user_owned and item.state is ItemState.ACTIVE:
+            draft.asked_left_out.add(item.id)
+        return room
+
+    def _recall_reason(self, item: Item, scores: ScoreTable) -> str:
+        """Why ``item`` is sent though summarized or pruned: the true cause, in words."""
+        score = scores[item.id]
+        if item.attached:
+            return "your message refers to it (you kept it aside for this)"
         if score.relevance >= self.profile.recall_threshold:
             return "the new message is about the same thing (wording)"
         if score.entities >= 0.5:
             return "the new message refers to what it mentions"
-        return "it sits next to a message the new message refers to"
+        beside = self._relevant_neighbour(item, scores)
+        if beside is not None:
+            return f"next to {beside.label}, which your message refers to"
+        return "it sits next to a message your message refers to"
+
+    def _relevant_neighbour(self, item: Item, scores: ScoreTable) -> Item | None:
+        """The neighbour (two places either side) whose relevance gave ``item`` its credit."""
+        items, at = self.items, item.position
+        near = [items[p] for p in (at - 1, at + 1, at - 2, at + 2) if 0 <= p < len(items)]
+        best = max(near, key=lambda i: scores.relevance_of(i.id), default=None)
+        return best if best is not None and scores.relevance_of(best.id) > 0 else None
+
+    def _relevant_again(self, draft: PlanDraft, scores: ScoreTable) -> tuple[int, ...]:
+        """What the user took out themselves that the new message refers to: suggested to them,
+        never recalled (their choice wins)."""
+        named = scores.named(self.profile.recall_threshold)
+        return tuple(i.id for i in reversed(draft.candidates) if i.forgotten and i.id in named)[:3]
+
+    def _pin_suggestions(self, draft: PlanDraft) -> tuple[int, ...]:
+        """Messages recalled again and again that a pin would hold within the pin limit."""
+        limit = int(self.budget.tokens * self.pin_limit)
+        found = [
+            item_id
+            for item_id, turns in self._recall_turns.items()
+            if recalled_often(turns, draft.turn)
+            and (item := self.by_id.get(item_id)) is not None
+            and not item.pinned
+            and not item.forgotten
+            and draft.pinned_cost + cost(item.tokens) <= limit
+        ]
+        return tuple(sorted(found, reverse=True)[:3])
 
     def _protected_user_items(self, candidates: Sequence[Item]) -> list[Item]:
         """Active user items that may not be demoted now: no consent yet, or the user said keep."""

@@ -29,6 +29,7 @@ CHOICE_LABELS = {
     ConsentChoice.KEEP: "keep     ",
     ConsentChoice.SUMMARIZE: "summarize",
     ConsentChoice.REMOVE: "remove   ",
+    ConsentChoice.ATTACH: "attach   ",
 }
 
 
@@ -109,14 +110,15 @@ class ConsentScreen(ModalScreen[ConsentAnswer | None]):
         if index is None:
             return
         item = self.request.items[index]
-        order = list(ConsentChoice)
+        order = list(item.choices)  # a message that cannot fit has no "keep"
         self.choices[item.item_id] = order[(order.index(self.choices[item.item_id]) + 1) % len(order)]
         self._refresh_row(index)
 
     def action_choose_all(self, choice: str) -> None:
         self.all_choice = ConsentChoice(choice)
-        for item_id in self.choices:
-            self.choices[item_id] = self.all_choice
+        for item in self.request.items:
+            if self.all_choice in item.choices:
+                self.choices[item.item_id] = self.all_choice
         for index in range(len(self.request.items)):
             self._refresh_row(index)
 
