@@ -453,9 +453,11 @@ class Planning(SessionItems):
                 left_out.append(question)
             consent_items = sorted([*consent_items, *left_out], key=lambda i: self.by_id[i.item_id].position)
             tokens = sum(i.tokens for i in left_out)
+            many = len(left_out) > 1
             notes.append(
-                f"{len(left_out)} of your messages ({tokens:,} tokens) cannot fit and are not sent until you "
-                "choose: keep aside (sent whole when referred to), summarize, or leave out."
+                f"{len(left_out)} of your messages ({tokens:,} tokens) cannot fit: "
+                f"{'they are' if many else 'it is'} not sent until you choose to keep "
+                f"{'them' if many else 'it'} aside (sent whole when referred to), summarize or leave out."
             )
         consent = ConsentRequest(turn, tuple(consent_items)) if consent_items else None
         return entities, consent

@@ -37,8 +37,12 @@ def over_budget_note(
     pinned = [(i, c) for i, c in zip(fixed, fixed_costs, strict=True) if i.pinned and i.role != "system"]
     system = sum(c for i, c in zip(fixed, fixed_costs, strict=True) if not (i.pinned and i.role != "system"))
     parts: list[str] = []
-    if system_cost + system:
-        parts.append(f"the system prompt and messages ({system_cost + system:,} tokens)")
+    if system_cost and system:
+        parts.append(f"the system prompt and system messages ({system_cost + system:,} tokens)")
+    elif system_cost or system:
+        parts.append(
+            f"the system {'prompt' if system_cost else 'messages'} ({system_cost + system:,} tokens)"
+        )
     if pinned:
         parts.append(
             f"pinned message{'s' if len(pinned) > 1 else ''} {labels([i for i, _ in pinned])} "
