@@ -32,23 +32,21 @@ from engine.forgetting import BUDGET, demote
 from engine.items import Item, ItemState
 from engine.ledger import EntryKind, LedgerEntry
 from engine.operations import Operation, OpKind
-from engine.pins import recalled_often
 from engine.plan_draft import PlanDraft
 from engine.prompt import REPLY_PRIMING_TOKENS
 from engine.registry import EntityState
 from engine.scoring import ScoreTable, score_items
-from engine.session_items import SessionItems
 from engine.summaries import Summarizer
 from engine.summary_book import SummaryBook
 from engine.summary_section import SummarySection
 from engine.text import terms
-from engine.user_room import left_out_question, over_budget_note, past_budget_note
+from engine.user_room import UserRoom, over_budget_note, past_budget_note
 
 RECENT_TURNS = 2
 """The last this-many turns before the new message are always sent verbatim (when they fit)."""
 
 
-class Planning(SessionItems):
+class Planning(UserRoom):
     """The planning half of a session's curation (see the module)."""
 
     # Provided by SessionCuration.
@@ -152,17 +150,7 @@ class Planning(SessionItems):
         draft.remaining = max(0, budget - fixed_cost)
         hard = self.budget.hard_tokens - REPLY_PRIMING_TOKENS
         draft.extra = max(0, hard - max(fixed_cost, budget))
-        # A stored message of the user's too big for any later request beside what is always sent
-        # (sent this once, "send anyway"): asked about now, not left out quietly later.
-        alone = draft.system_cost + cost(new.tokens)
-        if (
-            new.id in self.by_id
-            and new.user_owned
-            and new.state is ItemState.ACTIVE
-            and alone > budget
-            and not (new.kept_by_user and alone <= hard)
-        ):
-            draft.asked_left_out.add(new.id)
+        self._ask_about_new(draft, hard)
         return draft
 
     def _take_recent(self, draft: PlanDraft) -> None:
@@ -444,21 +432,7 @@ class Planning(SessionItems):
                 f"({sum(i.tokens for i in consent_items):,} tokens); they stay as they are until you answer."
             )
         if draft.asked_left_out:
-            asked = self._consent_items
-            left_out = []
-            for item in sorted((self.by_id[i] for i in draft.asked_left_out), key=lambda i: i.position):
-                question = asked.get((item.id, ConsentChoice.ATTACH))
-                if question is None:
-                    question = asked[item.id, ConsentChoice.ATTACH] = left_out_question(item)
-                left_out.append(question)
-            consent_items = sorted([*consent_items, *left_out], key=lambda i: self.by_id[i.item_id].position)
-            tokens = sum(i.tokens for i in left_out)
-            many = len(left_out) > 1
-            notes.append(
-                f"{len(left_out)} of your messages ({tokens:,} tokens) cannot fit: "
-                f"{'they are' if many else 'it is'} not sent until you choose to keep "
-                f"{'them' if many else 'it'} aside (sent whole when referred to), summarize or leave out."
-            )
+            consent_items = self._with_left_out_questions(draft, consent_items)
         consent = ConsentRequest(turn, tuple(consent_items)) if consent_items else None
         return entities, consent
 
@@ -496,66 +470,6 @@ class Planning(SessionItems):
 
     def _may_summarize(self, item: Item) -> bool:
         return item.state is ItemState.SUMMARIZED or (item.state is ItemState.ACTIVE and not item.pinned)
-
-    def _fit(self, draft: PlanDraft, item: Item, room: int) -> int:
-        """Send ``item`` if it fits ``room`` (the room left after it is returned). A user's message
-        they chose to keep whole (or kept aside, when referred to) may go past the budget up to the
-        window's hard limit; one of theirs that still cannot fit is asked about, never left out
-        quietly."""
-        need = cost(item.tokens)
-        if need <= room:
-            draft.chosen.add(item.id)
-            return room - need
-        if item.user_owned and item.kept_by_user and need <= room + draft.extra:
-            draft.extra -= need - room
-            draft.chosen.add(item.id)
-            draft.past_budget.append(item.id)
-            return 0
-        draft.left_out.append(item.id)
-        if item.user_owned and item.state is ItemState.ACTIVE:
-            draft.asked_left_out.add(item.id)
-        return room
-
-    def _recall_reason(self, item: Item, scores: ScoreTable) -> str:
-        """Why ``item`` is sent though summarized or pruned: the true cause, in words."""
-        score = scores[item.id]
-        if item.attached:
-            return "your message refers to it (you kept it aside for this)"
-        if score.relevance >= self.profile.recall_threshold:
-            return "the new message is about the same thing (wording)"
-        if score.entities >= 0.5:
-            return "the new message refers to what it mentions"
-        beside = self._relevant_neighbour(item, scores)
-        if beside is not None:
-            return f"next to {beside.label}, which your message refers to"
-        return "it sits next to a message your message refers to"
-
-    def _relevant_neighbour(self, item: Item, scores: ScoreTable) -> Item | None:
-        """The neighbour (two places either side) whose relevance gave ``item`` its credit."""
-        items, at = self.items, item.position
-        near = [items[p] for p in (at - 1, at + 1, at - 2, at + 2) if 0 <= p < len(items)]
-        best = max(near, key=lambda i: scores.relevance_of(i.id), default=None)
-        return best if best is not None and scores.relevance_of(best.id) > 0 else None
-
-    def _relevant_again(self, draft: PlanDraft, scores: ScoreTable) -> tuple[int, ...]:
-        """What the user took out themselves that the new message refers to: suggested to them,
-        never recalled (their choice wins)."""
-        named = scores.named(self.profile.recall_threshold)
-        return tuple(i.id for i in reversed(draft.candidates) if i.forgotten and i.id in named)[:3]
-
-    def _pin_suggestions(self, draft: PlanDraft) -> tuple[int, ...]:
-        """Messages recalled again and again that a pin would hold within the pin limit."""
-        limit = int(self.budget.tokens * self.pin_limit)
-        found = [
-            item_id
-            for item_id, turns in self._recall_turns.items()
-            if recalled_often(turns, draft.turn)
-            and (item := self.by_id.get(item_id)) is not None
-            and not item.pinned
-            and not item.forgotten
-            and draft.pinned_cost + cost(item.tokens) <= limit
-        ]
-        return tuple(sorted(found, reverse=True)[:3])
 
     def _protected_user_items(self, candidates: Sequence[Item]) -> list[Item]:
         """Active user items that may not be demoted now: no consent yet, or the user said keep."""

@@ -139,6 +139,10 @@ class UserActions:
             answers: Item id → the user's choice for it.
             remember: Apply this choice to every later request of the session too.
         """
+        if remember is ConsentChoice.ATTACH:
+            raise CurationRefused(
+                "Keeping a message aside answers for that message only; it is not remembered for all."
+            )
         ledger: list[LedgerEntry] = []
         changed: list[Item] = []
         for item_id, choice in answers.items():
