@@ -349,7 +349,8 @@ class Planning(UserRoom):
                     draft.operations.append(operation)
                     if operation.after is not None:
                         draft.after_state[item.id] = operation.after
-        if left := len(draft.left_out):
+        # The user's messages asked about have their own note (engine.user_room).
+        if left := len([i for i in draft.left_out if i not in draft.asked_left_out]):
             were, them = (
                 ("1 message did not fit and was", "it")
                 if left == 1

@@ -116,8 +116,13 @@ class UserRoom(SessionItems):
             left_out.append(question)
         tokens = sum(i.tokens for i in left_out)
         many = len(left_out) > 1
+        who = (
+            f"{len(left_out)} of your messages"
+            if many
+            else f"Your message {self.by_id[left_out[0].item_id].label}"
+        )
         draft.notes.append(
-            f"{len(left_out)} of your messages ({tokens:,} tokens) cannot fit: "
+            f"{who} ({tokens:,} tokens) cannot fit: "
             f"{'they are' if many else 'it is'} not sent until you choose to keep "
             f"{'them' if many else 'it'} aside (sent whole when referred to), summarize or leave out."
         )
