@@ -11,6 +11,7 @@ from engine.curation_result import CurationResult
 from engine.curator import RECENT_TURNS, SessionCuration
 from engine.items import Item, ItemState
 from engine.operations import OpKind, Scores
+from engine.pins import SUGGEST_TURNS, recalls_lately
 from engine.registry import EntityState
 
 
@@ -120,8 +121,11 @@ def alerts(curation: SessionCuration, result: CurationResult, new_id: int) -> tu
         said.append(f"… and {len(asked) - SHOWN:,} more of your messages are not being sent. F4 to choose")
     said.extend(f"{by_id[i].label} looks relevant again · Alt+R restores it" for i in result.relevant_again)
     for item_id in result.pin_suggestions:
-        times = len(curation._recall_turns.get(item_id, ()))
-        said.append(f"{by_id[item_id].label} was recalled in {times} of the last turns · Alt+P pins it")
+        times = recalls_lately(curation._recall_turns.get(item_id, []), result.turn)
+        said.append(
+            f"{by_id[item_id].label} was recalled in {times} of the last {SUGGEST_TURNS} turns · "
+            "Alt+P pins it"
+        )
     budget, pinned, limit = result.budget_tokens, result.pinned_tokens, result.pin_limit_tokens
     if limit and pinned > limit and budget:
         said.append(

@@ -101,6 +101,11 @@ def judge_pin(
     return PinVerdict(outcome, item_id, label, item_tokens, pinned_tokens, budget, limit)
 
 
+def recalls_lately(turns: list[int], now: int) -> int:
+    """How many of the last :data:`SUGGEST_TURNS` turns up to ``now`` are in ``turns``."""
+    return sum(1 for t in turns if now - SUGGEST_TURNS < t <= now)
+
+
 def recalled_often(turns: list[int], now: int) -> bool:
     """Whether recalls in ``turns`` make a message worth suggesting for a pin at turn ``now``."""
-    return sum(1 for t in turns if now - SUGGEST_TURNS < t <= now) >= SUGGEST_RECALLS
+    return recalls_lately(turns, now) >= SUGGEST_RECALLS

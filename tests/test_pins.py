@@ -101,7 +101,7 @@ async def test_a_message_recalled_again_and_again_is_suggested_for_pinning(
         session_id, first = await chat(turns, None, "Tell me about the harbour crane.")
         for topic in ("violin", "glacier", "orchard", "lantern", "compass", "meadow"):
             await chat(turns, session_id, f"Tell me about the {topic}.")
-        suggestion = f"#{first + 1} was recalled in 3 of the last turns · Alt+P pins it"
+        suggestion = f"#{first + 1} was recalled in 3 of the last 5 turns · Alt+P pins it"
         for n in range(3):
             view = await turns.preview(session_id)
             assert suggestion not in view.alerts
