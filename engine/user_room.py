@@ -143,7 +143,8 @@ class UserRoom(SessionItems):
             draft.past_budget.append(item.id)
             return 0
         draft.left_out.append(item.id)
-        if item.user_owned and item.state is ItemState.ACTIVE:
+        # Kept aside but too big even for the window when referred to: asked again (a summary may do).
+        if item.user_owned and (item.state is ItemState.ACTIVE or item.attached):
             draft.asked_left_out.add(item.id)
         return room
 

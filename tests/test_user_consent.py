@@ -125,6 +125,22 @@ async def test_attach_keeps_it_aside_and_sends_it_whole_when_a_message_refers_to
     assert placed.reason == "recalled: your message refers to it (you kept it aside for this)"
 
 
+async def test_a_message_kept_aside_too_big_for_the_window_is_asked_about_again_when_referred_to(
+    services: tuple[TurnService, ContextService], fake_server: FakeOpenAIServer
+) -> None:
+    turns, context = services
+    session_id, _ = await chat(turns, None, "Hello there, a quick question first.")
+    session_id, doc_id = await chat(turns, session_id, document("glacier", 190))  # over the window's 1,800
+    await context.answer_consent(session_id, {doc_id: ConsentChoice.ATTACH})
+    await chat(turns, session_id, "And a good name for a dog?")
+    assert not left_out_asked(await turns.preview(session_id))
+    await chat(turns, session_id, "What did the glacier note say about glacier120?")
+    assert "glacier149" not in str(fake_server.requests[-1]["body"]["messages"])
+    view = await turns.preview(session_id)
+    assert doc_id in left_out_asked(view)
+    assert any(a.startswith(f"Your message #{doc_id} (") and "is not being sent" in a for a in view.alerts)
+
+
 async def test_summarize_sends_a_summary_and_remove_leaves_it_out_until_restored(
     services: tuple[TurnService, ContextService], fake_server: FakeOpenAIServer
 ) -> None:
