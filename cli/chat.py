@@ -183,6 +183,7 @@ def build_services(
         curation_models=models.curation_for,
     )
     memory.on_change = turns.curations.refresh_memory
+    turns.curations.pin_limit = loaded.config.curation.pin_limit
     services = AppServices(
         store=store,
         turns=turns,

@@ -209,7 +209,10 @@ def advised(
         }
     kept = [i for i in eligible if i.id not in set_aside]
     present = {i.id for i in kept}
-    kept.extend(by_id[i] for i in retained if i not in present and not by_id[i].forgotten)
+    # What the user took out or kept aside stays so: only they (or a reference, for "attach") bring it back.
+    kept.extend(
+        by_id[i] for i in retained if i not in present and not by_id[i].forgotten and not by_id[i].attached
+    )
     return kept, retained, set_aside - retained.keys()
 
 

@@ -59,6 +59,11 @@ def profile_named(name: str) -> Profile:
         raise ValueError(f"unknown profile {name!r}: choose one of {names}") from None
 
 
+REPLY_FLOOR = 0.1
+"""Share of the window always left for the reply, even when the user's kept messages overflow the
+budget (the budget ratio leaves more; this is what is never given up)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Budget:
     """The token budget of one request."""
@@ -77,3 +82,9 @@ class Budget:
         """The most the prompt may take."""
         # The epsilon undoes float error (700 × 0.7 = 489.99999…) without ever rounding up.
         return int(self.window * self.ratio + 1e-9)
+
+    @property
+    def hard_tokens(self) -> int:
+        """The most a prompt may take at all: the window less :data:`REPLY_FLOOR` of it for the
+        reply. Only messages the user chose to keep whole may take the prompt past :attr:`tokens`."""
+        return max(self.tokens, int(self.window * (1 - REPLY_FLOOR) + 1e-9))

@@ -14,6 +14,7 @@ class ConsentChoice(enum.StrEnum):
     KEEP = "keep"
     SUMMARIZE = "summarize"
     REMOVE = "remove"
+    ATTACH = "attach"  # kept aside whole, sent only when a later message refers to it
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,15 @@ class ConsentItem:
     preview: str
     tokens: int
     proposed: ConsentChoice
+    # What the dialog offers for this item, in order. KEEP, when present, is the safe choice.
+    choices: tuple[ConsentChoice, ...] = (
+        ConsentChoice.KEEP,
+        ConsentChoice.SUMMARIZE,
+        ConsentChoice.REMOVE,
+    )
+    # True when the message cannot fit the request and is NOT being sent until answered
+    # (then choices == (ATTACH, SUMMARIZE, REMOVE); there is no KEEP).
+    left_out: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from engine.curation_result import CurationResult
 from engine.curator import RECENT_TURNS, SessionCuration
 from engine.items import Item, ItemState
 from engine.operations import OpKind, Scores
+from engine.pins import SUGGEST_TURNS, recalls_lately
 from engine.registry import EntityState
 
 
@@ -76,6 +77,7 @@ def build_view(
         consent=result.consent,
         over_budget=result.over_budget,
         calls=calls,
+        alerts=alerts(curation, result, new_id),
         upcoming=upcoming,
     )
 
@@ -100,12 +102,49 @@ def _earlier_views(curation: SessionCuration) -> _EarlierViews:
     return earlier
 
 
+def alerts(curation: SessionCuration, result: CurationResult, new_id: int) -> tuple[str, ...]:
+    """What the top of the panel says first: the user's messages not being sent until they choose,
+    what they took out that looks relevant again, pins suggested, and pins past their limit."""
+    by_id = curation.by_id
+    said: list[str] = []
+    asked = [i for i in result.consent.items if i.left_out] if result.consent is not None else []
+    for question in asked[:SHOWN]:
+        label = by_id[question.item_id].label if question.item_id in by_id else f"#{question.item_id}"
+        said.append(
+            f"Your message {label} ({question.tokens:,} tokens) is too big for later requests: it is not "
+            "sent again until you choose. F4 to choose"
+            if question.item_id == new_id
+            else f"Your message {label} ({question.tokens:,} tokens) is not being sent: it does not fit. "
+            "F4 to choose"
+        )
+    if len(asked) > SHOWN:
+        said.append(f"… and {len(asked) - SHOWN:,} more of your messages are not being sent. F4 to choose")
+    said.extend(f"{by_id[i].label} looks relevant again · Alt+R restores it" for i in result.relevant_again)
+    for item_id in result.pin_suggestions:
+        times = recalls_lately(curation._recall_turns.get(item_id, []), result.turn)
+        said.append(
+            f"{by_id[item_id].label} was recalled in {times} of the last {SUGGEST_TURNS} turns · "
+            "Alt+P pins it"
+        )
+    budget, pinned, limit = result.budget_tokens, result.pinned_tokens, result.pin_limit_tokens
+    if limit and pinned > limit and budget:
+        said.append(
+            f"Pins take {pinned:,} of the {budget:,}-token budget ({pinned / budget:.0%}), past your pin "
+            f"limit of {limit / budget:.0%}: less room for the rest of the conversation"
+        )
+    return tuple(said)
+
+
+SHOWN = 3
+"""Left-out messages named one by one at the top of the panel; the rest are counted."""
+
+
 def _uninvolved(state: ItemState, forgotten: bool) -> tuple[Mark, str]:
     """The mark and reason of an item this plan neither sends nor changes."""
     if state is ItemState.SUMMARIZED:
         return Mark.SUMMARIZED, "summarized; the summary did not fit this request"
     if forgotten:
-        return Mark.PRUNED, "forgotten by you; r restores it"
+        return Mark.PRUNED, "taken out by you (forgotten or removed); Alt+R restores it"
     if state is ItemState.PRUNED:
         return Mark.PRUNED, "pruned earlier (inspect shows why)"
     return Mark.LEFT_OUT, "not sent this time"
@@ -115,6 +154,7 @@ _UNINVOLVED = {
     (state, forgotten): _uninvolved(state, forgotten) for state in ItemState for forgotten in (False, True)
 }
 """Made once: the reasons are shared strings, so an unchanged view is recognised by identity."""
+_ATTACHED = (Mark.PRUNED, "kept aside by you: sent whole when a message refers to it")
 
 
 class _ItemPlacer:
@@ -135,6 +175,7 @@ class _ItemPlacer:
         self.operations = {op.target: op for op in result.operations}
         self.left_out = set(result.left_out)
         self.asked = {c.item_id for c in result.consent.items} if result.consent else set()
+        self.asked_left_out = result.asked_left_out
         self.recent_from = result.turn - RECENT_TURNS
 
     def place(self, items: list[Item]) -> tuple[ItemView, ...]:
@@ -159,7 +200,7 @@ class _ItemPlacer:
                 append(self._view(item, *self._placing(item)))
                 continue
             state = item.state
-            mark, reason = _UNINVOLVED[state, item.forgotten]
+            mark, reason = _ATTACHED if item.attached else _UNINVOLVED[state, item.forgotten]
             view = earlier.get(item.id)
             if (
                 view is not None
@@ -186,7 +227,9 @@ class _ItemPlacer:
             return Section.RETAINED, Mark.PINNED, "pinned by you"
         if item.id in self.verbatim:
             if item.state is not ItemState.ACTIVE:
-                why = operation.reason if operation and operation.op is OpKind.RECALL else "referred to again"
+                why = self.result.recall_reasons.get(item.id) or (
+                    operation.reason if operation and operation.op is OpKind.RECALL else "referred to again"
+                )
                 return Section.RETAINED, Mark.RECALLED, f"recalled: {why}"
             if item.turn >= self.recent_from:
                 return Section.ACTIVE, Mark.VERBATIM, f"in the last {RECENT_TURNS} turns"
@@ -201,9 +244,28 @@ class _ItemPlacer:
                     Mark.SUMMARIZED,
                     "a quick summary is sent while the model writes its summary",
                 )
-            why = operation.reason if operation else "summarized earlier"
+            why = (
+                operation.reason
+                if operation
+                else "you chose to summarize it"
+                if item.forgotten
+                else "summarized earlier"
+            )
             return Section.RETAINED, Mark.SUMMARIZED, f"its summary is sent ({why})"
         if item.id in self.left_out:
+            if item.id in self.asked_left_out:
+                return (
+                    Section.PRUNED,
+                    Mark.LEFT_OUT,
+                    "your message does not fit: not sent until you choose to keep it aside, summarize "
+                    "it or leave it out (F4)",
+                )
+            if item.attached:
+                return (
+                    Section.PRUNED,
+                    Mark.LEFT_OUT,
+                    "kept aside by you; referred to, but too big for the window",
+                )
             why = (
                 "waiting for your answer: keep, summarize or remove"
                 if item.id in self.asked
@@ -211,6 +273,8 @@ class _ItemPlacer:
             )
             return Section.PRUNED, Mark.LEFT_OUT, f"left out of this request only: {why}"
         state = operation.after if operation and operation.after else item.state
+        if item.attached:
+            return (Section.PRUNED, *_ATTACHED)
         if operation is not None:
             mark = Mark.SUMMARIZED if state is ItemState.SUMMARIZED else Mark.PRUNED
             return Section.PRUNED, mark, operation.reason

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from engine.context_view import ContextView, ItemDetail
     from engine.curation_result import CurationDelta
     from engine.curator import SessionCuration
+    from engine.pins import PinVerdict
 
 T = TypeVar("T")
 
@@ -51,9 +52,38 @@ class ContextService:
 
         return await asyncio.to_thread(work)
 
-    async def pin(self, session_id: int, item_id: int, *, pinned: bool = True) -> ContextView:
-        """Pin (always send verbatim) or unpin a message."""
-        return await self._change(session_id, lambda c: c.pin(item_id, pinned=pinned))
+    async def pin(
+        self, session_id: int, item_id: int, *, pinned: bool = True, confirmed: bool = False
+    ) -> ContextView:
+        """Pin (always send verbatim) or unpin a message.
+
+        Raises:
+            PinRefused: The pin would take pins past the whole budget, or past the pin limit and
+                ``confirmed`` is False (its verdict says which, with the numbers).
+        """
+
+        def pin(curation: SessionCuration) -> CurationDelta:
+            from engine.pins import PinOutcome
+            from engine.user_actions import PinRefused
+
+            if pinned:
+                verdict = curation.pin_verdict(item_id)
+                if verdict.outcome is PinOutcome.REFUSED or (
+                    verdict.outcome is PinOutcome.CONFIRM and not confirmed
+                ):
+                    raise PinRefused(verdict)
+            return curation.pin(item_id, pinned=pinned)
+
+        return await self._change(session_id, pin)
+
+    async def pin_verdict(self, session_id: int, item_id: int) -> PinVerdict:
+        """What pinning a message would do to the budget, and whether it may happen."""
+
+        def work() -> PinVerdict:
+            with self.curations.lock:
+                return self.curations.get(session_id).pin_verdict(item_id)
+
+        return await asyncio.to_thread(work)
 
     async def restore(self, session_id: int, item_id: int) -> ContextView:
         """Make a pruned or summarized message verbatim again."""

@@ -94,6 +94,9 @@ class ContextView:
     over_budget: bool
     calls: CallsReport | None = None
     """What curation's own model calls (the curator pass, summaries) cost; None: there were none."""
+    alerts: tuple[str, ...] = ()
+    """What the user should know first, in words, at the top of the panel: their messages not being
+    sent until they choose, messages that look relevant again, pin suggestions and limits."""
     upcoming: bool = False
     """A plan for a request not sent yet (between turns, or for a draft): what it saves is not
     counted in :attr:`session_saved_tokens`, and the calls of "this turn" were the last turn's."""

@@ -60,6 +60,25 @@ class CurationResult:
     """Items sent because the curator model said they matter, with its reason."""
     verbatim_tokens: int = 0
     """What sending the whole conversation verbatim would cost."""
+    recall_reasons: Mapping[int, str] = field(default_factory=dict)
+    """Why each item sent verbatim though summarized or pruned is sent (the true cause)."""
+    relevant_again: tuple[int, ...] = ()
+    """Items the user took out themselves that the new message refers to: suggested, never recalled."""
+    pin_suggestions: tuple[int, ...] = ()
+    """Items recalled again and again (see engine.pins) that would fit a pin."""
+    past_budget: tuple[int, ...] = ()
+    """The user's messages kept whole (their answer) that take this request past the budget."""
+    pinned_tokens: int = 0
+    """What the pinned messages cost in this request."""
+    pin_limit_tokens: int = 0
+    """The pin limit in tokens (0: none known)."""
+
+    @property
+    def asked_left_out(self) -> frozenset[int]:
+        """The user's messages this plan cannot fit and asks about (not sent until answered)."""
+        if self.consent is None:
+            return frozenset()
+        return frozenset(i.item_id for i in self.consent.items if i.left_out)
 
     @property
     def saved_tokens(self) -> int:

@@ -24,6 +24,7 @@ from engine.items import Item, ItemState, MemoryRole
 from engine.ledger import EntryKind, LedgerEntry
 from engine.model_summaries import StoredSummary
 from engine.operations import Operation, OpKind
+from engine.pins import DEFAULT_PIN_LIMIT, SUGGEST_TURNS
 from engine.planning import RECENT_TURNS, Planning
 from engine.protocols import TokenCounter
 from engine.registry import EntityChange
@@ -56,6 +57,10 @@ class SessionCuration(Planning, UserActions):
         """Summaries a model writes in the background, when one is connected (engine.summary_book)."""
         self.policy = policy
         """The user's answer for every consent request of this session ("apply to all"), if given."""
+        self.pin_limit = DEFAULT_PIN_LIMIT
+        """Share of the budget pins may take before another pin asks first (see engine.pins)."""
+        self._recall_turns: dict[int, list[int]] = {}
+        """The turns each item was sent recalled in (the last few), for pin suggestions."""
         self._summary_section = SummarySection(counter)
         self._recalled: set[int] = set()
         """Items the last applied plan recalled (sent verbatim while pruned or summarized)."""
@@ -190,6 +195,7 @@ class SessionCuration(Planning, UserActions):
                 )
             ledger.append(LedgerEntry.of(operation))
         # Logged when an item starts being left out, not again on every turn it stays out.
+        asked = result.asked_left_out
         for item_id in set(result.left_out) - self._left_out:
             ledger.append(
                 LedgerEntry(
@@ -197,7 +203,10 @@ class SessionCuration(Planning, UserActions):
                     result.turn,
                     str(item_id),
                     "left out of this request",
-                    "did not fit the budget; left out of this request only, nothing about it changed",
+                    "your message does not fit; not sent until you choose: keep it aside, summarize it "
+                    "or leave it out"
+                    if item_id in asked
+                    else "did not fit the budget; left out of this request only, nothing about it changed",
                 )
             )
         if result.over_budget:
@@ -206,9 +215,9 @@ class SessionCuration(Planning, UserActions):
             )
         entity_changes = self.registry.commit(result.entities)
         ledger.extend(self._entity_entries(entity_changes, result.turn))
-        self._hold_recalled(
-            {i for i in sent if i in self.by_id and self.by_id[i].state is not ItemState.ACTIVE}, result
-        )
+        recalled = {i for i in sent if i in self.by_id and self.by_id[i].state is not ItemState.ACTIVE}
+        self._hold_recalled(recalled, result)
+        self._note_recalls(recalled, result.turn)
         self._restored = set()
         self._left_out = set(result.left_out)
         self._prioritized = dict(result.prioritized)
@@ -221,6 +230,14 @@ class SessionCuration(Planning, UserActions):
             ledger=tuple(ledger),
             saved_tokens=result.saved_tokens,
         )
+
+    def _note_recalls(self, recalled: set[int], turn: int) -> None:
+        """Remember the turns each item came back in (a plan applied twice for a turn counts once)."""
+        for item_id in recalled:
+            turns = self._recall_turns.setdefault(item_id, [])
+            if not turns or turns[-1] != turn:
+                turns.append(turn)
+                del turns[:-SUGGEST_TURNS]
 
     def _entity_entries(self, changes: Iterable[EntityChange], turn: int) -> list[LedgerEntry]:
         return [

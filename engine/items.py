@@ -71,11 +71,13 @@ class Item:
     state: ItemState = ItemState.ACTIVE
     pinned: bool = False
     kept_by_user: bool = False
-    """The user answered "keep" to a consent request for this item: never propose it again."""
+    """The user answered "keep" (or "attach", see :attr:`attached`) to a consent request for this
+    item: never propose it again."""
     summary: str | None = None
     """The item's summary once it has one (state SUMMARIZED)."""
     forgotten: bool = False
-    """The user told Heedful to forget it (state PRUNED): never recalled until they restore it."""
+    """The user took it out themselves (forgot it, or answered summarize or remove; state PRUNED or
+    SUMMARIZED): it stays so, never recalled, until they restore it."""
     preview: str = ""
     """The start of the text on one line, for lists and consent requests."""
     text_source: Callable[[int], str] | None = None
@@ -104,6 +106,12 @@ class Item:
     def user_owned(self) -> bool:
         """The user's own words: changed only with their consent."""
         return self.role == "user"
+
+    @property
+    def attached(self) -> bool:
+        """The user kept it aside ("attach"): pruned, and sent whole only when a later message
+        refers to it. Stored as a pruned item the user kept (no schema of its own)."""
+        return self.kept_by_user and self.state is ItemState.PRUNED and not self.forgotten
 
     @property
     def refs(self) -> frozenset[str]:

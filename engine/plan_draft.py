@@ -45,6 +45,15 @@ class PlanDraft:
     """Tokens kept for the summary section."""
     room: int = 0
     """Tokens left for the summary section beyond :attr:`reserve` once verbatim items are chosen."""
+    extra: int = 0
+    """Tokens past the budget (up to the window's hard limit) that only the user's messages kept
+    whole by their answer may take."""
+    pinned_cost: int = 0
+    asked_left_out: set[int] = field(default_factory=set)
+    """The user's messages that cannot fit: asked about, not sent until answered."""
+    past_budget: list[int] = field(default_factory=list)
+    """The user's kept messages sent past the budget."""
+    recall_reasons: dict[int, str] = field(default_factory=dict)
     operations: list[Operation] = field(default_factory=list)
     new_summaries: dict[int, str] = field(default_factory=dict)
     waiting: set[int] = field(default_factory=set)

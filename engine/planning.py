@@ -31,22 +31,22 @@ from engine.curator_advice import AdviceOutcome, AdviceSource
 from engine.forgetting import BUDGET, demote
 from engine.items import Item, ItemState
 from engine.ledger import EntryKind, LedgerEntry
-from engine.operations import Operation, OpKind, Scores
+from engine.operations import Operation, OpKind
 from engine.plan_draft import PlanDraft
 from engine.prompt import REPLY_PRIMING_TOKENS
 from engine.registry import EntityState
 from engine.scoring import ScoreTable, score_items
-from engine.session_items import SessionItems
 from engine.summaries import Summarizer
 from engine.summary_book import SummaryBook
 from engine.summary_section import SummarySection
 from engine.text import terms
+from engine.user_room import UserRoom, over_budget_note, past_budget_note
 
 RECENT_TURNS = 2
 """The last this-many turns before the new message are always sent verbatim (when they fit)."""
 
 
-class Planning(SessionItems):
+class Planning(UserRoom):
     """The planning half of a session's curation (see the module)."""
 
     # Provided by SessionCuration.
@@ -62,6 +62,8 @@ class Planning(SessionItems):
     _restored: set[int]
     _prioritized: dict[int, str]
     _consent_items: dict[tuple[int, ConsentChoice], ConsentItem]
+    _recall_turns: dict[int, list[int]]
+    pin_limit: float
 
     def plan(self, new: Item, *, system_prompt: str = "", guidance: Guidance | None = None) -> CurationResult:
         """The prompt for ``new`` (the newest user message) and the operations that get there.
@@ -83,11 +85,15 @@ class Planning(SessionItems):
         messages, verbatim, summary_message, stand_ins = self._assemble(draft, scores, system_prompt)
         entities, consent = self._explain(draft, verbatim, summary_message)
         turn, retained = draft.turn, draft.retained
+        tokens = sum(m.tokens for m in messages) + REPLY_PRIMING_TOKENS
+        if draft.past_budget and tokens > self.budget.tokens:
+            kept = sorted((self.by_id[i] for i in draft.past_budget), key=lambda i: i.position)
+            draft.notes.append(past_budget_note(kept, tokens - self.budget.tokens))
         return CurationResult(
             turn=turn,
             budget_tokens=self.budget.tokens,
             messages=tuple(messages),
-            tokens=sum(m.tokens for m in messages) + REPLY_PRIMING_TOKENS,
+            tokens=tokens,
             operations=tuple(draft.operations),
             scores=scores,
             entities=entities,
@@ -102,6 +108,12 @@ class Planning(SessionItems):
             else LedgerEntry(EntryKind.CURATOR, turn, "curator", guidance.source.value, guidance.note),
             prioritized={i: w for i, w in retained.items() if i in draft.chosen},
             verbatim_tokens=self._verbatim_cost(new, draft.system_cost + draft.memory_cost),
+            recall_reasons=draft.recall_reasons,
+            relevant_again=self._relevant_again(draft, scores),
+            pin_suggestions=self._pin_suggestions(draft),
+            past_budget=tuple(draft.past_budget),
+            pinned_tokens=draft.pinned_cost,
+            pin_limit_tokens=int(self.budget.tokens * self.pin_limit),
         )
 
     def _fixed_part(self, new: Item, system_prompt: str, guidance: Guidance | None) -> PlanDraft:
@@ -111,7 +123,9 @@ class Planning(SessionItems):
         draft = PlanDraft(new, guidance, budget)
         draft.system_cost = cost(self.counter.count(system_prompt)) if system_prompt else 0
         draft.fixed = fixed = [self.by_id[i] for i in sorted(self._fixed) if i != new.id]
-        fixed_cost = draft.system_cost + cost(new.tokens) + sum(cost(i.tokens) for i in fixed)
+        fixed_costs = [cost(i.tokens) for i in fixed]
+        draft.pinned_cost = sum(c for i, c in zip(fixed, fixed_costs, strict=True) if i.pinned)
+        fixed_cost = draft.system_cost + cost(new.tokens) + sum(fixed_costs)
         # The memory section goes only where it fits beside what is always sent; it never crowds
         # out the conversation's own pinned items or the new message.
         draft.memory_cost = self._memory_cost if fixed_cost + self._memory_cost <= budget else 0
@@ -123,10 +137,20 @@ class Planning(SessionItems):
         draft.over_budget = fixed_cost > budget
         if draft.over_budget:
             draft.notes.append(
-                f"Pinned items and the new message alone take {fixed_cost:,} tokens, over the budget of "
-                f"{budget:,}: nothing else is sent. Unpin something or start a new session."
+                over_budget_note(
+                    system_cost=draft.system_cost + draft.memory_cost,
+                    fixed=fixed,
+                    fixed_costs=fixed_costs,
+                    new=new,
+                    new_cost=cost(new.tokens),
+                    total=fixed_cost,
+                    budget=budget,
+                )
             )
         draft.remaining = max(0, budget - fixed_cost)
+        hard = self.budget.hard_tokens - REPLY_PRIMING_TOKENS
+        draft.extra = max(0, hard - max(fixed_cost, budget))
+        self._ask_about_new(draft, hard)
         return draft
 
     def _take_recent(self, draft: PlanDraft) -> None:
@@ -144,11 +168,7 @@ class Planning(SessionItems):
         recent.reverse()
         draft.recent = recent
         for item in reversed(recent):
-            if cost(item.tokens) <= draft.remaining:
-                draft.chosen.add(item.id)
-                draft.remaining -= cost(item.tokens)
-            else:
-                draft.left_out.append(item.id)
+            draft.remaining = self._fit(draft, item, draft.remaining)
         draft.excluded = fixed_ids | {i.id for i in recent} | {new.id}
         draft.candidates = [i for i in self.items if i.id not in draft.excluded]
 
@@ -208,6 +228,7 @@ class Planning(SessionItems):
             i
             for i in reversed(candidates)
             if not i.forgotten
+            and not i.attached
             and (i.id in named or (i.role != "tool" and (i.state is active or i.id in beside)))
         ]
         if guidance is not None:
@@ -242,7 +263,17 @@ class Planning(SessionItems):
         draft.advised_consent = advised_consent = (
             guidance.ask_user if guidance is not None and self.policy is None else {}
         )
+        draft.protected_ids = protected_ids = {i.id for i in protected}
+        for item in reversed(protected):  # newest first: candidates are in conversation order
+            if item.id not in chosen:
+                room = self._fit(draft, item, room)
+        # Kept aside by the user ("attach"): sent whole when the new message refers to it.
+        for item in reversed(candidates):
+            if item.attached and item.id in named and item.id not in chosen:
+                room = self._fit(draft, item, room)
         for item in protected:
+            if item.id in draft.asked_left_out:
+                continue  # asked about as a message that cannot fit
             proposed = advised_consent.get(item.id)
             if proposed is None and item.id not in ideal and not item.kept_by_user and self.policy is None:
                 proposed = (
@@ -256,15 +287,6 @@ class Planning(SessionItems):
                     request = ConsentItem(item.id, item.preview, item.tokens, proposed)
                     asked[item.id, proposed] = request
                 draft.consent_items.append(request)
-        draft.protected_ids = protected_ids = {i.id for i in protected}
-        for item in reversed(protected):  # newest first: candidates are in conversation order
-            if item.id in chosen:
-                continue
-            if cost(item.tokens) <= room:
-                chosen.add(item.id)
-                room -= cost(item.tokens)
-            else:
-                draft.left_out.append(item.id)
         for item in eligible:
             if room < smallest:
                 break
@@ -286,13 +308,16 @@ class Planning(SessionItems):
                 continue
             if item.id in chosen:
                 why = retained.get(item.id)
+                if item.state is not active:
+                    reason = f"{CURATOR}: {why}" if why else self._recall_reason(item, scores)
+                    draft.recall_reasons[item.id] = reason
                 # A recall is logged when an item comes back, not again on every turn it stays.
                 if item.state is not active and item.id not in recalled:
                     draft.operations.append(
                         Operation(
                             OpKind.RECALL,
                             item.id,
-                            f"{CURATOR}: {why}" if why else self._recall_reason(scores[item.id]),
+                            reason,
                             turn,
                             scores=scores[item.id],
                             reversible=True,
@@ -324,7 +349,8 @@ class Planning(SessionItems):
                     draft.operations.append(operation)
                     if operation.after is not None:
                         draft.after_state[item.id] = operation.after
-        if left := len(draft.left_out):
+        # The user's messages asked about have their own note (engine.user_room).
+        if left := len([i for i in draft.left_out if i not in draft.asked_left_out]):
             were, them = (
                 ("1 message did not fit and was", "it")
                 if left == 1
@@ -401,12 +427,14 @@ class Planning(SessionItems):
         for mention in new.mentions:
             entities[mention.ref] = (EntityState.ACTIVE, "in the new message")
         consent_items = draft.consent_items
-        consent = ConsentRequest(turn, tuple(consent_items)) if consent_items else None
-        if consent is not None:
+        if consent_items:
             notes.append(
                 f"Heedful would like to summarize or remove {len(consent_items)} of your messages "
-                f"({consent.tokens:,} tokens); they stay as they are until you answer."
+                f"({sum(i.tokens for i in consent_items):,} tokens); they stay as they are until you answer."
             )
+        if draft.asked_left_out:
+            consent_items = self._with_left_out_questions(draft, consent_items)
+        consent = ConsentRequest(turn, tuple(consent_items)) if consent_items else None
         return entities, consent
 
     def _verbatim_cost(self, new: Item, fixed_cost: int) -> int:
@@ -443,13 +471,6 @@ class Planning(SessionItems):
 
     def _may_summarize(self, item: Item) -> bool:
         return item.state is ItemState.SUMMARIZED or (item.state is ItemState.ACTIVE and not item.pinned)
-
-    def _recall_reason(self, score: Scores) -> str:
-        if score.relevance >= self.profile.recall_threshold:
-            return "the new message is about the same thing (wording)"
-        if score.entities >= 0.5:
-            return "the new message refers to what it mentions"
-        return "it sits next to a message the new message refers to"
 
     def _protected_user_items(self, candidates: Sequence[Item]) -> list[Item]:
         """Active user items that may not be demoted now: no consent yet, or the user said keep."""

@@ -168,6 +168,10 @@ class ScoreTable(Mapping[int, Scores]):
         found.update(key for key, value in self._entities.items() if value >= 0.5)
         return found
 
+    def relevance_of(self, key: int) -> float:
+        """An item's relevance to the new message (0 for the items not scored)."""
+        return self._relevance.get(key, 0.0)
+
     def beside(self, threshold: float) -> set[int]:
         """The items next to items the new message refers to (by ``threshold`` of neighbour credit)."""
         return {key for key, value in self._neighbour.items() if value >= threshold}

@@ -18,6 +18,7 @@ from engine.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
 from engine.chat import SessionSettings, StoredMessage
 from engine.curation_calls import CallsReport, CallTally, CallUsage, Price
 from engine.model_summaries import SummaryLevel
+from engine.pins import DEFAULT_PIN_LIMIT
 from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, in_conversation
 from engine.protocols import ChatStore, MemorySource, TokenCounter
 
@@ -67,6 +68,8 @@ class SessionCurations:
         """A model writes the summaries (brief ones under the cost profile); False: offline ones."""
         self.price: Price | None = None
         """What the curation model's tokens cost, when known (for the panel's estimate)."""
+        self.pin_limit = DEFAULT_PIN_LIMIT
+        """Share of the budget pins may take before another pin asks first (engine.pins)."""
         self.guidance: dict[int, Guidance] = {}
         """Each session's last curator advice: previews of the same request are planned with it."""
         self._decisions: dict[int, list[str]] = {}
@@ -123,6 +126,7 @@ class SessionCurations:
         for stale in list(self._cached)[:-KEPT_CURATIONS]:
             del self._cached[stale]
         self._fit_summaries(curation, session_id)
+        curation.pin_limit = self.pin_limit
         return curation
 
     def _fit_summaries(self, curation: SessionCuration, session_id: int) -> None:

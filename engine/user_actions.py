@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from engine.budget import Budget
 from engine.consent import ConsentChoice, ConsentItem, ConsentRequest
-from engine.curation_result import CurationDelta
+from engine.curation_result import CurationDelta, cost
 from engine.items import Item, ItemState
 from engine.ledger import EntryKind, LedgerEntry
 from engine.operations import Operation, OpKind
+from engine.pins import PinVerdict, judge_pin
 from engine.summaries import Summarizer
 from engine.summary_book import SummaryBook
 
@@ -22,11 +24,21 @@ class CurationRefused(ValueError):
     """A user action the engine will not carry out; the message says why and what to do instead."""
 
 
+class PinRefused(CurationRefused):
+    """A pin past the whole budget, or past the pin limit without the user's confirmation."""
+
+    def __init__(self, verdict: PinVerdict) -> None:
+        super().__init__(verdict.message)
+        self.verdict = verdict
+
+
 class UserActions:
     # Provided by SessionCuration.
     by_id: dict[int, Item]
     turn: int
     policy: ConsentChoice | None
+    budget: Budget
+    pin_limit: float
     summarizer: Summarizer
     model_summaries: SummaryBook | None
     _fixed: set[int]
@@ -52,6 +64,24 @@ class UserActions:
             LedgerEntry.of(Operation(OpKind.PIN if pinned else OpKind.UNPIN, item.id, reason, self.turn))
         )
         return CurationDelta(items=(item,), ledger=tuple(ledger))
+
+    def pinned_tokens(self) -> int:
+        """What the pinned messages (not the system's) cost in every request."""
+        return sum(cost(self.by_id[i].tokens) for i in self._fixed if self.by_id[i].pinned)
+
+    def pin_verdict(self, item_id: int) -> PinVerdict:
+        """Whether pinning ``item_id`` may happen now (see :mod:`engine.pins`), with the numbers.
+        :meth:`pin` itself does not check: the caller asks this first (replay pins as told)."""
+        item = self._item(item_id)
+        pinned = self.pinned_tokens() - (cost(item.tokens) if item.pinned else 0)
+        return judge_pin(
+            item_id=item.id,
+            label=item.label,
+            item_tokens=cost(item.tokens),
+            pinned_tokens=pinned,
+            budget=self.budget.tokens,
+            limit=self.pin_limit,
+        )
 
     def restore(self, item_id: int, *, reason: str = "restored by you") -> CurationDelta:
         """Make a pruned or summarized item active (verbatim) again; its original text is untouched."""
@@ -103,12 +133,16 @@ class UserActions:
     def answer_consent(
         self, answers: Mapping[int, ConsentChoice], *, remember: ConsentChoice | None = None
     ) -> CurationDelta:
-        """Record the user's answers; "summarize" and "remove" take effect now, "keep" for good.
+        """Record the user's answers; "summarize", "remove" and "attach" take effect now, "keep" for good.
 
         Args:
             answers: Item id → the user's choice for it.
             remember: Apply this choice to every later request of the session too.
         """
+        if remember is ConsentChoice.ATTACH:
+            raise CurationRefused(
+                "Keeping a message aside answers for that message only; it is not remembered for all."
+            )
         ledger: list[LedgerEntry] = []
         changed: list[Item] = []
         for item_id, choice in answers.items():
@@ -120,14 +154,19 @@ class UserActions:
                 continue
             if item.pinned:
                 continue
-            item.forgotten = False  # the user's latest word on it is this answer
+            # The user's own word holds until they restore it: a summarized or removed message is
+            # never recalled; one kept aside ("attach") comes back whole when referred to.
+            attach = choice is ConsentChoice.ATTACH
+            item.kept_by_user, item.forgotten = attach, not attach
             after = ItemState.SUMMARIZED if choice is ConsentChoice.SUMMARIZE else ItemState.PRUNED
             if after is ItemState.SUMMARIZED:
                 item.summary = item.summary or self.summary_now(item)
             operation = Operation(
                 OpKind.TRANSFORM if choice is ConsentChoice.SUMMARIZE else OpKind.PRUNE,
                 item.id,
-                f"you chose to {choice.value} it",
+                "you chose to keep it aside: sent whole when a message refers to it"
+                if attach
+                else f"you chose to {choice.value} it",
                 self.turn,
                 requires_consent=True,
                 before=item.state,

@@ -92,6 +92,9 @@ class CurationSettings(_Section):
     """Seconds the curator pass may take before the heuristics decide alone."""
     model_summaries: bool = True
     """Have the model write summaries in the background; false: the offline summaries."""
+    pin_limit: float = Field(default=0.5, gt=0, le=1, allow_inf_nan=False)
+    """Share of the budget pinned messages may take before pinning another asks first (past the
+    whole budget a pin is refused). Applies with the offline model too."""
     prices: dict[str, list[float]] = Field(default_factory=dict)
     """Model name → [US$ per million prompt tokens, per million completion tokens], for the
     estimated cost of curation calls (well-known models have a built-in price)."""
@@ -329,6 +332,7 @@ _HEADER = """\
 #     curator_timeout = 2.0     # seconds before the heuristics decide alone
 #     model_summaries = true    # the model writes summaries in the background
 #     prices = { "my-model" = [0.15, 0.60] }   # US$ per million prompt / completion tokens
+#     pin_limit = 0.5           # share of the budget pins may take before a pin asks first
 
 """
 

@@ -256,7 +256,8 @@ _messages = st.builds(
 @given(
     title=_text.filter(str.strip),
     plan=st.lists(_messages, min_size=1, max_size=12),
-    policy=st.none() | st.sampled_from(list(ConsentChoice)),
+    # What a session may remember for all: never attach, which answers one message.
+    policy=st.none() | st.sampled_from([ConsentChoice.KEEP, ConsentChoice.SUMMARIZE, ConsentChoice.REMOVE]),
     saved=st.integers(0, 10**9),
     temperature=st.none() | st.floats(0, 2, allow_nan=False),
 )

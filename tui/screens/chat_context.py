@@ -4,6 +4,7 @@ and the consent dialog. The engine decides (engine/context_service.py); the pane
 from __future__ import annotations
 
 from tui.screens.chat_parts import ChatPart
+from tui.screens.chat_pins import PinActions
 from tui.screens.consent import ConsentAnswer, ConsentScreen
 from tui.screens.inspect import InspectScreen
 
@@ -35,11 +36,11 @@ class ContextActions(ChatPart):
         current = self.screen.context.item(item_id)
         try:
             if action == "pin":
-                pinned = not (current is not None and current.pinned)
-                view = await context.pin(session_id, item_id, pinned=pinned)
-                said = (
-                    f"Pinned #{item_id}: it is always sent verbatim." if pinned else f"Unpinned #{item_id}."
-                )
+                if not (current is not None and current.pinned):
+                    await PinActions(self.screen).pin(session_id, item_id)  # within the pin limits
+                    return
+                view = await context.pin(session_id, item_id, pinned=False)
+                said = f"Unpinned #{item_id}."
             elif action == "restore":
                 view = await context.restore(session_id, item_id)
                 restored = view.item(item_id)

@@ -29,6 +29,7 @@ CHOICE_LABELS = {
     ConsentChoice.KEEP: "keep     ",
     ConsentChoice.SUMMARIZE: "summarize",
     ConsentChoice.REMOVE: "remove   ",
+    ConsentChoice.ATTACH: "attach   ",
 }
 
 
@@ -62,6 +63,8 @@ class ConsentScreen(ModalScreen[ConsentAnswer | None]):
         self.request = request
         self.choices = {item.item_id: item.proposed for item in request.items}
         self.all_choice: ConsentChoice | None = None
+        self._chosen: set[int] = set()
+        """Items the user gave an answer to here (a left-out message is answered only so)."""
         self.rows = ConsentRows(
             *(Option(self._row(i), id=f"consent-{i.item_id}") for i in request.items), id="consent-rows"
         )
@@ -109,14 +112,17 @@ class ConsentScreen(ModalScreen[ConsentAnswer | None]):
         if index is None:
             return
         item = self.request.items[index]
-        order = list(ConsentChoice)
+        order = list(item.choices)  # a message that cannot fit has no "keep"
         self.choices[item.item_id] = order[(order.index(self.choices[item.item_id]) + 1) % len(order)]
+        self._chosen.add(item.item_id)
         self._refresh_row(index)
 
     def action_choose_all(self, choice: str) -> None:
         self.all_choice = ConsentChoice(choice)
-        for item_id in self.choices:
-            self.choices[item_id] = self.all_choice
+        for item in self.request.items:
+            if self.all_choice in item.choices:
+                self.choices[item.item_id] = self.all_choice
+                self._chosen.add(item.item_id)
         for index in range(len(self.request.items)):
             self._refresh_row(index)
 
@@ -130,7 +136,9 @@ class ConsentScreen(ModalScreen[ConsentAnswer | None]):
                 self.notify("Choose one answer for all first (K, S or X): that is what is remembered.")
                 return
             remember = self.all_choice
-        self.dismiss(ConsentAnswer(dict(self.choices), remember))
+        # A message that cannot fit is not answered by its preset: it stays asked about.
+        left_out = {i.item_id for i in self.request.items if i.left_out} - self._chosen
+        self.dismiss(ConsentAnswer({k: v for k, v in self.choices.items() if k not in left_out}, remember))
 
     @on(OptionList.OptionSelected, "#consent-rows")
     def _selected(self, event: OptionList.OptionSelected) -> None:

@@ -139,6 +139,8 @@ class ContextPanel(Vertical):
         background: $surface;
     }
     ContextPanel > .title { text-style: bold; color: $primary; }
+    ContextPanel > #context-alerts { height: auto; max-height: 6; color: $warning; display: none; }
+    ContextPanel > #context-alerts.-shown { display: block; }
     ContextPanel > #context-bar.-ok { color: $success; }
     ContextPanel > #context-bar.-warn { color: $warning; }
     ContextPanel > #context-bar.-high { color: $error; }
@@ -181,6 +183,8 @@ class ContextPanel(Vertical):
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         # Held rather than queried, so an update that races the app's shutdown is harmless.
+        self._alerts = LaidOutStatic("", id="context-alerts")
+        """What the user should know first (their messages not sent, suggestions), in words."""
         self._total = LaidOutStatic(Content(COUNTING), id="context-total")
         self._bar = LaidOutStatic("", classes="-ok", id="context-bar")
         self._saved = LaidOutStatic("", id="context-saved")
@@ -197,6 +201,7 @@ class ContextPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("Context", classes="title")
+        yield self._alerts
         yield self._total
         yield self._bar
         yield self._saved
@@ -209,6 +214,7 @@ class ContextPanel(Vertical):
 
     def show(self, view: ContextView, *, model: str, exact: bool, counter: str) -> None:
         self.view = view
+        self._show_alerts(view.alerts)
         approx = "" if exact else "≈ "
         _say(
             self._total,
@@ -238,6 +244,7 @@ class ContextPanel(Vertical):
         """Nothing to show until the open session's context is counted (a session just opened):
         no rows of the last one to act on meanwhile."""
         self.view = None
+        self._show_alerts(())
         _say(self._total, COUNTING)
         for part in (self._bar, self._saved, self._why):
             _say(part, "")
@@ -245,6 +252,10 @@ class ContextPanel(Vertical):
         self._by_option = {}
         self._options = {}
         self.rows.clear_options()
+
+    def _show_alerts(self, alerts: Sequence[str]) -> None:
+        _say(self._alerts, "\n".join(f"⚠ {inert(a)}" for a in alerts))
+        self._alerts.set_class(bool(alerts), "-shown")
 
     def show_curating(self, model: str, seconds: float) -> None:
         """Say why the request waits: the curator model is choosing what it carries."""

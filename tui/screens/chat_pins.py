@@ -1,0 +1,44 @@
+"""Pinning from the chat screen (the panel's pin action and /pin), within the pin limits: the
+engine judges (engine/pins.py); past the pin limit the user confirms first (Enter and Esc cancel),
+past the whole budget the pin is refused in words."""
+
+from __future__ import annotations
+
+from tui.screens.chat_parts import ChatPart
+from tui.screens.dialogs import ConfirmScreen
+
+
+class PinActions(ChatPart):
+    async def pin(self, session_id: int, item_id: int) -> None:
+        """Pin ``item_id`` if the engine allows it, asking first when it needs confirmation."""
+        from engine.pins import PinOutcome
+
+        verdict = await self.screen.services.context.pin_verdict(session_id, item_id)
+        if verdict.outcome is PinOutcome.REFUSED:
+            self.screen.notify(verdict.message, severity="warning", timeout=10)
+            return
+        if verdict.outcome is PinOutcome.ALLOWED:
+            await self._pin(session_id, item_id, verdict.done(), confirmed=False)
+            return
+
+        def answered(confirmed: bool | None) -> None:
+            if confirmed:
+                self.background(self._pin(session_id, item_id, verdict.done(), confirmed=True))
+            else:
+                self.screen.notify(f"{verdict.label} was not pinned.")
+
+        # danger: Cancel has the focus, so Enter (like Esc) leaves things as they are.
+        confirm = ConfirmScreen(verdict.message, confirm="Pin anyway", danger=True)
+        self.screen.app.push_screen(confirm, answered)
+
+    async def _pin(self, session_id: int, item_id: int, said: str, *, confirmed: bool) -> None:
+        from engine.user_actions import PinRefused
+
+        try:
+            view = await self.screen.services.context.pin(session_id, item_id, confirmed=confirmed)
+        except PinRefused as refused:  # the budget changed meanwhile
+            self.screen.notify(str(refused), severity="warning", timeout=10)
+            return
+        if self.screen.session is not None and self.screen.session.id == session_id:
+            self.screen.show_context(view)
+        self.screen.notify(said)
