@@ -11,6 +11,7 @@ of earlier sessions) when it is built, and again when the memories change (:meth
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -70,6 +71,8 @@ class SessionCurations:
         self.guidance: dict[int, Guidance] = {}
         """Each session's last curator advice: previews of the same request are planned with it."""
         self._decisions: dict[int, list[str]] = {}
+        self._runs: dict[int, tuple[str, int]] = {}
+        """Each session's last curator note and how many turns in a row said it."""
         self._tallies: dict[int, CallTally] = {}
 
     # --- per-session settings (each falls back to the config's) -----------------------------------
@@ -159,8 +162,14 @@ class SessionCurations:
         if found is None:
             from engine.curator_advice import DECISIONS_SHOWN
 
-            entries = self.store.ledger(session_id, target="curator")[-DECISIONS_SHOWN:]
+            every = self.store.ledger(session_id, target="curator")
+            entries = every[-DECISIONS_SHOWN:]
             found = self._decisions[session_id] = [f"turn {e.turn}: {e.reason}" for e in entries]
+            if every:
+                last, run = every[-1].reason, 0
+                while run < len(every) and every[-1 - run].reason == last:
+                    run += 1
+                self._runs[session_id] = (last, run)
         return found
 
     def tally(self, session_id: int) -> CallTally:
@@ -213,8 +222,14 @@ class SessionCurations:
         curation = self.get(session_id)
         new = curation.by_id[new_id]
         guidance = curation.judge(outcome, new)
+        decisions = self.decisions(session_id)
+        note, run = self._runs.get(session_id, ("", 0))
+        run = run + 1 if note == guidance.note else 1
+        self._runs[session_id] = (guidance.note, run)
+        if run > 1:
+            guidance = replace(guidance, repeats=run)
         self.guidance[session_id] = guidance
-        self.decisions(session_id).append(f"turn {new.turn}: {guidance.note}")
+        decisions.append(f"turn {new.turn}: {guidance.note}")
         self.spend(session_id, outcome.usage)
         return guidance
 

@@ -98,6 +98,11 @@ class HeedfulApp(App[None]):
                     yield SystemCommand(
                         binding.description, binding.tooltip, partial(screen.run_action, binding.action)
                     )
+            yield SystemCommand(
+                "Forgetting statistics",
+                "Tokens saved; messages summarized, pruned, recalled, and pruned then recalled",
+                screen.context_actions.stats,
+            )
             panel = screen.context_panel
             for binding in panel.BINDINGS:
                 if isinstance(binding, Binding) and binding.id in PANEL_COMMANDS:
