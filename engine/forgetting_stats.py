@@ -23,13 +23,14 @@ class ForgettingStats:
     summarized: int
     """Messages replaced by their summary at least once."""
     pruned: int
-    """Messages left out of the requests for good at least once (by the curation or by you)."""
+    """Messages left out of the requests until further notice at least once (by the curation, by
+    you, or as imported)."""
     recalled: int
     """Messages brought back verbatim, for a turn, while summarized or pruned."""
     pruned_then_recalled: int
     """Messages recalled while pruned: forgetting them was wrong."""
     restored: int
-    """Messages you made active again after they were summarized or pruned."""
+    """Messages made active again (by you, or by your pin) after they were summarized or pruned."""
 
     @property
     def wrong_share(self) -> float | None:
@@ -57,7 +58,7 @@ class ForgettingStats:
             f"messages pruned         {self.pruned:>8,}",
             f"messages recalled       {self.recalled:>8,}  (brought back verbatim for a turn)",
             f"pruned, then recalled   {self.pruned_then_recalled:>8,}  (forgetting was wrong: {wrong})",
-            f"restored by you         {self.restored:>8,}",
+            f"restored                {self.restored:>8,}  (made active again after being forgotten)",
         ]
 
 

@@ -1,5 +1,5 @@
 """Ledger entries in words: what happened to what ("#14 summarized"), and the curator's repeated
-fallback told once with a count, so that a row says what happened without being opened."""
+fallback told once with a count, so that each row says what happened without being opened."""
 
 from __future__ import annotations
 
@@ -70,11 +70,9 @@ class Told:
 
 
 def told_once(entries: Sequence[LedgerEntry]) -> list[Told]:
-    """``entries`` (oldest first) with each run of identical curator fallbacks said once, at its
-    latest place, with its count: the same failure, every turn, is one fact.
-
-    A run is broken by a curator entry that says something else (advice, another failure); other
-    kinds of entries in between do not break it.
+    """``entries`` (oldest first) with each run of curator fallbacks (no advice, turn after turn)
+    said once, at its latest place, with its latest reason and its count: a failure that recurs
+    every turn is one fact. A run is broken by advice; other kinds of entries do not break it.
     """
     told: list[Told | None] = []
     run_at: int | None = None
@@ -84,13 +82,7 @@ def told_once(entries: Sequence[LedgerEntry]) -> list[Told]:
             told.append(Told(entry))
             continue
         last = told[run_at] if run_at is not None else None
-        if (
-            run_at is not None
-            and last is not None
-            and entry.action == "fallback"
-            and last.entry.action == "fallback"
-            and last.entry.reason == entry.reason
-        ):
+        if run_at is not None and last is not None and entry.action == last.entry.action == "fallback":
             told[run_at] = None
             told.append(Told(entry, last.times + 1, last.since))
         else:

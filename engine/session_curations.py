@@ -11,8 +11,8 @@ of earlier sessions) when it is built, and again when the memories change (:meth
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engine.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
@@ -71,8 +71,8 @@ class SessionCurations:
         self.guidance: dict[int, Guidance] = {}
         """Each session's last curator advice: previews of the same request are planned with it."""
         self._decisions: dict[int, list[str]] = {}
-        self._runs: dict[int, tuple[str, int]] = {}
-        """Each session's last curator note and how many turns in a row said it."""
+        self._fallbacks: dict[int, int] = {}
+        """Each session's turns in a row, up to the last, on which the curator gave no advice."""
         self._tallies: dict[int, CallTally] = {}
 
     # --- per-session settings (each falls back to the config's) -----------------------------------
@@ -160,16 +160,15 @@ class SessionCurations:
         """The curator's decision log of the session (its one-line notes, oldest first). Hold :attr:`lock`."""
         found = self._decisions.get(session_id)
         if found is None:
-            from engine.curator_advice import DECISIONS_SHOWN
+            from engine.curator_advice import DECISIONS_SHOWN, AdviceSource
 
             every = self.store.ledger(session_id, target="curator")
             entries = every[-DECISIONS_SHOWN:]
             found = self._decisions[session_id] = [f"turn {e.turn}: {e.reason}" for e in entries]
-            if every:
-                last, run = every[-1].reason, 0
-                while run < len(every) and every[-1 - run].reason == last:
-                    run += 1
-                self._runs[session_id] = (last, run)
+            run = 0
+            while run < len(every) and every[-1 - run].action == AdviceSource.FALLBACK:
+                run += 1
+            self._fallbacks[session_id] = run
         return found
 
     def tally(self, session_id: int) -> CallTally:
@@ -222,10 +221,11 @@ class SessionCurations:
         curation = self.get(session_id)
         new = curation.by_id[new_id]
         guidance = curation.judge(outcome, new)
+        from engine.curator_advice import AdviceSource
+
         decisions = self.decisions(session_id)
-        note, run = self._runs.get(session_id, ("", 0))
-        run = run + 1 if note == guidance.note else 1
-        self._runs[session_id] = (guidance.note, run)
+        run = self._fallbacks.get(session_id, 0) + 1 if guidance.source is AdviceSource.FALLBACK else 0
+        self._fallbacks[session_id] = run
         if run > 1:
             guidance = replace(guidance, repeats=run)
         self.guidance[session_id] = guidance
