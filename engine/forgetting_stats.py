@@ -51,15 +51,16 @@ class ForgettingStats:
     def lines(self) -> list[str]:
         """The statistics in words, one a line, as the app and the shell show them."""
         share = self.wrong_share
-        wrong = "nothing was pruned" if share is None else f"{share:.0%} of the pruned messages"
-        return [
-            f"tokens saved            {self.tokens_saved:>8,}  (against sending every message verbatim)",
-            f"messages summarized     {self.summarized:>8,}",
-            f"messages pruned         {self.pruned:>8,}",
-            f"messages recalled       {self.recalled:>8,}  (brought back verbatim for a turn)",
-            f"pruned, then recalled   {self.pruned_then_recalled:>8,}  (forgetting was wrong: {wrong})",
-            f"restored                {self.restored:>8,}  (made active again after being forgotten)",
+        wrong = "nothing was pruned" if share is None else f"forgetting was wrong: {share:.0%} of pruned"
+        rows = [
+            ("tokens saved", self.tokens_saved, "against sending every message verbatim"),
+            ("messages summarized", self.summarized, ""),
+            ("messages pruned", self.pruned, ""),
+            ("messages recalled", self.recalled, "sent verbatim again for a turn"),
+            ("pruned, then recalled", self.pruned_then_recalled, wrong),
+            ("restored", self.restored, "active again after being forgotten"),
         ]
+        return [f"{label:<21} {count:>6,}  {about}".rstrip() for label, count, about in rows]
 
 
 def forgetting_stats(entries: Iterable[LedgerEntry], tokens_saved: int = 0) -> ForgettingStats:

@@ -22,7 +22,7 @@ _OPERATIONS = {
     "import": "imported",
 }
 _ENTITY = {"active": "entity active", "retained": "entity kept", "pruned": "entity dropped"}
-_CURATOR = {"fallback": "curator: no advice", "structured": "curator advice", "json": "curator advice"}
+_CURATOR = {"fallback": "no advice", "structured": "advice", "json": "advice (JSON mode)"}
 
 
 def about(entry: LedgerEntry) -> str:
@@ -45,7 +45,7 @@ def happened(entry: LedgerEntry) -> str:
         return _ENTITY.get(action, f"entity {action}")
     if entry.kind is EntryKind.OVERFLOW:
         return "left out this once" if entry.target.isdigit() else action
-    return _CURATOR.get(action, f"curator: {action}")
+    return _CURATOR.get(action, action)
 
 
 def change(entry: LedgerEntry) -> str:

@@ -77,14 +77,14 @@ async def test_a_curator_fallback_repeated_every_turn_is_one_row_with_its_count(
         rows = table(app)
         curator = [cells(rows, i) for i in range(rows.row_count) if cells(rows, i)[1] == "curator"]
         assert curator == [
-            ["10", "curator", "curator: no advice", "—", FALLBACK],
-            ["9", "curator", "curator advice", "—", "kept #4 for the deploy"],
-            ["8", "curator", "curator: no advice", "×6 since turn 3", FALLBACK],
+            ["10", "curator", "no advice", "—", FALLBACK],
+            ["9", "curator", "advice", "—", "kept #4 for the deploy"],
+            ["8", "curator", "no advice", "×6 since turn 3", FALLBACK],
         ]
         assert rows.row_count == 6 + 3  # the prunes stay, one row each
         await pilot.press("down", "down", "down")  # past turn 8's prune, logged after its note
         await wait_for(pilot, lambda: detail(app).startswith("turn 8 · curator"))
-        assert detail(app) == f"turn 8 · curator · curator: no advice · ×6 since turn 3\n{FALLBACK}"
+        assert detail(app) == f"turn 8 · curator · no advice · ×6 since turn 3\n{FALLBACK}"
 
 
 async def test_f7_in_the_ledger_shows_the_statistics_and_esc_goes_back_to_the_ledger() -> None:
@@ -93,8 +93,8 @@ async def test_f7_in_the_ledger_shows_the_statistics_and_esc_goes_back_to_the_le
         await wait_for(pilot, lambda: isinstance(app.screen, StatsScreen))
         shown = stats_text(app)
         assert shown == "\n".join(forgetting_stats(SESSION).lines())
-        assert "messages pruned                2" in shown
-        assert "pruned, then recalled          1  (forgetting was wrong: 50% of the pruned messages)" in shown
+        assert "messages pruned            2" in shown
+        assert "pruned, then recalled      1  forgetting was wrong: 50% of pruned" in shown
         await pilot.press("r")  # a plain letter changes nothing here
         assert isinstance(app.screen, StatsScreen)
         await pilot.press("escape")
@@ -120,8 +120,8 @@ async def test_the_command_palette_opens_the_statistics_of_the_open_session() ->
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, StatsScreen))
         shown = stats_text(app)
-        assert "tokens saved               2,900" in shown
-        assert "messages recalled              3" in shown
+        assert "tokens saved           2,900" in shown
+        assert "messages recalled          3" in shown
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, StatsScreen))
         chat(app)
