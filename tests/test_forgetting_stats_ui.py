@@ -125,3 +125,14 @@ async def test_the_command_palette_opens_the_statistics_of_the_open_session() ->
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, StatsScreen))
         chat(app)
+
+
+async def test_a_reason_that_looks_like_markup_is_shown_as_written() -> None:
+    # A curator note quotes the model: "[/b]" read as markup stopped the app when the row was drawn.
+    said = "kept [bold]#4[/bold] and dropped [/b] the rest"
+    note = LedgerEntry(EntryKind.CURATOR, 4, "curator", "structured", said)
+    async with ledger_open([note]) as (app, pilot, _):
+        await wait_for(pilot, lambda: detail(app) == f"turn 4 · curator · advice · —\n{said}")
+        assert app.is_running
+        drawn = app.export_screenshot()
+        assert "[bold]#4[/bold]" in drawn.replace("&#160;", " ")
