@@ -393,7 +393,7 @@ class Planning(SessionItems):
                 times = guidance.repeats
                 notes.append(
                     f"The curator model gave no advice ({guidance.problem}); the heuristic decided alone"
-                    + (f" (×{times}: no advice on each of the last {times} turns)." if times > 1 else ".")
+                    + (f" (×{times} in a row)." if times > 1 else ".")
                 )
             elif draft.advised_consent:
                 notes.append(
