@@ -3,6 +3,8 @@ the forgetting statistics view (F7 in the ledger, or the command palette)."""
 
 from __future__ import annotations
 
+import re
+
 from textual.command import CommandPalette
 from textual.widgets import DataTable, Static
 
@@ -11,6 +13,7 @@ from engine.ledger import EntryKind, LedgerEntry
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, wait_for
+from tests.fake_openai import FakeOpenAIServer
 from tests.test_forgetting_stats import SESSION
 from tests.test_ledger_screen import detail, ledger_open, table
 from tui.app import HeedfulApp
@@ -25,6 +28,11 @@ FALLBACK = (
 
 def cells(rows: DataTable[str], index: int) -> list[str]:
     return [str(cell) for cell in rows.get_row_at(index)]
+
+
+def note(app: HeedfulApp) -> str:
+    """The context panel's notes under its list, as drawn."""
+    return str(chat(app).query_one("#context-note", Static).render())
 
 
 def stats_text(app: HeedfulApp) -> str:
@@ -136,3 +144,34 @@ async def test_a_reason_that_looks_like_markup_is_shown_as_written() -> None:
         assert app.is_running
         drawn = app.export_screenshot()
         assert "[bold]#4[/bold]" in drawn.replace("&#160;", " ")
+
+
+async def test_the_panel_tells_a_curator_failing_every_turn_once_with_its_count(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    from tests.apphelpers import say, write_config
+    from tests.test_curation_models import is_curator
+
+    fake_server.reply = lambda body: "{not json" if is_curator(body) else "Noted. " * 40
+    write_config(
+        'model = "fake/fake-model"\n'
+        "[providers.fake]\n"
+        f'base_url = "{fake_server.base_url}"\n'
+        "models = { fake-model = 700 }\n"
+        "[memory]\nenabled = false\n"
+    )
+    app = make_app(curation_models=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+
+        def asked() -> int:
+            return len([r for r in fake_server.requests if is_curator(r["body"])])
+
+        for number in range(12):
+            await say(pilot, app, f"Question {number}: where does deploy.sh write its logs?", not_now=True)
+            if asked() >= 3:
+                break
+        assert asked() >= 3, "the budget is tight enough that the curator is asked"
+        await wait_for(pilot, lambda: "in a row" in note(app))
+        shown = note(app)
+        assert shown.count("the heuristic decided alone") == 1
+        assert re.search(r"the heuristic decided alone \(×[23] in a row\)\.", shown), shown
