@@ -157,7 +157,8 @@ class SessionCurations:
             after = page[-1].id
 
     def decisions(self, session_id: int) -> list[str]:
-        """The curator's decision log of the session (its one-line notes, oldest first). Hold :attr:`lock`."""
+        """The curator's decision log of the session (its one-line notes, oldest first); read from
+        the store once, with the run of fallbacks it ends with. Hold :attr:`lock`."""
         found = self._decisions.get(session_id)
         if found is None:
             from engine.curator_advice import DECISIONS_SHOWN, AdviceSource
@@ -218,11 +219,12 @@ class SessionCurations:
     def judge(self, session_id: int, outcome: AdviceOutcome, new_id: int) -> Guidance:
         """The curator's answer checked against the session; its cost and its line in the
         decision log noted. Hold :attr:`lock`."""
+        from engine.curator_advice import AdviceSource
+
         curation = self.get(session_id)
         new = curation.by_id[new_id]
         guidance = curation.judge(outcome, new)
-        from engine.curator_advice import AdviceSource
-
+        # A failure that recurs is told with its count: the panel says it once, not as news.
         decisions = self.decisions(session_id)
         run = self._fallbacks.get(session_id, 0) + 1 if guidance.source is AdviceSource.FALLBACK else 0
         self._fallbacks[session_id] = run
