@@ -88,6 +88,12 @@ def _add_session_commands(commands: argparse._SubParsersAction[argparse.Argument
     )
     ledger.add_argument("session", type=_positive_int, metavar="SESSION")
     ledger.add_argument("--json", action="store_true", help="as a JSON array, with scores")
+    ledger.add_argument(
+        "--stats",
+        action="store_true",
+        help="the forgetting statistics instead: tokens saved; messages summarized, pruned, recalled, "
+        "and pruned then recalled",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -151,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "ledger":
         from cli import sessions_cmd
 
-        return sessions_cmd.run_ledger(args.session, as_json=args.json)
+        return sessions_cmd.run_ledger(args.session, as_json=args.json, stats=args.stats)
     from cli.chat import run_chat
 
     return run_chat(base_url=args.base_url, model=args.model, session_id=args.session)

@@ -23,6 +23,7 @@ from engine.inert_text import inert, inert_json, inert_line, quoted
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from engine.ledger import LedgerEntry
     from sessions.exchange import ExportFormat
     from sessions.store import SqliteChatStore
 
@@ -215,10 +216,13 @@ def run_delete(session_id: int, *, yes: bool) -> int:
 # --- ledger ------------------------------------------------------------------------------------
 
 
-def run_ledger(session_id: int, *, as_json: bool) -> int:
+def run_ledger(session_id: int, *, as_json: bool, stats: bool = False) -> int:
     def body(store: SqliteChatStore) -> None:
         _session_title(store, session_id)
         entries = store.ledger(session_id)
+        if stats:
+            _print_stats(session_id, entries, store.saved_tokens(session_id), as_json=as_json)
+            return
         if as_json:
             document = [{"id": entry.id, **entry.as_json()} for entry in entries]
             sys.stdout.write(inert_json(json.dumps(document, ensure_ascii=False, indent=1)) + "\n")
@@ -242,3 +246,15 @@ def run_ledger(session_id: int, *, as_json: bool) -> int:
             sys.stdout.write(inert_line(" ".join(line.split("\n"))) + "\n")
 
     return _run("ledger", body)
+
+
+def _print_stats(session_id: int, entries: list[LedgerEntry], saved: int, *, as_json: bool) -> None:
+    from engine.forgetting_stats import forgetting_stats
+
+    found = forgetting_stats(entries, saved)
+    if as_json:
+        document = {"session": session_id, **found.as_json()}
+        sys.stdout.write(inert_json(json.dumps(document, ensure_ascii=False, indent=1)) + "\n")
+        return
+    lines = [f"Forgetting statistics of session {session_id}:", *found.lines()]
+    sys.stdout.write("".join(inert(line) + "\n" for line in lines))

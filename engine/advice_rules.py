@@ -52,6 +52,8 @@ class Guidance:
     """What was set aside, and why."""
     problem: str = ""
     """Why there is no advice (timeout, unusable answer), or what went wrong on the way to it."""
+    repeats: int = 1
+    """Turns in a row, this one included, on which the curator gave no advice (a failure that recurs)."""
 
     @property
     def note(self) -> str:

@@ -416,8 +416,10 @@ class Planning(UserRoom):
                         Operation(OpKind.TAG, item_id, f"memory role from {CURATOR}", turn, detail=role.value)
                     )
             if guidance.source is AdviceSource.FALLBACK:
+                times = guidance.repeats
                 notes.append(
-                    f"The curator model gave no advice ({guidance.problem}); the heuristic decided alone."
+                    f"The curator model gave no advice ({guidance.problem}); the heuristic decided alone"
+                    + (f" (×{times} in a row)." if times > 1 else ".")
                 )
             elif draft.advised_consent:
                 notes.append(

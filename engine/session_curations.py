@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engine.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
@@ -73,6 +74,8 @@ class SessionCurations:
         self.guidance: dict[int, Guidance] = {}
         """Each session's last curator advice: previews of the same request are planned with it."""
         self._decisions: dict[int, list[str]] = {}
+        self._fallbacks: dict[int, int] = {}
+        """Each session's turns in a row, up to the last, on which the curator gave no advice."""
         self._tallies: dict[int, CallTally] = {}
 
     # --- per-session settings (each falls back to the config's) -----------------------------------
@@ -158,13 +161,19 @@ class SessionCurations:
             after = page[-1].id
 
     def decisions(self, session_id: int) -> list[str]:
-        """The curator's decision log of the session (its one-line notes, oldest first). Hold :attr:`lock`."""
+        """The curator's decision log of the session (its one-line notes, oldest first); read from
+        the store once, with the run of fallbacks it ends with. Hold :attr:`lock`."""
         found = self._decisions.get(session_id)
         if found is None:
-            from engine.curator_advice import DECISIONS_SHOWN
+            from engine.curator_advice import DECISIONS_SHOWN, AdviceSource
 
-            entries = self.store.ledger(session_id, target="curator")[-DECISIONS_SHOWN:]
+            every = self.store.ledger(session_id, target="curator")
+            entries = every[-DECISIONS_SHOWN:]
             found = self._decisions[session_id] = [f"turn {e.turn}: {e.reason}" for e in entries]
+            run = 0
+            while run < len(every) and every[-1 - run].action == AdviceSource.FALLBACK:
+                run += 1
+            self._fallbacks[session_id] = run
         return found
 
     def tally(self, session_id: int) -> CallTally:
@@ -214,11 +223,19 @@ class SessionCurations:
     def judge(self, session_id: int, outcome: AdviceOutcome, new_id: int) -> Guidance:
         """The curator's answer checked against the session; its cost and its line in the
         decision log noted. Hold :attr:`lock`."""
+        from engine.curator_advice import AdviceSource
+
         curation = self.get(session_id)
         new = curation.by_id[new_id]
         guidance = curation.judge(outcome, new)
+        # A failure that recurs is told with its count: the panel says it once, not as news.
+        decisions = self.decisions(session_id)
+        run = self._fallbacks.get(session_id, 0) + 1 if guidance.source is AdviceSource.FALLBACK else 0
+        self._fallbacks[session_id] = run
+        if run > 1:
+            guidance = replace(guidance, repeats=run)
         self.guidance[session_id] = guidance
-        self.decisions(session_id).append(f"turn {new.turn}: {guidance.note}")
+        decisions.append(f"turn {new.turn}: {guidance.note}")
         self.spend(session_id, outcome.usage)
         return guidance
 

@@ -52,6 +52,14 @@ def load(conn: sqlite3.Connection, session_id: int) -> CurationSnapshot:
     return CurationSnapshot(items, entities, policy, int(row[1]) if row else 0)
 
 
+def saved_tokens(conn: sqlite3.Connection, session_id: int) -> int:
+    """The tokens the session's requests saved so far (0 before its first curation)."""
+    row = conn.execute(
+        "SELECT saved_tokens FROM session_curation WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return int(row[0]) if row and row[0] else 0
+
+
 def save(
     conn: sqlite3.Connection,
     session_id: int,

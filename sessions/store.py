@@ -338,6 +338,10 @@ class SqliteChatStore(MemoryMethods):
     def ledger(self, session_id: int, *, target: str | None = None) -> list[LedgerEntry]:
         return self._run(lambda conn: curation_records.read_ledger(conn, session_id, target))
 
+    def saved_tokens(self, session_id: int) -> int:
+        """The tokens the session's requests saved against sending everything verbatim."""
+        return self._run(lambda conn: curation_records.saved_tokens(conn, session_id))
+
     # --- search and trash (see sessions.search_records) -----------------------------------------
 
     def search(self, query: str, limit: int = 50) -> list[SearchHit]:

@@ -226,6 +226,25 @@ async def test_invalid_json_from_the_curator_falls_back_and_says_so(
     assert any("heuristic decided alone" in n for n in view.notes)
 
 
+async def test_a_curator_failing_every_turn_is_told_once_with_its_count_even_after_reopening(
+    fake_server: FakeOpenAIServer, store: SqliteChatStore
+) -> None:
+    # The panel shows the plan's notes: one line for the failure, with how long it has lasted,
+    # not the same sentence again as if it were news.
+    fake_server.reply = lambda body: "{not json" if is_curator(body) else "An answer."
+    session_id = history(store)
+    turns = service(store, fake_server)
+    for number in range(3):
+        await turn(turns, session_id, f"Question {number} about deploy.sh?")
+    failed = [n for n in (await turns.preview(session_id)).notes if "heuristic decided alone" in n]
+    assert len(failed) == 1 and failed[0].endswith("; the heuristic decided alone (×3 in a row).")
+    # Reopened (a new service reads the session back from the store): the count goes on.
+    again = service(store, fake_server)
+    await turn(again, session_id, "One more about deploy.sh?")
+    failed = [n for n in (await again.preview(session_id)).notes if "heuristic decided alone" in n]
+    assert len(failed) == 1 and failed[0].endswith("(×4 in a row).")
+
+
 async def test_a_conversation_that_fits_whole_is_sent_without_asking_the_curator(
     fake_server: FakeOpenAIServer, store: SqliteChatStore
 ) -> None:

@@ -113,9 +113,9 @@ async def test_the_highlighted_row_is_shown_whole_below_the_table() -> None:
     why = "kept out of the request since turn 7 because " + "nothing after it named the invoice " * 4
     entries = [*log(3), LedgerEntry(EntryKind.OPERATION, turn=9, target="4", action="prune", reason=why)]
     async with ledger_open(entries) as (app, pilot, _):
-        await wait_for(pilot, lambda: detail(app) == f"turn 9 · operation · #4 · prune\n{why}")
+        await wait_for(pilot, lambda: detail(app) == f"turn 9 · #4 · pruned · —\n{why}")
         await pilot.press("down")
-        assert detail(app) == "turn 3 · operation · #3 · prune\nnot mentioned since turn 2"
+        assert detail(app) == "turn 3 · #3 · pruned · —\nnot mentioned since turn 2"
         await pilot.press("slash", *"no such words")
         assert detail(app) == "Nothing matches “no such words”."
 

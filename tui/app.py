@@ -125,6 +125,11 @@ class HeedfulApp(App[None]):
                 "Choose this session's model, from each provider's list (/model)",
                 screen.commands.choose_model,
             )
+            yield SystemCommand(
+                "Forgetting statistics",
+                "Tokens saved; messages summarized, pruned, recalled, and pruned then recalled",
+                screen.context_actions.stats,
+            )
             panel = screen.context_panel
             for binding in panel.BINDINGS:
                 if isinstance(binding, Binding) and binding.id in PANEL_COMMANDS:

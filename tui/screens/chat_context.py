@@ -85,7 +85,23 @@ class ContextActions(ChatPart):
             if item_id is not None:
                 self.run("restore", item_id)
 
-        await self.screen.app.push_screen(LedgerScreen(entries), chosen)
+        await self.screen.app.push_screen(LedgerScreen(entries, tokens_saved=self._tokens_saved()), chosen)
+
+    def _tokens_saved(self) -> int:
+        return self.screen.context.session_saved_tokens if self.screen.context else 0
+
+    def stats(self) -> None:
+        self.background(self._stats())
+
+    async def _stats(self) -> None:
+        from engine.forgetting_stats import forgetting_stats
+        from tui.screens.forgetting_stats import StatsScreen
+
+        if self.screen.session is None:
+            self.screen.notify("Nothing has been forgotten yet: statistics start with the first message.")
+            return
+        entries = await self.screen.services.context.ledger(self.screen.session.id)
+        await self.screen.app.push_screen(StatsScreen(forgetting_stats(entries, self._tokens_saved())))
 
     def consent(self) -> None:
         if self.screen.context is None or self.screen.context.consent is None:

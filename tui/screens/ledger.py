@@ -1,5 +1,6 @@
 """The session's forgetting log: every operation, consent answer, entity change and overflow, with
-its reason. Filterable; r restores the message a row is about.
+its reason, each row in words. Filterable; r restores the message a row is about; F7 shows the
+session's forgetting statistics.
 
 A long session's log is long (~22,000 entries at 10,000 messages). Given to the table whole, it
 held the event loop for 2.4 s on opening, and again for each keystroke of a filter that matched
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -20,31 +22,30 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
+from engine.forgetting_stats import forgetting_stats
+from engine.ledger_words import Told, about, change, happened, told_once
 from tui.filtering import nothing_matches
 from tui.sanitize import inert
 
 if TYPE_CHECKING:
     from engine.ledger import LedgerEntry
 
-COLUMNS = ("turn", "kind", "about", "action", "reason")
+COLUMNS = ("turn", "about", "what happened", "change", "why")
 PAGE_ROWS = 200
 """Rows added to the table at a time: a few screens' worth, measured and drawn in ~40 ms."""
 NEAR_END_ROWS = 20
 """The next page is added when the cursor (or the scrolled view) comes this close to the last row."""
 
 
-def row(entry: LedgerEntry) -> tuple[str, ...]:
-    about = f"#{entry.target}" if entry.target.isdigit() else entry.target
-    change = (
-        f" ({entry.before} → {entry.after})"
-        if entry.before and entry.after and entry.before != entry.after
-        else ""
-    )
+def row(told: Told) -> tuple[str, ...]:
+    """A row that says what happened, in words ("#14", "summarized", "active → summarized", why);
+    a repeated curator fallback says how often instead of a state change."""
+    entry = told.entry
     return (
         str(entry.turn),
-        entry.kind.value,
-        inert(about),
-        inert(entry.action + change),
+        inert(about(entry)),
+        inert(happened(entry)),
+        told.repeats or change(entry) or "—",
         inert(entry.reason),
     )
 
@@ -57,15 +58,20 @@ class LedgerScreen(ModalScreen[int | None]):
         Binding("escape,q,f6", "dismiss(None)", "Close", id="dialog_cancel"),
         Binding("r", "restore", "Restore"),
         Binding("slash", "filter", "Filter"),
+        Binding("f7", "stats", "Statistics"),
     ]
 
-    def __init__(self, entries: Sequence[LedgerEntry]) -> None:
+    def __init__(self, entries: Sequence[LedgerEntry], *, tokens_saved: int = 0) -> None:
         super().__init__()
-        self.entries = list(reversed(entries))  # newest first
-        self._rows = [row(entry) for entry in self.entries]
+        told = told_once(entries)[::-1]  # newest first
+        self.entries = [t.entry for t in told]
+        self._rows = [row(t) for t in told]
+        self._stats = forgetting_stats(entries, tokens_saved)
         self._haystacks: list[str] = []
         """Each row's cells joined and case-folded, made at the first filter."""
-        self.table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True, id="ledger-table")
+        self.table: DataTable[str | Text] = DataTable(
+            cursor_type="row", zebra_stripes=True, id="ledger-table"
+        )
         self._filter = Input(placeholder="/ filter: words in a row (Esc closes)", id="ledger-filter")
         self._title = Static(classes="title")
         self._detail = Static(id="ledger-detail")
@@ -80,7 +86,10 @@ class LedgerScreen(ModalScreen[int | None]):
             yield self.table
             yield self._detail
             yield Static(
-                Content("↑↓ move · r restores the message of the row · / filter · Esc closes"), classes="hint"
+                Content(
+                    "↑↓ move · r restores the message of the row · / filter · F7 statistics · Esc closes"
+                ),
+                classes="hint",
             )
 
     def on_mount(self) -> None:
@@ -115,7 +124,8 @@ class LedgerScreen(ModalScreen[int | None]):
         loaded = self.table.row_count  # the first of ``_matching``, in order
         page = self._matching[loaded : loaded + PAGE_ROWS]
         if page:
-            self.table.add_rows([self._rows[index] for index in page])
+            # Text, not str: the table reads a str cell as markup, and a reason may quote a model.
+            self.table.add_rows([(self._rows[i][0], *map(Text, self._rows[i][1:])) for i in page])
 
     @on(DataTable.RowHighlighted, "#ledger-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -141,6 +151,11 @@ class LedgerScreen(ModalScreen[int | None]):
 
     def action_filter(self) -> None:
         self._filter.focus()
+
+    def action_stats(self) -> None:
+        from tui.screens.forgetting_stats import StatsScreen
+
+        self.app.push_screen(StatsScreen(self._stats))
 
     def action_restore(self) -> None:
         if not 0 <= self.table.cursor_row < min(self.table.row_count, len(self._matching)):

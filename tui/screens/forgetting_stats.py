@@ -1,0 +1,44 @@
+"""The session's forgetting statistics: tokens saved, messages summarized, pruned and recalled, and
+how often a pruned message was needed again. Read only; Esc closes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from engine.forgetting_stats import ForgettingStats
+
+TITLE = "Forgetting statistics of this session"
+
+
+class StatsScreen(ModalScreen[None]):
+    """The numbers of :class:`engine.forgetting_stats.ForgettingStats`, one a line."""
+
+    CSS_PATH = "dialogs.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,f7", "dismiss(None)", "Close", id="dialog_cancel")
+    ]
+
+    def __init__(self, stats: ForgettingStats) -> None:
+        super().__init__()
+        self.stats = stats
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Content.styled(TITLE, "bold"), classes="title")
+            yield Static(Content("\n".join(self.stats.lines())), id="stats-lines")
+            yield Static(
+                Content(
+                    "Counted from the ledger (F6): each message once, however often it happened. "
+                    "Recalled: sent verbatim again for a turn while summarized or pruned."
+                ),
+                classes="question",
+            )
+            yield Static(Content("Esc closes"), classes="hint")
