@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from engine.errors import StoreError
+from engine.moments import local_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -101,7 +102,7 @@ def run_list() -> int:
             (
                 str(s.id),
                 f"{s.message_count:,}",
-                s.updated_at.astimezone().strftime("%Y-%m-%d %H:%M"),
+                local_text(s.updated_at, "%Y-%m-%d %H:%M"),
                 " ".join(s.title.split()),
             )
             for s in sessions
@@ -166,20 +167,45 @@ def write_private(path: Path, text: str) -> None:
 # --- sessions import ---------------------------------------------------------------------------
 
 
+class _Progress:
+    """The import's progress line on a terminal, rewritten in place; cleared before the summary."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.shown = False
+
+    def __call__(self, count: int) -> None:
+        self.stream.write(f"\rImporting: {count:,} messages…")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
 def run_import(path: Path) -> int:
-    from sessions.exchange import read_session_file
+    from sessions.exchange import open_session_file
     from sessions.transcript import TranscriptError
 
     try:
-        dump = read_session_file(path)
+        source = open_session_file(path)
     except TranscriptError as err:
         print(f"heedful sessions import: {err}", file=sys.stderr)
         return BAD_INPUT
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
 
     def body(store: SqliteChatStore) -> None:
-        stored = store.import_session(dump, source=path.name)
-        title = _shown(dump.header.title, sys.stdout)
-        print(f"Imported {len(dump.messages):,} messages from {path} as session {stored.session_id}: {title}")
+        try:
+            stored = store.import_session(source, progress=progress)
+        except TranscriptError as err:
+            raise CommandError(str(err), BAD_INPUT) from err
+        finally:
+            if progress is not None:
+                progress.clear()
+        title = _shown(stored.title, sys.stdout)
+        print(f"Imported {stored.messages:,} messages from {path} as session {stored.session_id}: {title}")
 
     return _run("sessions import", body)
 

@@ -27,9 +27,11 @@ pruned and forgotten messages marked, superseded replies left out (the chat does
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sqlite3
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,7 +41,8 @@ from engine.chat import MessageStatus, Role, SessionSettings
 from engine.consent import ConsentChoice
 from engine.items import ItemState
 from engine.ledger import EntryKind
-from sessions.transcript import SessionLine, TranscriptError, read_session_lines
+from engine.moments import RANGE_TEXT, in_range, local_text, stored_moment
+from sessions.transcript import SessionLine, TranscriptError, session_lines
 
 ExportFormat = Literal["md", "jsonl"]
 FORMATS: tuple[ExportFormat, ...] = ("jsonl", "md")
@@ -105,10 +108,28 @@ class SessionDump:
 
 @dataclass(frozen=True, slots=True)
 class Stored:
-    """Where an imported session went: its id, and each transcript id's message id in the store."""
+    """Where an imported session went: its id, how many messages it holds, its title."""
 
     session_id: int
-    ids: dict[str, int]
+    messages: int
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFile:
+    """A transcript file being imported: its header (read from the first line) and its messages,
+    read from the file as they are taken, so that a file of any size takes the memory of one line."""
+
+    path: Path
+    header: SessionHeader
+    lines: Iterator[tuple[int, SessionLine]]
+    """Every message line (the first included) with its line number; one pass."""
+
+
+Progress = Callable[[int], None]
+"""Told how many messages an import has stored so far, every :data:`BATCH` messages."""
+BATCH = 2_000
+"""Messages inserted at a time by an import."""
 
 
 # --- the store side: functions over an open connection, run by SqliteChatStore in a transaction --
@@ -158,7 +179,7 @@ def dump(conn: sqlite3.Connection, session_id: int) -> SessionDump | None:
                 role=cast(Role, r[2]),
                 content=str(r[3]),
                 status=MessageStatus(r[4]),
-                created_at=datetime.fromisoformat(str(r[5])),
+                created_at=stored_moment(str(r[5])),
                 tokens=None if r[6] is None else int(r[6]),
                 model=r[7],
                 error=r[8],
@@ -179,14 +200,20 @@ def _unused(wanted: str, used: set[str]) -> str:
     return candidate
 
 
-def store(conn: sqlite3.Connection, session: SessionDump, *, source: str, now: datetime) -> Stored:
-    """Create a new session holding ``session``: messages, curation records, settings, policy.
+def store(
+    conn: sqlite3.Connection, source: SessionFile, *, now: datetime, progress: Progress | None = None
+) -> Stored:
+    """Create a new session holding the messages of ``source`` (and their curation records, the
+    settings and the policy), reading and inserting :data:`BATCH` messages at a time.
+
+    Run in one transaction: a bad line raises :class:`TranscriptError` and nothing is left behind.
+    Repeated ids are found through a temporary table rather than a set of every id seen.
 
     Args:
-        source: Where it came from (a file name), for the ledger entries.
         now: The new session's created and updated time.
+        progress: Told the count of messages stored after each batch.
     """
-    header = session.header
+    header = source.header
     stamp = _utc_text(now)
     cursor = conn.execute(
         "INSERT INTO sessions (title, created_at, updated_at, system_prompt, model, profile, temperature)"
@@ -207,16 +234,51 @@ def store(conn: sqlite3.Connection, session: SessionDump, *, source: str, now: d
             "INSERT INTO session_curation (session_id, consent_policy, saved_tokens) VALUES (?, ?, ?)",
             (session_id, header.consent_policy, header.saved_tokens),
         )
-    ids: dict[str, int] = {}
-    for message in session.messages:
+    conn.execute(
+        "CREATE TEMP TABLE imported_ids (transcript_id TEXT PRIMARY KEY, line INTEGER NOT NULL) WITHOUT ROWID"
+    )
+    next_id = int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0])
+    reason = f"imported from {source.path.name}"
+    count = 0
+    batch: list[tuple[int, ExchangedMessage]] = []
+    for number, line in source.lines:
+        try:
+            conn.execute("INSERT INTO temp.imported_ids VALUES (?, ?)", (line.id, number))
+        except sqlite3.IntegrityError:
+            raise TranscriptError(
+                f"{source.path}, line {number}: the id {line.id!r} was used before."
+            ) from None
+        batch.append((next_id + count, _message(source.path, number, line, now)))
+        count += 1
+        if len(batch) == BATCH:
+            _insert(conn, session_id, batch, reason, stamp)
+            batch.clear()
+            if progress is not None:
+                progress(count)
+    _insert(conn, session_id, batch, reason, stamp)
+    conn.execute("DROP TABLE temp.imported_ids")
+    if progress is not None:
+        progress(count)
+    return Stored(session_id, count, header.title)
+
+
+def _insert(
+    conn: sqlite3.Connection,
+    session_id: int,
+    batch: list[tuple[int, ExchangedMessage]],
+    reason: str,
+    stamp: str,
+) -> None:
+    """Insert a batch of messages (each with the row id it takes) and their curation records."""
+    rows = []
+    for message_id, message in batch:
         status, error = message.status, message.error
         if status == MessageStatus.STREAMING:
             status, error = MessageStatus.INTERRUPTED, error or INTERRUPTED_ON_EXPORT
         created = _utc_text(message.created_at)
-        cursor = conn.execute(
-            "INSERT INTO messages (session_id, role, content, status, tokens, model, error, created_at,"
-            " updated_at, transcript_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows.append(
             (
+                message_id,
                 session_id,
                 message.role,
                 message.content,
@@ -227,42 +289,31 @@ def store(conn: sqlite3.Connection, session: SessionDump, *, source: str, now: d
                 created,
                 created,
                 message.id,
-            ),
+            )
         )
-        message_id = cast(int, cursor.lastrowid)
-        ids[message.id] = message_id
-        record = message.curation
-        if record is None:
-            continue
-        conn.execute(
-            "INSERT INTO item_state (message_id, state, pinned, kept_by_user, summary, forgotten)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                message_id,
-                record.state,
-                int(record.pinned),
-                int(record.kept_by_user),
-                record.summary,
-                int(record.forgotten),
-            ),
-        )
-        conn.execute(
-            "INSERT INTO ledger (session_id, turn, kind, target, action, reason, scores, before, after,"
-            " requires_consent, reversible, created_at)"
-            " VALUES (?, 0, ?, ?, 'import', ?, '{}', NULL, ?, 0, 1, ?)",
-            (
-                session_id,
-                EntryKind.OPERATION,
-                str(message_id),
-                _import_reason(record, source),
-                record.state,
-                stamp,
-            ),
-        )
-    return Stored(session_id, ids)
+    conn.executemany(
+        "INSERT INTO messages (id, session_id, role, content, status, tokens, model, error, created_at,"
+        " updated_at, transcript_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    records = [(message_id, m.curation) for message_id, m in batch if m.curation is not None]
+    conn.executemany(
+        "INSERT INTO item_state (message_id, state, pinned, kept_by_user, summary, forgotten)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        [(i, r.state, int(r.pinned), int(r.kept_by_user), r.summary, int(r.forgotten)) for i, r in records],
+    )
+    conn.executemany(
+        "INSERT INTO ledger (session_id, turn, kind, target, action, reason, scores, before, after,"
+        " requires_consent, reversible, created_at)"
+        " VALUES (?, 0, ?, ?, 'import', ?, '{}', NULL, ?, 0, 1, ?)",
+        [
+            (session_id, EntryKind.OPERATION, str(i), _import_reason(r, reason), r.state, stamp)
+            for i, r in records
+        ],
+    )
 
 
-def _import_reason(record: Curation, source: str) -> str:
+def _import_reason(record: Curation, reason: str) -> str:
     marks = [record.state.value]
     marks += [
         name
@@ -273,7 +324,7 @@ def _import_reason(record: Curation, source: str) -> str:
         )
         if on
     ]
-    return f"imported from {source} as {', '.join(marks)}"
+    return f"{reason} as {', '.join(marks)}"
 
 
 # --- transcripts -------------------------------------------------------------------------------
@@ -317,34 +368,36 @@ def _header_json(header: SessionHeader) -> dict[str, object]:
     return data
 
 
-def read_session_file(path: Path) -> SessionDump:
-    """A transcript file as a session to import: an export from Heedful, or any transcript replay reads.
+def open_session_file(path: Path) -> SessionFile:
+    """A transcript file to import: an export from Heedful, or any transcript replay reads. Reads
+    the first line now (for the header); the rest is read as :attr:`SessionFile.lines` is taken.
 
     The title is the one the export recorded (unless blank), else the file's name.
 
     Raises:
-        TranscriptError: The file cannot be read or a line is bad; the message names the line.
+        TranscriptError: The file cannot be read or its first line is bad; the message names the line.
+            Taking the lines raises it too, for the first bad line.
     """
-    lines = read_session_lines(path)
-    first = lines[0][1].session if lines else None
-    title = first.title if first is not None and first.title.strip() else path.stem or "imported"
+    lines = session_lines(path)
+    first = next(lines, None)
+    recorded = first[1].session if first is not None else None
+    title = recorded.title if recorded is not None and recorded.title.strip() else path.stem or "imported"
     header = (
         SessionHeader(title=title)
-        if first is None
+        if recorded is None
         else SessionHeader(
             title=title,
-            consent_policy=ConsentChoice(first.consent_policy) if first.consent_policy else None,
-            saved_tokens=first.saved_tokens,
+            consent_policy=ConsentChoice(recorded.consent_policy) if recorded.consent_policy else None,
+            saved_tokens=recorded.saved_tokens,
             settings=SessionSettings(
-                system_prompt=first.system_prompt,
-                model=first.model,
-                profile=first.profile,
-                temperature=first.temperature,
+                system_prompt=recorded.system_prompt,
+                model=recorded.model,
+                profile=recorded.profile,
+                temperature=recorded.temperature,
             ),
         )
     )
-    now = datetime.now(UTC)
-    return SessionDump(header, tuple(_message(path, number, line, now) for number, line in lines))
+    return SessionFile(path, header, lines if first is None else itertools.chain([first], lines))
 
 
 def _message(path: Path, number: int, line: SessionLine, now: datetime) -> ExchangedMessage:
@@ -358,6 +411,11 @@ def _message(path: Path, number: int, line: SessionLine, now: datetime) -> Excha
             ) from err
         if created.tzinfo is None:
             created = created.replace(tzinfo=UTC)
+        if not in_range(created):
+            raise TranscriptError(
+                f"{path}, line {number}: created_at is out of range ({line.created_at!r}): "
+                f"Heedful keeps dates from {RANGE_TEXT}."
+            )
     has_record = line.state is not None or any(
         (line.pinned, line.kept_by_user, line.forgotten, line.summary is not None)
     )
@@ -405,7 +463,7 @@ def _heading(message: ExchangedMessage) -> str:
     who = _ROLE_NAMES.get(message.role, message.role)
     if message.role == "assistant" and message.model:
         who += f" ({_one_line(message.model)})"
-    when = message.created_at.astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
+    when = local_text(message.created_at, "%Y-%m-%d %H:%M %Z").strip()
     marks = [who, when, f"#{message.id}"]
     record = message.curation
     if record is not None:

@@ -6,11 +6,11 @@ Shared by :mod:`sessions.store` and :mod:`sessions.search_records`; functions ov
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime
 from typing import cast
 
 from engine.chat import Session
 from engine.errors import StoreError
+from engine.moments import stored_moment
 
 SESSION_COLUMNS = """
     s.id, s.title, s.created_at, s.updated_at,
@@ -23,8 +23,8 @@ def decode_session(row: sqlite3.Row | tuple[object, ...]) -> Session:
     return Session(
         id=int(cast(int, row[0])),
         title=str(row[1]),
-        created_at=datetime.fromisoformat(str(row[2])),
-        updated_at=datetime.fromisoformat(str(row[3])),
+        created_at=stored_moment(str(row[2])),
+        updated_at=stored_moment(str(row[3])),
         message_count=int(cast(int, row[4])),
     )
 
