@@ -241,37 +241,60 @@ def store(
     reason = f"imported from {source.path.name}"
     count = 0
     batch: list[tuple[int, ExchangedMessage]] = []
-    for number, line in source.lines:
+    """The messages read and not yet inserted, each with its line number."""
+    lines = iter(source.lines)
+    while True:
         try:
-            conn.execute("INSERT INTO temp.imported_ids VALUES (?, ?)", (line.id, number))
-        except sqlite3.IntegrityError:
-            raise TranscriptError(
-                f"{source.path}, line {number}: the id {line.id!r} was used before."
-            ) from None
-        batch.append((next_id + count, _message(source.path, number, line, now)))
-        count += 1
-        if len(batch) == BATCH:
-            _insert(conn, session_id, batch, reason, stamp)
+            taken = next(lines, None)
+            if taken is not None:
+                batch.append((taken[0], _message(source.path, *taken, now)))
+        except TranscriptError:
+            # A line before this one may repeat an id: that is the first error of the file.
+            _note_ids(conn, source.path, batch)
+            raise
+        if batch and (taken is None or len(batch) == BATCH):
+            _note_ids(conn, source.path, batch)
+            _insert(conn, session_id, next_id + count, batch, reason, stamp)
+            count += len(batch)
             batch.clear()
             if progress is not None:
                 progress(count)
-    _insert(conn, session_id, batch, reason, stamp)
+        if taken is None:
+            break
     conn.execute("DROP TABLE temp.imported_ids")
-    if progress is not None:
-        progress(count)
     return Stored(session_id, count, header.title)
+
+
+def _note_ids(conn: sqlite3.Connection, path: Path, batch: list[tuple[int, ExchangedMessage]]) -> None:
+    """Note the batch's transcript ids as imported; a :class:`TranscriptError` for the first line
+    whose id was used before (on an earlier line, or earlier in the batch)."""
+    ids = [(message.id, number) for number, message in batch]
+    try:
+        conn.executemany("INSERT INTO temp.imported_ids VALUES (?, ?)", ids)
+    except sqlite3.IntegrityError:
+        # The rows before the repeated one went in, each under its own line number.
+        for transcript_id, number in ids:
+            first = conn.execute(
+                "SELECT line FROM temp.imported_ids WHERE transcript_id = ?", (transcript_id,)
+            ).fetchone()
+            if first is not None and first[0] != number:
+                raise TranscriptError(
+                    f"{path}, line {number}: the id {transcript_id!r} was used before."
+                ) from None
+        raise
 
 
 def _insert(
     conn: sqlite3.Connection,
     session_id: int,
+    first_id: int,
     batch: list[tuple[int, ExchangedMessage]],
     reason: str,
     stamp: str,
 ) -> None:
-    """Insert a batch of messages (each with the row id it takes) and their curation records."""
+    """Insert a batch of messages, under row ids from ``first_id`` on, and their curation records."""
     rows = []
-    for message_id, message in batch:
+    for message_id, (_, message) in enumerate(batch, start=first_id):
         status, error = message.status, message.error
         if status == MessageStatus.STREAMING:
             status, error = MessageStatus.INTERRUPTED, error or INTERRUPTED_ON_EXPORT
@@ -296,7 +319,11 @@ def _insert(
         " updated_at, transcript_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         rows,
     )
-    records = [(message_id, m.curation) for message_id, m in batch if m.curation is not None]
+    records = [
+        (message_id, m.curation)
+        for message_id, (_, m) in enumerate(batch, start=first_id)
+        if m.curation is not None
+    ]
     conn.executemany(
         "INSERT INTO item_state (message_id, state, pinned, kept_by_user, summary, forgotten)"
         " VALUES (?, ?, ?, ?, ?, ?)",

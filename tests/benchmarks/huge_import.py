@@ -103,7 +103,7 @@ async def measure_open(base_url: str, launched: float, wait: float) -> None:
     store.close()
 
     def stream_requests() -> list[dict[str, object]]:
-        with urllib.request.urlopen(base_url.removesuffix("/v1") + "/_fake/requests", wait=10) as answer:
+        with urllib.request.urlopen(base_url.removesuffix("/v1") + "/_fake/requests", timeout=10) as answer:
             return [r for r in json.load(answer) if r["kind"] == "stream"]
 
     app = make_app(base_url=base_url, model=MODEL)
