@@ -10,6 +10,7 @@ from typing import cast
 from engine.chat import HistoryCut, MessagePage, MessageStatus, Role, SessionSettings, StoredMessage
 from engine.errors import StoreError
 from engine.moments import stored_moment
+from sessions.session_rows import SHOWN_STATUSES
 
 MESSAGE_COLUMNS = "id, session_id, role, content, status, created_at, tokens, model, error"
 
@@ -114,7 +115,7 @@ def after(conn: sqlite3.Connection, session_id: int, message_id: int, limit: int
     return [decode(row) for row in rows]
 
 
-_SHOWN = "session_id = ? AND status != 'superseded'"
+_SHOWN = f"session_id = ? AND status IN ({SHOWN_STATUSES})"
 
 
 def cut(conn: sqlite3.Connection, session_id: int, keep: int) -> HistoryCut | None:
