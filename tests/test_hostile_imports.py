@@ -144,6 +144,11 @@ def test_an_import_shows_its_progress_on_a_terminal(
     assert "\rImporting: 2 messages…\rImporting: 4 messages…\rImporting: 5 messages…" in shown
     assert shown.endswith("\r\x1b[K")  # rubbed out before the summary
     assert "Imported 5 messages" in capsys.readouterr().out
+    store = open_store(paths.database_path()).store
+    try:  # inserted many rows to a statement, every message is found by search all the same
+        assert sorted(hit.text for hit in store.search("message")) == [f"message {n}" for n in range(5)]
+    finally:
+        store.close()
     # Not on a terminal (a log, a pipe): no progress line.
     monkeypatch.setattr("sys.stderr", io.StringIO())
     assert main(["sessions", "import", str(path)]) == 0
