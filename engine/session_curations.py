@@ -32,11 +32,11 @@ if TYPE_CHECKING:
     from engine.items import Item
 
 
-CURATED_LIMIT = 15_000
+CURATED_LIMIT = 10_000
 """The most messages of a session curated (held in memory, scored, sent from): its latest. The ones
-before stay in the store, shown and searchable, and the panel says so. Curating a session costs
-time and memory in proportion to its length, before its first request can be sent; a 10,000-message
-session is still curated whole."""
+before stay in the store, shown and searchable, and the panel says so. Building a session's
+curation takes time in proportion to its length, before its first request can be sent: this many
+keep that to a few seconds when none of them has been analysed yet (a session just imported)."""
 REBUILD_PAGE = 500
 """Messages read at a time when a session's curation is rebuilt."""
 KEPT_CURATIONS = 2
