@@ -186,7 +186,7 @@ class _Progress:
 
 
 def run_import(path: Path) -> int:
-    from sessions.exchange import open_session_file
+    from sessions.importing import open_session_file
     from sessions.transcript import TranscriptError
 
     try:

@@ -43,7 +43,8 @@ from sessions.search_records import SearchHit as SearchHit  # re-exported: calle
 from sessions.search_records import fts_query as fts_query
 
 if TYPE_CHECKING:
-    from sessions.exchange import Progress, SessionDump, SessionFile, Stored
+    from sessions.exchange import SessionDump
+    from sessions.importing import Progress, SessionFile, Stored
 
 INTERRUPTED_BY_EXIT = "Heedful closed before this reply finished."
 
@@ -383,14 +384,14 @@ class SqliteChatStore(MemoryMethods):
 
     def import_session(self, source: SessionFile, *, progress: Progress | None = None) -> Stored:
         """Store the transcript ``source`` as a new session, in one transaction, streaming it from
-        its file (:func:`sessions.exchange.store`).
+        its file (:func:`sessions.importing.store`).
 
         Raises:
             TranscriptError: A line of the file is bad (nothing is stored).
         """
-        from sessions import exchange
+        from sessions import importing
 
-        return self._run(lambda conn: exchange.store(conn, source, now=datetime.now(UTC), progress=progress))
+        return self._run(lambda conn: importing.store(conn, source, now=datetime.now(UTC), progress=progress))
 
     # --- app state ---------------------------------------------------------------------------
 

@@ -123,6 +123,7 @@ def _lines(path: Path) -> Iterator[_Line]:
             if not chunk:
                 return
             number += 1
+            chunk = chunk.removesuffix(b"\n")
             if not chunk.strip():
                 continue
             yield _Line(number, _decoded(path, number, chunk), b"\\u" in chunk)
