@@ -16,7 +16,7 @@ import pytest
 
 from cli.main import main
 from engine import session_curations
-from sessions import importing, paths
+from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, make_sessions, toasts, wait_for
 from tests.fake_openai import FakeOpenAIServer
@@ -135,7 +135,7 @@ async def test_no_stored_date_breaks_opening_the_session_in_any_zone(zone: str) 
 def test_an_import_shows_its_progress_on_a_terminal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(importing, "BATCH", 2)
+    monkeypatch.setattr("sessions.importing.BATCH", 2)
     path = transcript(tmp_path / "five.jsonl", *(message(n) for n in range(5)))
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
@@ -173,7 +173,7 @@ def test_a_bad_line_after_some_batches_leaves_nothing_behind(
     line: int,
     said: str,
 ) -> None:
-    monkeypatch.setattr(importing, "BATCH", 3)
+    monkeypatch.setattr("sessions.importing.BATCH", 3)
     lines = [*(message(n) for n in range(7)), bad, *(message(n) for n in range(10, 14))]
     path = transcript(tmp_path / "late.jsonl", *lines)
     terminal = Terminal()
