@@ -29,13 +29,10 @@ def in_range(moment: datetime) -> bool:
 def stored_moment(text: str) -> datetime:
     """A date read back from the store, aware, clamped into the range (the nearest end).
 
-    A text that is no date at all reads as :data:`EARLIEST`: a damaged date must not keep the
-    session it belongs to from opening, listing or exporting.
+    Raises:
+        ValueError: ``text`` is no date at all: the row is damaged (the store says so).
     """
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return EARLIEST
+    moment = datetime.fromisoformat(text)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     if in_range(moment):

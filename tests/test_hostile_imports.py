@@ -75,8 +75,9 @@ def test_a_date_out_of_range_is_refused_with_its_line(
 
 
 ZONES = ["UTC", "America/New_York", "Pacific/Kiritimati", "Etc/GMT+12"]
-STORED_DATES = ["0001-01-01T00:00:00+00:00", "9999-12-31T23:59:59.999999+00:00", "not a date"]
-"""Dates an import before this fix let in, or a damaged row: written straight into the database."""
+STORED_DATES = ["0001-01-01T00:00:00+00:00", "9999-12-31T23:59:59.999999+00:00", "9999-12-31T23:59:59-12:00"]
+"""Dates an import before this fix let in, and one past what UTC can hold: written straight into
+the database."""
 
 
 @pytest.fixture(params=ZONES)
