@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from engine.errors import StoreError
 from engine.inert_text import inert, inert_json, inert_line, quoted
+from engine.moments import local_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -100,7 +101,7 @@ def run_list() -> int:
             (
                 str(s.id),
                 f"{s.message_count:,}",
-                s.updated_at.astimezone().strftime("%Y-%m-%d %H:%M"),
+                local_text(s.updated_at, "%Y-%m-%d %H:%M"),
                 " ".join(s.title.split()),
             )
             for s in sessions
@@ -163,22 +164,46 @@ def write_private(path: Path, text: str) -> None:
 # --- sessions import ---------------------------------------------------------------------------
 
 
+class _Progress:
+    """The import's progress line on a terminal, rewritten in place; cleared before the summary."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.shown = False
+
+    def __call__(self, count: int) -> None:
+        self.stream.write(f"\rImporting: {count:,} messages…")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
 def run_import(path: Path) -> int:
-    from sessions.exchange import read_session_file
+    from sessions.importing import open_session_file
     from sessions.transcript import TranscriptError
 
     try:
-        dump = read_session_file(path)
+        source = open_session_file(path)
     except TranscriptError as err:
         _say(f"heedful sessions import: {err}")
         return BAD_INPUT
+    progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
 
     def body(store: SqliteChatStore) -> None:
-        stored = store.import_session(dump, source=path.name)
-        title = inert_line(dump.header.title)
+        try:
+            stored = store.import_session(source, progress=progress)
+        except TranscriptError as err:
+            raise CommandError(str(err), BAD_INPUT) from err
+        finally:
+            if progress is not None:
+                progress.clear()
         _say(
-            f"Imported {len(dump.messages):,} messages from {quoted(str(path))} as session "
-            f"{stored.session_id}: {title}",
+            f"Imported {stored.messages:,} messages from {quoted(str(path))} as session "
+            f"{stored.session_id}: {inert_line(stored.title)}",
             sys.stdout,
         )
 

@@ -109,6 +109,21 @@ class PromptMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class HistoryCut:
+    """Where a long session's curated part begins: the messages after :attr:`after` are curated
+    (at most :attr:`kept` of them), the ones up to it only stored."""
+
+    after: int
+    """The id of the last message left uncurated."""
+    earlier: int
+    """How many shown messages are left uncurated."""
+    earlier_turns: int
+    """The user turns among them: the curated part's turns are numbered on from there."""
+    kept: int
+    """The most messages curated."""
+
+
+@dataclass(frozen=True, slots=True)
 class MessagePage:
     """A run of a session's shown messages (superseded ones are not shown), oldest first."""
 

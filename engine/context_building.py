@@ -29,10 +29,22 @@ def empty_view(curation: SessionCuration, tokens: int) -> ContextView:
         pruned=(),
         items=(),
         messages=(),
-        notes=(),
+        notes=cut_note(curation),
         consent=None,
         over_budget=False,
         upcoming=True,
+        uncurated_through=curation.cut.after if curation.cut is not None else 0,
+    )
+
+
+def cut_note(curation: SessionCuration) -> tuple[str, ...]:
+    """What the panel says of a session too long to curate whole (nothing for any other)."""
+    cut = curation.cut
+    if cut is None:
+        return ()
+    return (
+        f"Only the latest {cut.kept:,} messages of this session are curated and sent from: the "
+        f"{cut.earlier:,} before them stay in the store (scroll up or search to read them).",
     )
 
 
@@ -73,12 +85,13 @@ def build_view(
         pruned=tuple(groups[EntityState.PRUNED]),
         items=_ItemPlacer(result, new_id, earlier.items).place(curation.items),
         messages=result.messages,
-        notes=result.notes,
+        notes=(*result.notes, *cut_note(curation)),
         consent=result.consent,
         over_budget=result.over_budget,
         calls=calls,
         alerts=alerts(curation, result, new_id),
         upcoming=upcoming,
+        uncurated_through=curation.cut.after if curation.cut is not None else 0,
     )
 
 

@@ -100,6 +100,9 @@ class ContextView:
     upcoming: bool = False
     """A plan for a request not sent yet (between turns, or for a draft): what it saves is not
     counted in :attr:`session_saved_tokens`, and the calls of "this turn" were the last turn's."""
+    uncurated_through: int = 0
+    """In a session too long to curate whole, the last message left out of curation (those up to
+    it are only stored); 0 when every message is curated."""
 
     @property
     def fraction(self) -> float:

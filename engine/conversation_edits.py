@@ -16,6 +16,8 @@ from engine.session_curations import SessionCurations
 
 DELETED_BY_YOU = "deleted by you"
 BRANCHED_BY_EDIT = "replaced by your edit of #{id}; the old branch stays in the store"
+EDIT_PAGE = 500
+"""Messages read at a time for the branch an edit replaces."""
 
 
 class NotEditable(Exception):
@@ -53,14 +55,24 @@ class ConversationEdits:
         """
         return await asyncio.to_thread(self._supersede, session_id, message_id, branch=True)
 
+    def _from(self, session_id: int, message_id: int, *, whole: bool) -> list[StoredMessage]:
+        """The session's messages from ``message_id`` on (all of them if ``whole``, else that one),
+        read a page at a time: not the whole session, which may hold a million."""
+        found = self.store.messages_after(session_id, message_id - 1, limit=1)
+        after = found[-1].id if found else None
+        while whole and after is not None:
+            page = self.store.messages_after(session_id, after, limit=EDIT_PAGE)
+            found += page
+            after = page[-1].id if page else None
+        return found
+
     def _supersede(self, session_id: int, message_id: int, *, branch: bool) -> Superseded:
-        history = [m for m in self.store.messages(session_id) if m.status != MessageStatus.SUPERSEDED]
-        index = next((i for i, m in enumerate(history) if m.id == message_id), None)
-        if index is None:
+        history = self._from(session_id, message_id, whole=branch)
+        if not history or history[0].id != message_id or history[0].status == MessageStatus.SUPERSEDED:
             raise NotEditable(f"Message #{message_id} is not in this conversation.")
-        if branch and history[index].role != "user":
+        if branch and history[0].role != "user":
             raise NotEditable("Only your own messages can be edited; Ctrl+R asks for a reply again.")
-        gone: list[StoredMessage] = history[index:] if branch else [history[index]]
+        gone: list[StoredMessage] = [m for m in history if m.status != MessageStatus.SUPERSEDED]
         with self.curations.lock:
             turn = self.curations.get(session_id).turn
             reason = BRANCHED_BY_EDIT.format(id=message_id) if branch else DELETED_BY_YOU

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from engine.analysis import ANALYSIS_VERSION, Analysis
 from engine.budget import DEFAULT_PROFILE, Profile
-from engine.chat import StoredMessage
+from engine.chat import HistoryCut, StoredMessage
 from engine.curation_result import CurationDelta
 from engine.curator import SessionCuration
 from engine.prompt import in_conversation
@@ -23,6 +23,7 @@ def rebuild(
     profile: Profile = DEFAULT_PROFILE,
     budget_ratio: float | None = None,
     text_source: Callable[[int], str] | None = None,
+    cut: HistoryCut | None = None,
 ) -> SessionCuration:
     """A session's curation from its stored messages and curation records.
 
@@ -31,13 +32,17 @@ def rebuild(
     snapshot. ``history`` is the session's messages in order, each with its stored analysis
     (entities, terms, role) or None; those without are read again from the text (and handed over
     by ``take_unstored``). With a ``text_source`` (the store), summarized and pruned items do not
-    keep their texts (see :meth:`engine.session_items.SessionItems.settle_text`).
+    keep their texts (see :meth:`engine.session_items.SessionItems.settle_text`). With a ``cut``,
+    ``history`` starts after it and turns are numbered on from the turns before it.
     """
     curation = SessionCuration(
         window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
     )
     curation.saved_in_session = snapshot.saved_tokens
     curation.text_source = text_source
+    if cut is not None:
+        curation.cut = cut
+        curation.turn = cut.earlier_turns
     for message, analysis in history:
         if not in_conversation(message):
             continue

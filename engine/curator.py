@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from engine.analysis import Analysis
 from engine.budget import DEFAULT_PROFILE, Budget, Profile
+from engine.chat import HistoryCut
 from engine.consent import ConsentChoice, ConsentItem
 from engine.curation_result import (
     CurationDelta,
@@ -73,6 +74,8 @@ class SessionCuration(Planning, UserActions):
         self._consent_items: dict[tuple[int, ConsentChoice], ConsentItem] = {}
         """Consent requests by item and proposal, reused while unanswered: a long session that never answers
         asks about thousands of items every turn, and rebuilding them all costs time and garbage."""
+        self.cut: HistoryCut | None = None
+        """Where a session too long to curate whole was cut: only the messages after it are items."""
         self.memory = ""
         """The memory section this session's prompts carry (see :mod:`engine.memory`); "" for none."""
         self._memory_cost = 0

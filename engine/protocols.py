@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from engine.chat import (
+    HistoryCut,
     MessagePage,
     MessageStatus,
     PromptMessage,
@@ -305,8 +306,14 @@ class ChatStore(Protocol):
         (the latest of all when both are None), or the earliest after message ``after``."""
         ...
 
-    def load_curation(self, session_id: int) -> CurationSnapshot:
-        """A session's item states, entity registry and consent policy."""
+    def history_cut(self, session_id: int, keep: int) -> HistoryCut | None:
+        """Where to cut the session so that only its latest ``keep`` messages (superseded ones
+        included) are curated; None when it holds no more than that."""
+        ...
+
+    def load_curation(self, session_id: int, *, after: int = 0) -> CurationSnapshot:
+        """A session's item states (of its messages after message ``after``), entity registry and
+        consent policy."""
         ...
 
     def load_analyses(

@@ -34,6 +34,11 @@ if TYPE_CHECKING:
     from engine.items import Item
 
 
+CURATED_LIMIT = 10_000
+"""The most messages of a session curated (held in memory, scored, sent from): its latest. The ones
+before stay in the store, shown and searchable, and the panel says so. Building a session's
+curation takes time in proportion to its length, before its first request can be sent: this many
+keep that to a few seconds when none of them has been analysed yet (a session just imported)."""
 REBUILD_PAGE = 500
 """Messages read at a time when a session's curation is rebuilt."""
 KEPT_CURATIONS = 2
@@ -111,13 +116,16 @@ class SessionCurations:
 
         curation = self._cached.pop(session_id, None)
         if curation is None:
+            cut = self.store.history_cut(session_id, CURATED_LIMIT)
+            after = cut.after if cut is not None else 0
             curation = rebuild(
-                self._history(session_id),
-                self.store.load_curation(session_id),
+                self._history(session_id, after),
+                self.store.load_curation(session_id, after=after),
                 window=self.window(),
                 counter=self.counter,
                 profile=self.profile_for(session_id),
                 text_source=self.store.message_text,
+                cut=cut,
             )
             # Analysed now (a session from before analyses were stored, or edited since): kept
             # so that the next opening reads them.
@@ -147,13 +155,12 @@ class SessionCurations:
             curation.model_summaries = SummaryBook(level)
             curation.model_summaries.load(self.store.load_summaries(session_id))
 
-    def _history(self, session_id: int) -> Iterator[tuple[StoredMessage, Analysis | None]]:
-        """The session's messages with their stored analyses, read a part at a time: all of a
-        10,000-message session at once (12 MB of text, 16 MB of analyses) stayed in the process's
-        memory after the rebuild."""
+    def _history(self, session_id: int, after: int) -> Iterator[tuple[StoredMessage, Analysis | None]]:
+        """The session's messages after message ``after`` with their stored analyses, read a part
+        at a time: all of a 10,000-message session at once (12 MB of text, 16 MB of analyses)
+        stayed in the process's memory after the rebuild."""
         from engine.analysis import ANALYSIS_VERSION
 
-        after = 0
         while page := self.store.messages_after(session_id, after, limit=REBUILD_PAGE):
             analyses = self.store.load_analyses(session_id, ANALYSIS_VERSION, after=after, upto=page[-1].id)
             for message in page:

@@ -19,16 +19,17 @@ from engine.protocols import CurationSnapshot, ItemRecord
 from engine.registry import EntityRecord, EntityState
 
 
-def load(conn: sqlite3.Connection, session_id: int) -> CurationSnapshot:
-    """A session's item states, entity records and consent policy."""
+def load(conn: sqlite3.Connection, session_id: int, *, after: int = 0) -> CurationSnapshot:
+    """A session's item states (of its messages after message ``after``), entity records and
+    consent policy."""
     items = {
         int(row[0]): ItemRecord(
             int(row[0]), ItemState(row[1]), bool(row[2]), bool(row[3]), row[4], bool(row[5])
         )
         for row in conn.execute(
             "SELECT i.message_id, i.state, i.pinned, i.kept_by_user, i.summary, i.forgotten FROM item_state i"
-            " JOIN messages m ON m.id = i.message_id WHERE m.session_id = ?",
-            (session_id,),
+            " JOIN messages m ON m.id = i.message_id WHERE m.session_id = ? AND i.message_id > ?",
+            (session_id, after),
         )
     }
     entities = [

@@ -14,8 +14,10 @@ line, with optional fields that let an import give the session back exactly::
   ``summary`` when there is one; ``tokens``, ``model`` and ``error`` when known. ``session`` is on the
   first line only: title, consent policy, tokens saved, and the per-session settings.
 - Times are UTC with microseconds; a transcript from elsewhere may give a naive time, read as UTC.
+  An import refuses a time outside 1970-2099, naming its line.
 
-An import creates a new session with new row ids and keeps each message's transcript id
+An import (:mod:`sessions.importing`, streamed from the file) creates a new session with new row
+ids and keeps each message's transcript id
 (``messages.transcript_id``), so export → import → export writes the same file. A reply that was
 still streaming when it was exported is imported as interrupted: nothing is writing it any more.
 The entity registry is not exported (the next turn derives it again from the messages), nor is the
@@ -34,16 +36,14 @@ import json
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Literal, cast
 
 from engine.chat import MessageStatus, Role, SessionSettings
 from engine.consent import ConsentChoice
-from engine.inert_text import inert, inert_json, inert_line, quoted
+from engine.inert_text import inert, inert_json, inert_line
 from engine.items import ItemState
-from engine.ledger import EntryKind
+from engine.moments import local_text, stored_moment
 from sessions import markdown_text
-from sessions.transcript import SessionLine, TranscriptError, read_session_lines
 
 ExportFormat = Literal["md", "jsonl"]
 FORMATS: tuple[ExportFormat, ...] = ("jsonl", "md")
@@ -103,14 +103,6 @@ class SessionDump:
     messages: tuple[ExchangedMessage, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Stored:
-    """Where an imported session went: its id, and each transcript id's message id in the store."""
-
-    session_id: int
-    ids: dict[str, int]
-
-
 # --- the store side: functions over an open connection, run by SqliteChatStore in a transaction --
 
 
@@ -158,7 +150,7 @@ def dump(conn: sqlite3.Connection, session_id: int) -> SessionDump | None:
                 role=cast(Role, r[2]),
                 content=str(r[3]),
                 status=MessageStatus(r[4]),
-                created_at=datetime.fromisoformat(str(r[5])),
+                created_at=stored_moment(str(r[5])),
                 tokens=None if r[6] is None else int(r[6]),
                 model=r[7],
                 error=r[8],
@@ -177,103 +169,6 @@ def _unused(wanted: str, used: set[str]) -> str:
         candidate = f"{wanted}-{n}"
     used.add(candidate)
     return candidate
-
-
-def store(conn: sqlite3.Connection, session: SessionDump, *, source: str, now: datetime) -> Stored:
-    """Create a new session holding ``session``: messages, curation records, settings, policy.
-
-    Args:
-        source: Where it came from (a file name), for the ledger entries.
-        now: The new session's created and updated time.
-    """
-    header = session.header
-    stamp = _utc_text(now)
-    cursor = conn.execute(
-        "INSERT INTO sessions (title, created_at, updated_at, system_prompt, model, profile, temperature)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (
-            header.title,
-            stamp,
-            stamp,
-            header.settings.system_prompt,
-            header.settings.model,
-            header.settings.profile,
-            header.settings.temperature,
-        ),
-    )
-    session_id = cast(int, cursor.lastrowid)
-    if header.consent_policy is not None or header.saved_tokens:
-        conn.execute(
-            "INSERT INTO session_curation (session_id, consent_policy, saved_tokens) VALUES (?, ?, ?)",
-            (session_id, header.consent_policy, header.saved_tokens),
-        )
-    ids: dict[str, int] = {}
-    for message in session.messages:
-        status, error = message.status, message.error
-        if status == MessageStatus.STREAMING:
-            status, error = MessageStatus.INTERRUPTED, error or INTERRUPTED_ON_EXPORT
-        created = _utc_text(message.created_at)
-        cursor = conn.execute(
-            "INSERT INTO messages (session_id, role, content, status, tokens, model, error, created_at,"
-            " updated_at, transcript_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                session_id,
-                message.role,
-                message.content,
-                status,
-                message.tokens,
-                message.model,
-                error,
-                created,
-                created,
-                message.id,
-            ),
-        )
-        message_id = cast(int, cursor.lastrowid)
-        ids[message.id] = message_id
-        record = message.curation
-        if record is None:
-            continue
-        conn.execute(
-            "INSERT INTO item_state (message_id, state, pinned, kept_by_user, summary, forgotten)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                message_id,
-                record.state,
-                int(record.pinned),
-                int(record.kept_by_user),
-                record.summary,
-                int(record.forgotten),
-            ),
-        )
-        conn.execute(
-            "INSERT INTO ledger (session_id, turn, kind, target, action, reason, scores, before, after,"
-            " requires_consent, reversible, created_at)"
-            " VALUES (?, 0, ?, ?, 'import', ?, '{}', NULL, ?, 0, 1, ?)",
-            (
-                session_id,
-                EntryKind.OPERATION,
-                str(message_id),
-                _import_reason(record, source),
-                record.state,
-                stamp,
-            ),
-        )
-    return Stored(session_id, ids)
-
-
-def _import_reason(record: Curation, source: str) -> str:
-    marks = [record.state.value]
-    marks += [
-        name
-        for name, on in (
-            ("pinned", record.pinned),
-            ("kept by the user", record.kept_by_user),
-            ("forgotten", record.forgotten),
-        )
-        if on
-    ]
-    return f"imported from {source} as {', '.join(marks)}"
 
 
 # --- transcripts -------------------------------------------------------------------------------
@@ -318,72 +213,6 @@ def _header_json(header: SessionHeader) -> dict[str, object]:
     return data
 
 
-def read_session_file(path: Path) -> SessionDump:
-    """A transcript file as a session to import: an export from Heedful, or any transcript replay reads.
-
-    The title is the one the export recorded (unless blank), else the file's name.
-
-    Raises:
-        TranscriptError: The file cannot be read or a line is bad; the message names the line.
-    """
-    lines = read_session_lines(path)
-    first = lines[0][1].session if lines else None
-    title = first.title if first is not None and first.title.strip() else path.stem or "imported"
-    header = (
-        SessionHeader(title=title)
-        if first is None
-        else SessionHeader(
-            title=title,
-            consent_policy=ConsentChoice(first.consent_policy) if first.consent_policy else None,
-            saved_tokens=first.saved_tokens,
-            settings=SessionSettings(
-                system_prompt=first.system_prompt,
-                model=first.model,
-                profile=first.profile,
-                temperature=first.temperature,
-            ),
-        )
-    )
-    now = datetime.now(UTC)
-    return SessionDump(header, tuple(_message(path, number, line, now) for number, line in lines))
-
-
-def _message(path: Path, number: int, line: SessionLine, now: datetime) -> ExchangedMessage:
-    created = now
-    if line.created_at is not None:
-        try:
-            created = datetime.fromisoformat(line.created_at)
-        except ValueError as err:
-            raise TranscriptError(
-                f"{quoted(str(path))}, line {number}: created_at is not an ISO-8601 date and time"
-                f" ({line.created_at!r})."
-            ) from err
-        if created.tzinfo is None:
-            created = created.replace(tzinfo=UTC)
-    has_record = line.state is not None or any(
-        (line.pinned, line.kept_by_user, line.forgotten, line.summary is not None)
-    )
-    return ExchangedMessage(
-        id=line.id,
-        role=line.role,
-        content=line.content,
-        status=MessageStatus(line.status or MessageStatus.COMPLETE),
-        created_at=created,
-        tokens=line.tokens,
-        model=line.model,
-        error=line.error,
-        curation=Curation(
-            state=ItemState(line.state or ItemState.ACTIVE),
-            pinned=line.pinned,
-            kept_by_user=bool(line.kept_by_user),
-            summary=line.summary,
-            forgotten=bool(line.forgotten),
-        )
-        if has_record
-        else None,
-    )
-
-
 # --- Markdown ----------------------------------------------------------------------------------
 
 
@@ -409,8 +238,8 @@ def _heading(message: ExchangedMessage) -> str:
     who = _ROLE_NAMES.get(message.role, message.role)
     if message.role == "assistant" and message.model:
         who += f" ({_one_line(message.model)})"
-    when = message.created_at.astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
-    marks = [who, when, f"#{inert_line(message.id)}"]
+    when = local_text(message.created_at, "%Y-%m-%d %H:%M %Z").strip()
+    marks = [who, when, f"#{message.id}"]
     record = message.curation
     if record is not None:
         if record.pinned:

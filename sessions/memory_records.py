@@ -17,6 +17,7 @@ from typing import cast
 
 from engine.errors import StoreError
 from engine.memory import Memory
+from engine.moments import stored_moment
 
 _MEMORY_COLUMNS = (
     "id, session_id, summary, importance, tags, topics, reasoning, pinned, created_at, updated_at, expires_at"
@@ -200,7 +201,7 @@ def _decode(row: sqlite3.Row | tuple[object, ...]) -> Memory:
         topics=labels(row[5]),
         reasoning=str(row[6]),
         pinned=bool(row[7]),
-        created_at=datetime.fromisoformat(str(row[8])),
-        updated_at=datetime.fromisoformat(str(row[9])),
-        expires_at=None if row[10] is None else datetime.fromisoformat(str(row[10])),
+        created_at=stored_moment(str(row[8])),
+        updated_at=stored_moment(str(row[9])),
+        expires_at=None if row[10] is None else stored_moment(str(row[10])),
     )

@@ -7,8 +7,10 @@ import sqlite3
 from datetime import UTC, datetime
 from typing import cast
 
-from engine.chat import MessagePage, MessageStatus, Role, SessionSettings, StoredMessage
+from engine.chat import HistoryCut, MessagePage, MessageStatus, Role, SessionSettings, StoredMessage
 from engine.errors import StoreError
+from engine.moments import stored_moment
+from sessions.session_rows import SHOWN_STATUSES
 
 MESSAGE_COLUMNS = "id, session_id, role, content, status, created_at, tokens, model, error"
 
@@ -26,7 +28,7 @@ def decode(row: sqlite3.Row | tuple[object, ...]) -> StoredMessage:
         role=cast(Role, row[2]),
         content=str(row[3]),
         status=MessageStatus(str(row[4])),
-        created_at=datetime.fromisoformat(str(row[5])),
+        created_at=stored_moment(str(row[5])),
         tokens=None if row[6] is None else int(cast(int, row[6])),
         model=None if row[7] is None else str(row[7]),
         error=None if row[8] is None else str(row[8]),
@@ -113,7 +115,24 @@ def after(conn: sqlite3.Connection, session_id: int, message_id: int, limit: int
     return [decode(row) for row in rows]
 
 
-_SHOWN = "session_id = ? AND status != 'superseded'"
+_SHOWN = f"session_id = ? AND status IN ({SHOWN_STATUSES})"
+
+
+def cut(conn: sqlite3.Connection, session_id: int, keep: int) -> HistoryCut | None:
+    """See :meth:`engine.protocols.ChatStore.history_cut`."""
+    row = conn.execute(
+        "SELECT id FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?", (session_id, keep)
+    ).fetchone()
+    if row is None:
+        return None
+    after = int(row[0])
+    # The turns as the curation counts them: user messages that are part of the conversation.
+    shown, turns = conn.execute(
+        "SELECT COUNT(*), COALESCE(SUM(role = 'user' AND status NOT IN ('failed', 'streaming')), 0)"
+        f" FROM messages WHERE {_SHOWN} AND id <= ?",
+        (session_id, after),
+    ).fetchone()
+    return HistoryCut(after=after, earlier=int(shown), earlier_turns=int(turns), kept=keep)
 
 
 def page(

@@ -15,6 +15,7 @@ from typing import cast
 
 from engine.chat import Role, Session
 from engine.errors import StoreError
+from engine.moments import stored_moment
 from sessions.session_rows import SESSION_COLUMNS, decode_session, get_session
 
 # --- full-text search ---------------------------------------------------------------------------
@@ -94,7 +95,7 @@ def _hit(row: sqlite3.Row | tuple[object, ...]) -> SearchHit:
         session_title=str(row[1]),
         message_id=int(cast(int, row[2])),
         role=cast(Role, row[3]),
-        created_at=datetime.fromisoformat(str(row[4])),
+        created_at=stored_moment(str(row[4])),
         text=text,
         matches=matches,
         rank=float(cast(float, row[6])),

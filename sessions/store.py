@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from engine.analysis import Analysis
-from engine.chat import MessagePage, MessageStatus, Role, Session, SessionSettings, StoredMessage
+from engine.chat import HistoryCut, MessagePage, MessageStatus, Role, Session, SessionSettings, StoredMessage
 from engine.consent import ConsentChoice
 from engine.curation_calls import CallUsage
 from engine.errors import StoreError
@@ -44,7 +44,8 @@ from sessions.search_records import fts_query as fts_query
 from sessions.session_stamps import SessionStamps
 
 if TYPE_CHECKING:
-    from sessions.exchange import SessionDump, Stored
+    from sessions.exchange import SessionDump
+    from sessions.importing import Progress, SessionFile, Stored
 
 INTERRUPTED_BY_EXIT = "Heedful closed before this reply finished."
 
@@ -286,8 +287,11 @@ class SqliteChatStore(MemoryMethods):
 
     # --- curation -------------------------------------------------------------------------------
 
-    def load_curation(self, session_id: int) -> CurationSnapshot:
-        return self._run(lambda conn: curation_records.load(conn, session_id))
+    def history_cut(self, session_id: int, keep: int) -> HistoryCut | None:
+        return self._run(lambda conn: message_records.cut(conn, session_id, keep))
+
+    def load_curation(self, session_id: int, *, after: int = 0) -> CurationSnapshot:
+        return self._run(lambda conn: curation_records.load(conn, session_id, after=after))
 
     def load_analyses(
         self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
@@ -400,11 +404,16 @@ class SqliteChatStore(MemoryMethods):
 
         return self._run(work)
 
-    def import_session(self, session: SessionDump, *, source: str) -> Stored:
-        """Store ``session`` as a new session, in one transaction (:func:`sessions.exchange.store`)."""
-        from sessions import exchange
+    def import_session(self, source: SessionFile, *, progress: Progress | None = None) -> Stored:
+        """Store the transcript ``source`` as a new session, in one transaction, streaming it from
+        its file (:func:`sessions.importing.store`).
 
-        return self._run(lambda conn: exchange.store(conn, session, source=source, now=datetime.now(UTC)))
+        Raises:
+            TranscriptError: A line of the file is bad (nothing is stored).
+        """
+        from sessions import importing
+
+        return self._run(lambda conn: importing.store(conn, source, now=datetime.now(UTC), progress=progress))
 
     # --- app state ---------------------------------------------------------------------------
 

@@ -86,6 +86,7 @@ class SessionLine(TranscriptMessage):
 
 
 _Message = TypeVar("_Message", bound=TranscriptMessage)
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 class Probe(BaseModel):
@@ -100,39 +101,57 @@ class Probe(BaseModel):
 class _Line:
     number: int
     data: object
+    escapes: bool
+    """The line holds a ``\\u`` escape: only then can a string in it be a lone surrogate."""
 
 
 def _lines(path: Path) -> Iterator[_Line]:
-    """The non-blank lines of ``path`` as JSON, one at a time: the caller checks each before the next is
-    read, so an error names the first bad line of the file, whatever is wrong with it."""
+    """The non-blank lines of ``path`` as JSON, read one at a time (a file of any size takes the
+    memory of one line): the caller checks each before the next is read, so an error names the
+    first bad line of the file, whatever is wrong with it."""
     try:
-        raw = path.read_bytes()
+        handle = path.open("rb")
     except OSError as err:
         raise TranscriptError(f"{quoted(str(path))}: could not be read ({err.strerror or err}).") from err
-    for number, chunk in enumerate(raw.split(b"\n"), start=1):
-        if not chunk.strip():
-            continue
-        try:
-            text = chunk.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise TranscriptError(
-                f"{quoted(str(path))}, line {number}: not UTF-8 text (bad byte at column {err.start + 1})."
-            ) from err
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise TranscriptError(
-                f"{quoted(str(path))}, line {number}: invalid JSON ({err.msg} at column {err.colno})."
-            ) from err
-        except RecursionError as err:  # json recurses once per level of nested arrays and objects
-            raise TranscriptError(
-                f"{quoted(str(path))}, line {number}: arrays or objects nested too deeply."
-            ) from err
-        except ValueError as err:  # json lets int()'s limit on digits (4300) escape as a plain ValueError
-            raise TranscriptError(
-                f"{quoted(str(path))}, line {number}: a number has too many digits to read."
-            ) from err
-        yield _Line(number, data)
+    with handle:
+        number = 0
+        while True:
+            try:
+                chunk = handle.readline()
+            except OSError as err:
+                raise TranscriptError(
+                    f"{quoted(str(path))}, line {number + 1}: could not be read ({err.strerror or err})."
+                ) from err
+            if not chunk:
+                return
+            number += 1
+            chunk = chunk.removesuffix(b"\n")
+            if not chunk.strip():
+                continue
+            yield _Line(number, _decoded(path, number, chunk), b"\\u" in chunk)
+
+
+def _decoded(path: Path, number: int, chunk: bytes) -> object:
+    try:
+        text = chunk.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise TranscriptError(
+            f"{quoted(str(path))}, line {number}: not UTF-8 text (bad byte at column {err.start + 1})."
+        ) from err
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise TranscriptError(
+            f"{quoted(str(path))}, line {number}: invalid JSON ({err.msg} at column {err.colno})."
+        ) from err
+    except RecursionError as err:  # json recurses once per level of nested arrays and objects
+        raise TranscriptError(
+            f"{quoted(str(path))}, line {number}: arrays or objects nested too deeply."
+        ) from err
+    except ValueError as err:  # json lets int()'s limit on digits (4300) escape as a plain ValueError
+        raise TranscriptError(
+            f"{quoted(str(path))}, line {number}: a number has too many digits to read."
+        ) from err
 
 
 def _not_text(record: BaseModel) -> str | None:
@@ -175,25 +194,33 @@ def read_transcript(path: Path) -> list[TranscriptMessage]:
     return [message for _, message in _read_messages(path, TranscriptMessage)]
 
 
-def read_session_lines(path: Path) -> list[tuple[int, SessionLine]]:
-    """The messages of a transcript with the fields an export adds, each with its line number.
+def session_lines(path: Path) -> Iterator[tuple[int, SessionLine]]:
+    """The messages of a transcript with the fields an export adds, each with its line number, read
+    one at a time. Unlike :func:`read_transcript`, repeated ids are left to the caller (which can
+    look them up without holding every id of a huge file).
 
     Raises:
         TranscriptError: As :func:`read_transcript`, and for a bad value in an added field.
     """
-    return _read_messages(path, SessionLine)
+    for line in _lines(path):
+        yield line.number, _checked(path, line, SessionLine)
+
+
+def _checked(path: Path, line: _Line, kind: type[_Model]) -> _Model:
+    try:
+        message = kind.model_validate(line.data)
+    except ValidationError as err:
+        raise TranscriptError(f"{quoted(str(path))}, line {line.number}: {_problem(err)}.") from err
+    if line.escapes and (problem := _not_text(message)) is not None:
+        raise TranscriptError(f"{quoted(str(path))}, line {line.number}: {problem}.")
+    return message
 
 
 def _read_messages(path: Path, kind: type[_Message]) -> list[tuple[int, _Message]]:
     messages: list[tuple[int, _Message]] = []
     seen: set[str] = set()
     for line in _lines(path):
-        try:
-            message = kind.model_validate(line.data)
-        except ValidationError as err:
-            raise TranscriptError(f"{quoted(str(path))}, line {line.number}: {_problem(err)}.") from err
-        if (problem := _not_text(message)) is not None:
-            raise TranscriptError(f"{quoted(str(path))}, line {line.number}: {problem}.")
+        message = _checked(path, line, kind)
         if message.id in seen:
             raise TranscriptError(
                 f"{quoted(str(path))}, line {line.number}: the id {message.id!r} was used before."
@@ -209,13 +236,4 @@ def read_probes(path: Path) -> list[Probe]:
     Raises:
         TranscriptError: As :func:`read_transcript`.
     """
-    probes: list[Probe] = []
-    for line in _lines(path):
-        try:
-            probe = Probe.model_validate(line.data)
-        except ValidationError as err:
-            raise TranscriptError(f"{quoted(str(path))}, line {line.number}: {_problem(err)}.") from err
-        if (problem := _not_text(probe)) is not None:
-            raise TranscriptError(f"{quoted(str(path))}, line {line.number}: {problem}.")
-        probes.append(probe)
-    return probes
+    return [_checked(path, line, Probe) for line in _lines(path)]

@@ -24,6 +24,8 @@ class ContextActions(ChatPart):
             return
         context = self.screen.services.context
         session_id = self.screen.session.id
+        if self._uncurated(item_id):
+            return
         if action == "inspect":
             detail = await context.inspect(session_id, item_id)
 
@@ -59,6 +61,20 @@ class ContextActions(ChatPart):
             return
         self.screen.show_context(view)
         self.screen.notify(said)
+
+    def _uncurated(self, item_id: int) -> bool:
+        """True, and the user told why, if the message is older than the part of a long session
+        that is curated: the engine knows nothing about it, so it can be neither pinned nor inspected."""
+        from engine.session_curations import CURATED_LIMIT
+
+        if self.screen.context is None or item_id > self.screen.context.uncurated_through:
+            return False
+        self.screen.notify(
+            f"#{item_id} is older than the latest {CURATED_LIMIT:,} messages, the ones curated in a session "
+            "this long: it stays in the store but is not sent, pinned or inspected.",
+            severity="warning",
+        )
+        return True
 
     def preview(self) -> None:
         from tui.screens.preview import PreviewScreen

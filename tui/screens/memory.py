@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 from engine.errors import StoreError
 from engine.memory import MAX_SUMMARY_CHARS, Memory, describe_expiry
 from engine.memory_service import MemoryService
+from engine.moments import local_text
 from tui.sanitize import inert
 from tui.screens.dialogs import ConfirmScreen
 
@@ -36,7 +37,7 @@ def describe(memory: Memory, now: datetime) -> Content:
     head = Content.assemble(
         mark,
         (f"{memory.importance:.2f}", "bold"),
-        f"  {describe_expiry(memory, now)} · {memory.created_at.astimezone():%Y-%m-%d %H:%M}{origin}",
+        f"  {describe_expiry(memory, now)} · {local_text(memory.created_at, '%Y-%m-%d %H:%M')}{origin}",
     )
     lines = [head, Content.assemble("\n   ", inert(memory.summary))]
     labels = []

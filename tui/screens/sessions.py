@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from engine.chat import Session
 from engine.errors import StoreError
+from engine.moments import local_text
 from engine.protocols import ChatStore
 from tui.sanitize import inert
 from tui.screens.dialogs import ConfirmScreen, TextPromptScreen
@@ -65,7 +66,7 @@ class SessionChoice(int):
 
 
 def describe(session: Session, *, current: bool) -> Content:
-    when = session.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
+    when = local_text(session.updated_at, "%Y-%m-%d %H:%M")
     marker = "● " if current else "  "
     count = f"{session.message_count:,} message" + ("" if session.message_count == 1 else "s")
     return Content.assemble(marker, (inert(session.title), "bold"), f"\n   {count} · {when}")
@@ -73,7 +74,7 @@ def describe(session: Session, *, current: bool) -> Content:
 
 def describe_hit(hit: SearchHit, *, current: bool) -> Content:
     """The session's title, who wrote the message and when, then the text around the match."""
-    when = hit.created_at.astimezone().strftime("%Y-%m-%d %H:%M")
+    when = local_text(hit.created_at, "%Y-%m-%d %H:%M")
     marker = "● " if current else "  "
     pieces: list[str | tuple[str, str]] = [
         marker,

@@ -17,6 +17,7 @@ from textual.widgets.markdown import MarkdownStream
 
 from engine.chat import MessageStatus, StoredMessage
 from engine.context_view import ItemView, Mark, Section
+from engine.moments import local_text
 from engine.thinking import ThinkingSplitter, split_thinking
 from tui.messages import ContextAction, MessageAction
 from tui.sanitize import inert
@@ -46,7 +47,7 @@ ROLE_LABELS = {"user": "you", "assistant": "assistant", "system": "system", "too
 
 
 def _clock(moment: datetime) -> str:
-    return moment.astimezone().strftime("%H:%M")
+    return local_text(moment, "%H:%M")
 
 
 CONTEXT_MARKS = {
