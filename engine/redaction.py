@@ -96,10 +96,13 @@ class StreamRedactor:
 
 def looks_like_key(value: str) -> bool:
     """True when ``value``, given where the NAME of an environment variable belongs, is a key: it
-    is shaped like one, or could not be a variable's name, or is long and random-looking."""
+    is shaped like one, or is long and could not be a variable's name, or is long and random-looking.
+    A short value that is no variable's name ("0") is a mistake, not a secret: it may be quoted."""
     value = value.strip()
-    if _SHAPES.fullmatch(value) or not _VARIABLE_NAME.fullmatch(value):
+    if _SHAPES.fullmatch(value):
         return True
+    if not _VARIABLE_NAME.fullmatch(value):
+        return len(value) >= MIN_PIECE
     has_digit = any(c.isdigit() for c in value)
     has_lower = any(c.islower() for c in value)
     return len(value) >= 20 and has_digit and has_lower and "_" not in value.strip("_")

@@ -182,7 +182,7 @@ def test_a_bad_line_after_some_batches_leaves_nothing_behind(
     assert main(["sessions", "import", str(path)]) == 2
     shown = terminal.getvalue()
     assert "\rImporting: 6 messages…\r\x1b[K" in shown  # two batches went in, then were undone
-    assert f"{path}, line {line}: {said}" in shown and "Traceback" not in shown
+    assert f"'{path}', line {line}: {said}" in shown and "Traceback" not in shown
     assert stored_sessions() == []
     with sqlite3.connect(paths.database_path()) as conn:
         assert conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0

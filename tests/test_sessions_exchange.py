@@ -373,7 +373,7 @@ def test_a_bad_line_is_named_and_nothing_is_imported(
     path.write_text(f"{GOOD}\n\n{bad_line}\n", encoding="utf-8")
     with pytest.raises(TranscriptError) as caught:
         store.import_session(importing.open_session_file(path))
-    assert f"{path}, line 3:" in str(caught.value)
+    assert f"'{path}', line 3:" in str(caught.value)
     assert said in str(caught.value)
     assert store.list_sessions() == []
 
