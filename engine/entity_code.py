@@ -4,6 +4,7 @@ camelCase), commands in code and shell lines, and configuration keys."""
 from __future__ import annotations
 
 import functools
+import re
 
 from engine.entity_patterns import (
     _CALL,
@@ -32,9 +33,12 @@ from engine.entity_vocabulary import (
     _PROGRAMS,
     _SHELL_LANGS,
 )
+from engine.text import STOPWORDS
 from engine.mentions import EntityKind
 
 K = EntityKind
+_CONFIG_LANGS = frozenset(("yaml", "yml", "toml", "ini", "cfg", "conf", "env", "dotenv", "properties"))
+_CALL_VALUE = re.compile(r"[ \t]*+[A-Za-z_][\w.]{0,127}+\(")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -132,6 +136,13 @@ def _config_keys(sc: _Scan) -> None:
         if s and text[s - 1] in "-./$@\\:?&":  # "--flag=x", "?page=2": arguments, not keys
             continue
         lang = sc.code(i)
+        # "f(since=x)" passes an argument, "rows = load(cfg)" assigns a variable, and a log's
+        # "since=2024-03-02" says "since": none is a configuration key.
+        before = text[max(0, s - 40) : s].rstrip(" \t")[-1:]
+        if before in ("(", ",") or _CALL_VALUE.match(text, i + 1) or (
+            key.casefold() in STOPWORDS and lang not in _CONFIG_LANGS
+        ):
+            continue
         if j == i and _ENV_ASSIGN.fullmatch(key):
             sc.add(K.ENV_VAR, s, s + len(key))  # FOO=bar, with no spaces, is the shell's syntax
         # In a program an assignment is a variable; in prose "Total = 5" is arithmetic.

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from engine.entity_patterns import _CAPWORD, _NAME
+from engine.entity_patterns import _CAPWORD, _LABEL_BEFORE, _LABEL_END, _NAME
 from engine.entity_scan import _is_word, _norm, _Scan
 from engine.entity_vocabulary import (
     _ADVERBS,
     _ARTICLES,
+    _COMMON_SUFFIXES,
     _NEVER,
     _OPENERS,
     _SENTENCE_WORDS,
+    _UNITS,
 )
 from engine.mentions import EntityKind
 from engine.text import STOPWORDS
@@ -29,8 +31,10 @@ def _sentence_initial(text: str, s: int) -> bool:
 
 
 def _is_common(word: str) -> bool:
-    """A word that may open a sentence capitalised without being a name: "When", "Hope", "Painting"."""
-    return word in _SENTENCE_WORDS or (len(word) > 5 and word.endswith("ing"))  # gerunds open sentences
+    """A word that may open a sentence capitalised without being a name: "When", "Hope", "Painting",
+    "Attached", "Absolutely", "Consistency": listed, or shaped like a gerund, participle, adverb or
+    abstract noun."""
+    return word in _SENTENCE_WORDS or (len(word) > 5 and word.endswith(_COMMON_SUFFIXES))
 
 
 def _opens_sentence(word: str, run: int) -> bool:
@@ -39,7 +43,9 @@ def _opens_sentence(word: str, run: int) -> bool:
     Function words and adverbs are ("Also Caroline", "Actually New York"); so is a verb before one
     name ("Tell Caroline"). Before two or more a common word starts the name ("Hope Adoption Center").
     """
-    return word in STOPWORDS or (word in _OPENERS and (run == 2 or word in _ADVERBS or word.endswith("ly")))
+    if word in STOPWORDS or (len(word) > 5 and word.endswith(_COMMON_SUFFIXES)):  # "Applying Heron"
+        return True
+    return word in _OPENERS and (run == 2 or word in _ADVERBS or word.endswith("ly"))
 
 
 def _digit_heavy(word: str) -> bool:
@@ -67,8 +73,9 @@ def _analyse_name(match: str, initial: bool) -> _Analysis:
         lead = initial and run[:1] == [0]
         while run and (folded[run[0]] in _ARTICLES or (lead and _opens_sentence(folded[run[0]], len(run)))):
             run.pop(0)
-        # One stopword, or one code-like word ("E0308"), is no name.
-        if run and not (len(run) == 1 and (folded[run[0]] in STOPWORDS or _digit_heavy(folded[run[0]]))):
+        # One stopword, one unit ("GB", "Miles") or one code-like word ("E0308") is no name.
+        alone = len(run) == 1 and folded[run[0]]
+        if run and not (alone and (alone in STOPWORDS or alone in _UNITS or _digit_heavy(alone))):
             a, b, word = spans[run[0]][0], spans[run[-1]][1], folded[run[0]]
             opens = initial and run == [0]
             needs = "" if len(run) > 1 else word if _is_common(word) else "^" + word if opens else ""
@@ -89,14 +96,29 @@ def _lowercase_nearby(text: str, word: str, s: int) -> bool:
     return False
 
 
+def _is_label(text: str, s: int, e: int) -> bool:
+    """True when ``text[s:e]`` is all of a heading, a bold label ("**Set Goals**:") or a list item's
+    "Label:" lead; "Caroline: hi" (a speaker) is not."""
+    line = text.rfind("\n", 0, s) + 1
+    if not (lead := _LABEL_BEFORE.fullmatch(text, line, s)):
+        return False
+    if lead["em"]:
+        return text.startswith(lead["em"], e) and bool(_LABEL_END.match(text, e + len(lead["em"])))
+    if lead["head"]:
+        return bool(_LABEL_END.match(text, e))
+    return bool(lead["list"]) and text.startswith(":", e)
+
+
 def _names(sc: _Scan) -> Iterator[tuple[int, int, str]]:
     """Capitalised sequences that name things, as (start, end, ref).
 
     A word that is capitalised only where a sentence starts must earn its place: a common word ("When",
     "Hope") needs to appear capitalised mid-sentence too, and an unknown one ("Refactor", "Models")
-    must not also be written in lower case nearby.
+    must not also be written in lower case nearby. A heading or a bold label
+    ("**Set Clear Goals**:", "### Breakfast") is Title Case by convention, so what it holds is a name
+    only if the text also names it in running prose.
     """
-    text, found, mid = sc.text, [], set[str]()
+    text, found, mid, prose = sc.text, [], set[str](), set[str]()
     cache: dict[tuple[str, bool], _Analysis] = {}
     for m in sc.each(_NAME):
         s, match = m.start(), m[0]
@@ -104,11 +126,18 @@ def _names(sc: _Scan) -> Iterator[tuple[int, int, str]]:
             continue
         key = (match, _sentence_initial(text, s))
         analysis = cache.get(key) or cache.setdefault(key, _analyse_name(*key))
-        mid.update(analysis[0])
+        label = _is_label(text, s, m.end())
+        if not label:
+            mid.update(analysis[0])
+        for a, b, ref, needs in analysis[1]:
+            if not label and not needs:
+                prose.add(ref)
         if analysis[1]:
-            found.append((s, analysis[1]))
-    for s, runs in found:
+            found.append((s, label, analysis[1]))
+    for s, label, runs in found:
         for a, b, ref, needs in runs:
+            if label and ref not in prose:
+                continue
             if needs.startswith("^"):
                 if needs[1:] in mid or not _lowercase_nearby(text, needs[1:], s):
                     yield s + a, s + b, ref

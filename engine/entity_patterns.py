@@ -120,7 +120,12 @@ _CAP = rf"[{_U}]{_CAP_REST}"
 _CONNECTOR = r"(?:(?:of|de|da|di|del|du|van|von|der|den|al|bin)[ \t]+)?"
 _NAME = re.compile(rf"[{_U}](?<![\w.@#$/\\][{_U}]){_CAP_REST}(?:(?:['’]s)?[ \t]+{_CONNECTOR}{_CAP}){{0,5}}+")
 _CAPWORD = re.compile(_CAP)
-# Runs of token characters, matched in the reversed text: a backward scan at C speed, at most 256 long.
+# A heading or label's line up to it (list mark, "#"s, emphasis), and what may follow it (after the
+# emphasis closes): a colon, a dash, or the end of the line.
+_LABEL_BEFORE = re.compile(
+    r"[ \t>]*+(?P<list>(?:[-*+•]|\d{1,3}[.)])[ \t]++)?(?P<head>#{1,6}[ \t]++)?(?P<em>\*\*|__|\*|_)?"
+)
+_LABEL_END = re.compile(r"[ \t]*+(?:[:\-–—]|$)", re.M)# Runs of token characters, matched in the reversed text: a backward scan at C speed, at most 256 long.
 _RUNS = {
     chars: re.compile(rf"[{cls}]{{0,256}}+") for chars, cls in [("", r"^\W_"), ("_", r"\w"), ("_.", r"\w.")]
 }

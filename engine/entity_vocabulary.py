@@ -116,7 +116,41 @@ deploy restart enable disable turn return traceback file files line lines path p
 missing unknown unexpected received sent loaded connected retrying skipped done tried felt needed decided
 realized noticed finished learned visited spent bought watched played asked talked worked moved long short
 big small little old many much another other own back""")
-_SENTENCE_WORDS = STOPWORDS | _COMMON
+# Shapes of words that open sentences capitalised: gerunds and participles ("Painting", "Attached"),
+# adverbs ("Absolutely"), verbs ("Prioritize", "Identify") and abstract nouns ("Consistency").
+_COMMON_SUFFIXES = ("ing", "ed", "ly", "ize", "ise", "yze", "ify", "tion", "sion", "ment", "ness", "ity", "ency")
+# Verbs that open instructions and requests ("Echo it back", "Continue from there", "Compare the two"),
+# including the app's own command words, and nouns and adjectives that open statements about a system
+# or a day ("Startup is slow", "Memory is 2 GB", "Separate question").
+_IMPERATIVES = _set("""accept access adapt adjust aim allocate allow analyse analyze append apply approach
+archive arrange ask assess assign assume attach attempt avoid backup balance batch begin believe boost
+break bring browse calculate cancel capture catch celebrate challenge choose clarify clean clear climb
+collect combine comment commit communicate compare compile complete compute configure confirm connect
+consider contact continue convert copy count cover crop cut dance debug decide declare decrease dedicate
+define delegate describe design detect determine develop discuss display divide document double download
+drag draw drink drive drop echo eliminate embrace encourage engage ensure enter establish estimate
+evaluate examine exercise expand expect explain explore export extend fetch fill filter find follow
+forget form format gather generate give grab grow handle help hide hold identify ignore implement import
+improve include increase incorporate inspect insert install integrate introduce invest invite join jump
+keep label launch learn leave leverage limit link list listen load log lower maintain manage map mark
+measure meet merge migrate mind minimize mix modify monitor motivate mount name narrow navigate note
+notice observe obtain offer omit organize organise outline pack paint parse participate paste pause pay
+pick pin place plan play point practice practise prepare press prevent print prioritize proceed process
+promote protect provide prune publish pull push put raise reach recall record reduce refer refresh
+register reject relax release reload remind render repeat replace reply report request require reset
+resolve respect rest restore resume retry reuse review rewrite save scale schedule scroll search select
+send separate serve share shift show sign simplify skip sleep slow sort speak specify split stack stage
+start stay stick store stretch structure study submit suggest summarize summarise supply support swap
+switch sync target teach tell test thank track train transfer translate travel treat trim trust tune
+type uncomment undo unpin upgrade upload utilize validate verify view visit walk warm watch wrap yield
+zoom startup shutdown memory storage performance latency speed security network database server client
+backend frontend cache logging logs testing docs documentation config configuration dependency
+dependencies environment version versions today tonight tomorrow yesterday everything anything nothing
+something anyone nowhere somewhere thing things stuff people folks guys man dude wanna gonna gotta
+woah whoa wow sounds congrats absolutely certainly definitely therefore however although though
+given based depending regarding overall generally typically ideally alternatively additionally
+finally simple simply essential necessary important optional visual rich complete beneficial""")
+_SENTENCE_WORDS = STOPWORDS | _COMMON | _IMPERATIVES | _set(f"one {_NUMBER_WORDS} first second third")
 # Adjectives lead names ("Great Britain", "Long Island", "Last of Us"): they open a sentence without
 # being dropped from the capitalised run they open.
 _ADJECTIVES = _set("""great good happy long short big small little old best nice cool beautiful lovely perfect
