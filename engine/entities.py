@@ -272,8 +272,15 @@ def _numbers(sc: _Scan) -> None:
     text = sc.text
     for m in sc.each(_NUMBER):
         group, (s, e) = m.lastgroup, m.span()
-        if group in ("qty", "money"):
+        if group in ("qty", "money", "age"):
+            # "3x^2 + 2y", "= 6x": a number times a variable is algebra, not three times something.
+            if text[e - 1].isalpha() and text[e - 2].isdigit():
+                before = text[max(0, s - 8) : s].rstrip(" \t")[-1:]
+                if text.startswith("^", e) or (before and before in "=+-*/^(,"):
+                    continue
             sc.add(K.QUANTITY, s - (group == "money"), e)
+        elif group == "iso" and m[0][10:11] in ("T", " ") and (not s or text[s - 1] == "\n"):
+            continue  # "2024-03-05 02:00:01 INFO ...": a log line's time stamp, one per line
         elif group == "http":
             sc.add(K.ERROR, s, e, f"http {text[s : s + 3]}")
         # A bare year needs a preposition ("in 2022") and no unit after it ("in 2000 ms").

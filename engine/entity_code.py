@@ -28,7 +28,6 @@ from engine.entity_vocabulary import (
     _BRANDS,
     _CONTROL,
     _KEYWORDS,
-    _NOT_IDENTIFIERS,
     _PROG_LANGS,
     _PROGRAMS,
     _SHELL_LANGS,
@@ -111,7 +110,7 @@ def _code_spans(sc: _Scan) -> None:
                 sc.add(K.COMMAND, b, b + len(body), container=True)
             # `max_retries`: the span is the identifier. Words of longer spans are left to the shape
             # scanners, which know snake_case, dotted.names and calls from plain English.
-            elif _IDENT.fullmatch(body) and len(body) > 1 and body.casefold() not in _NOT_IDENTIFIERS:
+            elif _IDENT.fullmatch(body) and len(body) > 1 and body.casefold() not in _KEYWORDS:
                 b = text.index(body, s)
                 sc.add(K.IDENTIFIER, b, b + len(body))
     for s, e, lang in sc.fences:

@@ -3,9 +3,10 @@ capitalised only because they open a sentence."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator
 
-from engine.entity_patterns import _CAPWORD, _LABEL_BEFORE, _LABEL_END, _NAME
+from engine.entity_patterns import _AFTER_LABEL, _CAPWORD, _ITEM_LEAD, _LABEL, _NAME
 from engine.entity_scan import _is_word, _norm, _Scan
 from engine.entity_vocabulary import (
     _ADVERBS,
@@ -14,6 +15,7 @@ from engine.entity_vocabulary import (
     _NEVER,
     _OPENERS,
     _SENTENCE_WORDS,
+    _TITLE_SMALL,
     _UNITS,
 )
 from engine.mentions import EntityKind
@@ -49,7 +51,7 @@ def _opens_sentence(word: str, run: int) -> bool:
 
 
 def _digit_heavy(word: str) -> bool:
-    return sum(c.isdigit() for c in word) * 2 >= len(word)
+    return sum(c.isdigit() for c in word) * 2 > len(word)  # "E0308", "B12"; not "S3", "Q1"
 
 
 # A name's start and end in its match, its ref, and what it must still show: nothing (""), a common
@@ -96,17 +98,21 @@ def _lowercase_nearby(text: str, word: str, s: int) -> bool:
     return False
 
 
-def _is_label(text: str, s: int, e: int) -> bool:
-    """True when ``text[s:e]`` is all of a heading, a bold label ("**Set Goals**:") or a list item's
-    "Label:" lead; "Caroline: hi" (a speaker) is not."""
-    line = text.rfind("\n", 0, s) + 1
-    if not (lead := _LABEL_BEFORE.fullmatch(text, line, s)):
-        return False
-    if lead["em"]:
-        return text.startswith(lead["em"], e) and bool(_LABEL_END.match(text, e + len(lead["em"])))
-    if lead["head"]:
-        return bool(_LABEL_END.match(text, e))
-    return bool(lead["list"]) and text.startswith(":", e)
+def _label_spans(sc: _Scan) -> tuple[list[int], list[int]]:
+    """Starts and ends of the headings and labels of the text, in order."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for m in sc.each(_LABEL, sc.padded):
+        group = m.lastgroup if m.lastgroup != "em" else "e"
+        end = m.end(group or "t") - 1
+        if group == "e":  # "**Option 1**: Greek Yogurt with Granola": a value in Title Case is a heading too
+            line_end = sc.text.find("\n", end)
+            rest = sc.text[m.end() - 1 : line_end if line_end >= 0 else len(sc.text)].split()
+            if rest and all(w[0].isupper() for w in rest if w[0].isalpha() and w not in _TITLE_SMALL):
+                end = m.end() - 1 + len(sc.text[m.end() - 1 :].split("\n", 1)[0])
+        starts.append(m.start(group or "t") - 1)
+        ends.append(end)
+    return starts, ends
 
 
 def _names(sc: _Scan) -> Iterator[tuple[int, int, str]]:
@@ -120,26 +126,34 @@ def _names(sc: _Scan) -> Iterator[tuple[int, int, str]]:
     """
     text, found, mid, prose = sc.text, [], set[str](), set[str]()
     cache: dict[tuple[str, bool], _Analysis] = {}
+    label_starts, label_ends = _label_spans(sc) if any(c in text for c in "#*_:") else ([], [])
     for m in sc.each(_NAME):
         s, match = m.start(), m[0]
         if sc.starts and sc.code(s) is not None:
             continue
         key = (match, _sentence_initial(text, s))
         analysis = cache.get(key) or cache.setdefault(key, _analyse_name(*key))
-        label = _is_label(text, s, m.end())
+        k = bisect_right(label_starts, s) - 1
+        label = k >= 0 and s < label_ends[k]
+        # The first word of a list item, or of a label's value, is a heading word: "- Carrot sticks",
+        # "**Option 1**: Greek yogurt". Unknown there, it must also be capitalised in running prose.
+        line = text.rfind("\n", 0, s) + 1
+        item = _ITEM_LEAD.fullmatch(text, line, s) or (
+            k >= 0 and label_ends[k] >= line and _AFTER_LABEL.fullmatch(text, label_ends[k], s)
+        )
         if not label:
             mid.update(analysis[0])
         for a, b, ref, needs in analysis[1]:
             if not label and not needs:
                 prose.add(ref)
         if analysis[1]:
-            found.append((s, label, analysis[1]))
-    for s, label, runs in found:
+            found.append((s, label, bool(item), analysis[1]))
+    for s, label, item, runs in found:
         for a, b, ref, needs in runs:
             if label and ref not in prose:
                 continue
             if needs.startswith("^"):
-                if needs[1:] in mid or not _lowercase_nearby(text, needs[1:], s):
+                if needs[1:] in mid or not (item or _lowercase_nearby(text, needs[1:], s)):
                     yield s + a, s + b, ref
             elif not needs or needs in mid:
                 yield s + a, s + b, ref
