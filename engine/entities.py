@@ -374,8 +374,8 @@ def extract_entities(text: str) -> list[Mention]:
     Returns:
         The mentions, each labelled as it first appears; a thing mentioned as two kinds (a call and an
         identifier) is one mention, of the higher-precedence kind. Where spans of different kinds
-        overlap, the higher-precedence kind wins: URL > PATH > ENV_VAR > ERROR > SYMBOL > COMMAND > CONFIG_KEY >
-        IDENTIFIER > DATE > QUANTITY > TITLE > NAME.
+        overlap, the higher-precedence kind wins: URL > PATH > ENV_VAR > ERROR > SYMBOL > COMMAND >
+        CONFIG_KEY > IDENTIFIER > DATE > QUANTITY > TITLE > NAME.
     """
     first: dict[str, tuple[int, int, EntityKind]] = {}
     if len(text) <= _LIMIT:

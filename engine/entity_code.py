@@ -32,8 +32,8 @@ from engine.entity_vocabulary import (
     _PROGRAMS,
     _SHELL_LANGS,
 )
-from engine.text import STOPWORDS
 from engine.mentions import EntityKind
+from engine.text import STOPWORDS
 
 K = EntityKind
 _CONFIG_LANGS = frozenset(("yaml", "yml", "toml", "ini", "cfg", "conf", "env", "dotenv", "properties"))
@@ -138,8 +138,10 @@ def _config_keys(sc: _Scan) -> None:
         # "f(since=x)" passes an argument, "rows = load(cfg)" assigns a variable, and a log's
         # "since=2024-03-02" says "since": none is a configuration key.
         before = text[max(0, s - 40) : s].rstrip(" \t")[-1:]
-        if before in ("(", ",") or _CALL_VALUE.match(text, i + 1) or (
-            key.casefold() in STOPWORDS and lang not in _CONFIG_LANGS
+        if (
+            before in ("(", ",")
+            or _CALL_VALUE.match(text, i + 1)
+            or (key.casefold() in STOPWORDS and lang not in _CONFIG_LANGS)
         ):
             continue
         if j == i and _ENV_ASSIGN.fullmatch(key):

@@ -106,10 +106,11 @@ def _label_spans(sc: _Scan) -> tuple[list[int], list[int]]:
         group = m.lastgroup if m.lastgroup != "em" else "e"
         end = m.end(group or "t") - 1
         if group == "e":  # "**Option 1**: Greek Yogurt with Granola": a value in Title Case is a heading too
-            line_end = sc.text.find("\n", end)
-            rest = sc.text[m.end() - 1 : line_end if line_end >= 0 else len(sc.text)].split()
+            line_end = sc.text.find("\n", end, end + 400)
+            line_end = line_end if line_end >= 0 else min(len(sc.text), end + 400)
+            rest = sc.text[m.end() - 1 : line_end].split()
             if rest and all(w[0].isupper() for w in rest if w[0].isalpha() and w not in _TITLE_SMALL):
-                end = m.end() - 1 + len(sc.text[m.end() - 1 :].split("\n", 1)[0])
+                end = line_end
         starts.append(m.start(group or "t") - 1)
         ends.append(end)
     return starts, ends
@@ -137,17 +138,19 @@ def _names(sc: _Scan) -> Iterator[tuple[int, int, str]]:
         label = k >= 0 and s < label_ends[k]
         # The first word of a list item, or of a label's value, is a heading word: "- Carrot sticks",
         # "**Option 1**: Greek yogurt". Unknown there, it must also be capitalised in running prose.
-        line = text.rfind("\n", 0, s) + 1
-        item = _ITEM_LEAD.fullmatch(text, line, s) or (
-            k >= 0 and label_ends[k] >= line and _AFTER_LABEL.fullmatch(text, label_ends[k], s)
+        line = text.rfind("\n", max(0, s - 400), s) + 1  # bounded: a huge line is no list
+        opens_item = bool(
+            (line or s <= 400)
+            and (
+                _ITEM_LEAD.fullmatch(text, line, s)
+                or (k >= 0 and label_ends[k] >= line and _AFTER_LABEL.fullmatch(text, label_ends[k], s))
+            )
         )
         if not label:
             mid.update(analysis[0])
-        for a, b, ref, needs in analysis[1]:
-            if not label and not needs:
-                prose.add(ref)
+            prose.update(ref for _, _, ref, needs in analysis[1] if not needs)
         if analysis[1]:
-            found.append((s, label, bool(item), analysis[1]))
+            found.append((s, label, opens_item, analysis[1]))
     for s, label, item, runs in found:
         for a, b, ref, needs in runs:
             if label and ref not in prose:

@@ -135,7 +135,7 @@ _LABEL = re.compile(
     rf"|(?:{_LIST_MARK})?(?P<em>\*\*|__)(?P<e>[^\n*_]{{1,200}}?)(?:(?P=em)[ \t]*+(?:[:\-–—]|$)|:(?P=em))"
     rf"|{_LIST_MARK}(?P<l>[^\n:*]{{1,60}}+):)",
     re.M,
-)# Runs of token characters, matched in the reversed text: a backward scan at C speed, at most 256 long.
+)  # Runs of token characters, matched in the reversed text: a backward scan at C speed, at most 256 long.
 _RUNS = {
     chars: re.compile(rf"[{cls}]{{0,256}}+") for chars, cls in [("", r"^\W_"), ("_", r"\w"), ("_.", r"\w.")]
 }

@@ -42,7 +42,8 @@ _EXTS = _set("""py pyi pyx ipynb js mjs cjs ts tsx jsx json jsonl toml yaml yml 
 txt csv tsv html htm css scss sass less xml svg sh bash zsh fish ps1 bat c h cc cpp cxx hpp rs go java kt
 kts scala rb php swift cs sql lua pl dart ex exs erl hs clj el vim nix tf hcl proto graphql lock log gradle
 cmake mk patch diff pem crt pdf png jpg jpeg gif webp ico mp3 mp4 wav zip gz tgz tar bz2 xz whl jar dll
-dylib exe db sqlite sqlite3 parquet pkl onnx wasm tex bib j2 jinja tmpl vue svelte astro service timer socket""")
+dylib exe db sqlite sqlite3 parquet pkl onnx wasm tex bib j2 jinja tmpl vue svelte astro service timer
+socket""")
 _NAMED_FILES = _set("""Dockerfile Containerfile Makefile GNUmakefile Gemfile Rakefile Procfile Vagrantfile
 Jenkinsfile Justfile Brewfile Pipfile Snakefile""")
 _ROOT_DIRS = _set("etc usr var tmp opt home bin sbin lib dev proc sys srv mnt root boot run Users Volumes")
@@ -147,8 +148,9 @@ send separate serve share shift show sign simplify skip sleep slow sort speak sp
 start stay stick store stretch structure study submit suggest summarize summarise supply support swap
 switch sync target teach tell test thank track train transfer translate travel treat trim trust tune
 type uncomment undo unpin upgrade upload utilize validate verify view visit walk warm watch wrap yield
-zoom focus reflect enjoy imagine wonder startup shutdown memory storage performance latency speed security network database server client
-backend frontend cache logging logs testing docs documentation config configuration dependency
+zoom focus reflect enjoy imagine wonder startup shutdown memory storage performance latency speed security
+network database server client backend frontend cache logging logs testing docs documentation config
+configuration dependency
 dependencies environment version versions today tonight tomorrow yesterday everything anything nothing
 something anyone nowhere somewhere thing things stuff people folks guys man dude wanna gonna gotta
 woah whoa wow sounds congrats absolutely certainly definitely therefore however although though
@@ -157,7 +159,8 @@ finally simple simply essential necessary important optional visual rich complet
 talk tips success point points lost took gave came felt left held ran began brought taught caught
 meant paid sold won wrote heard knew grew drew threw flew drove rode ate fell forgot chose broke spoke
 woke wore hid hit hurt shut sat stood understood slept swam sang drank""")
-_SENTENCE_WORDS = STOPWORDS | _COMMON | _IMPERATIVES | _set(f"one {_NUMBER_WORDS} first second third")
+_SENTENCE_WORDS = STOPWORDS | _COMMON | _IMPERATIVES
+_SENTENCE_WORDS |= _set(f"one {_NUMBER_WORDS} first second third")
 # Adjectives lead names ("Great Britain", "Long Island", "Last of Us"): they open a sentence without
 # being dropped from the capitalised run they open.
 _ADJECTIVES = _set("""great good happy long short big small little old best nice cool beautiful lovely perfect
@@ -185,7 +188,8 @@ _KEYWORD_KIND |= {
     for unit in f"{_REL_UNITS} {_WEEKDAYS} {_WEEKDAY_ABBR} {_MONTHS}".casefold().split()
 }
 _KEYWORD_KIND |= dict.fromkeys(
-    [*_set(f"{_WEEKDAYS} {_WEEKDAY_ABBR}".casefold()), *(d + "s" for d in _set(_WEEKDAYS.casefold()))], "weekday"
+    [*_set(f"{_WEEKDAYS} {_WEEKDAY_ABBR}".casefold()), *(d + "s" for d in _set(_WEEKDAYS.casefold()))],
+    "weekday",
 )
 _KEYWORD_KIND |= dict.fromkeys(_set(f"{_MONTHS} {_MONTH_ABBR}".casefold()), "month")
 _KEYWORD_KIND |= dict.fromkeys(
