@@ -270,6 +270,8 @@ class ContextPanel(Vertical):
             options.append(self._label(f"head-{section}", f"{title} ({len(items) + len(found):,})", "bold"))
             options.extend(self._group("messages", section, items))
             options.extend(self._group("entities", section, found))
+            if found and (unlisted := view.entities_not_shown.get(section, 0)):
+                options.append(self._label(f"unlisted-{section}", f"  … {unlisted:,} less relevant", "dim"))
         self._reused = {}
         self.rows.set_options(options)
         if keep is not None and keep in self._by_option:
