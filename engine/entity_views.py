@@ -36,7 +36,7 @@ def relevance(records: Iterable[EntityRecord], turn: int) -> float:
 
 def thing(ref: str) -> str:
     """What a ref names, whatever its kind: ``symbol:load_invoices`` → ``load_invoices``."""
-    return ref.partition(":")[2]
+    return ref[ref.find(":") + 1 :]
 
 
 def list_entities(
@@ -47,42 +47,55 @@ def list_entities(
 ) -> tuple[dict[Section, list[EntityView]], dict[Section, int]]:
     """The rows of each section, most relevant first, and how many each leaves unlisted.
 
-    ``make`` caches views by ref: a view whose record and verdict did not change is reused.
+    ``make`` caches views by ref: a view whose record and verdict did not change is reused. A long
+    session has tens of thousands of entities, nearly all pruned: they are ranked by their last
+    mention alone.
     """
-    groups: dict[str, list[tuple[str, EntityState, str]]] = {}
-    for ref, (state, reason) in verdicts.items():
+    first: dict[str, str] = {}  # thing -> its first ref
+    kinds: dict[str, list[str]] = {}  # thing -> all its refs, for the few things with more than one
+    for ref in verdicts:
         if ref in records:
-            groups.setdefault(thing(ref), []).append((ref, state, reason))
-    ranked: dict[Section, list[tuple[float, str, str, str]]] = {section: [] for section in Section}
-    for members in groups.values():
+            held = first.setdefault(ref[ref.find(":") + 1 :], ref)
+            if held is not ref:
+                kinds.setdefault(held, [held]).append(ref)
+    members: dict[str, list[str]] = {}
+    chosen: dict[str, str] = {}
+    for held, refs in kinds.items():
         # The row takes the state that carries the thing furthest, and the kind that names it best.
-        ref, state, reason = min(members, key=lambda m: (_STATE_ORDER[m[1]], _KIND_ORDER[records[m[0]].kind]))
-        merged = [records[m[0]] for m in members]
-        score = relevance(merged, turn) if state is not EntityState.PRUNED else _pruned_key(merged)
-        ranked[state].append((score, records[ref].label.casefold(), ref, reason))
+        best = chosen[held] = min(
+            refs, key=lambda r: (_STATE_ORDER[verdicts[r][0]], _KIND_ORDER[records[r].kind])
+        )
+        members[best] = refs
+    rows: dict[Section, list[str]] = {section: [] for section in Section}
+    for ref in first.values():
+        ref = chosen.get(ref, ref)
+        rows[verdicts[ref][0]].append(ref)
     shown: dict[Section, list[EntityView]] = {}
     not_shown: dict[Section, int] = {}
-    for section, rows in ranked.items():
-        best = heapq.nsmallest(ENTITY_ROWS[section], rows, key=lambda r: (-r[0], r[1]))
-        shown[section] = [_view(make, records, groups[thing(ref)], ref, reason) for _, _, ref, reason in best]
-        not_shown[section] = len(rows) - len(best)
+    for section, refs in rows.items():
+        limit = ENTITY_ROWS[section]
+        if section is Section.PRUNED:
+            last = [
+                (_last_turn(records, members[r]) if r in members else records[r].turns[-1], r) for r in refs
+            ]
+            best_refs = [r for _, r in heapq.nlargest(limit, last)]
+        else:
+            scored = [(-relevance([records[m] for m in members.get(r, [r])], turn), r) for r in refs]
+            best_refs = [r for _, r in heapq.nsmallest(limit, scored)]
+        shown[section] = [_view(make, records, members.get(r, [r]), r, verdicts[r][1]) for r in best_refs]
+        not_shown[section] = len(refs) - len(best_refs)
     return shown, not_shown
 
 
-def _pruned_key(records: list[EntityRecord]) -> float:
-    """Pruned things rank by their last mention, then by how often they were mentioned."""
-    return max(r.last_turn for r in records) + min(sum(len(r.turns) for r in records), 999) / 1000
+def _last_turn(records: Mapping[str, EntityRecord], refs: list[str]) -> int:
+    return max(records[r].last_turn for r in refs)
 
 
 def _view(
-    make: dict[str, EntityView],
-    records: Mapping[str, EntityRecord],
-    members: list[tuple[str, EntityState, str]],
-    ref: str,
-    reason: str,
+    make: dict[str, EntityView], records: Mapping[str, EntityRecord], refs: list[str], ref: str, reason: str
 ) -> EntityView:
     record = records[ref]
-    last_turn = max(records[m[0]].last_turn for m in members)
+    last_turn = _last_turn(records, refs)
     view = make.get(ref)
     if view is None or view.reason != reason or view.last_turn != last_turn or view.label != record.label:
         view = make[ref] = EntityView(ref, record.kind.value, record.label, last_turn, reason)
