@@ -23,6 +23,9 @@ DECAY = 0.6
 _MINOR_KINDS = {EntityKind.DATE: 0.5, EntityKind.QUANTITY: 0.5}
 _STATE_ORDER = {EntityState.ACTIVE: 0, EntityState.RETAINED: 1, EntityState.PRUNED: 2}
 _KIND_ORDER = {kind: rank for rank, kind in enumerate(EntityKind)}
+_TIES = "error name title path symbol command env_var config_key identifier url date quantity"
+_TIE_ORDER = {EntityKind(kind): rank for rank, kind in enumerate(_TIES.split())}
+"""Between things as relevant, what a reader looks for first: the error, then who and what."""
 
 
 def relevance(records: Iterable[EntityRecord], turn: int) -> float:
@@ -80,8 +83,11 @@ def list_entities(
             ]
             best_refs = [r for _, r in heapq.nlargest(limit, last)]
         else:
-            scored = [(-relevance([records[m] for m in members.get(r, [r])], turn), r) for r in refs]
-            best_refs = [r for _, r in heapq.nsmallest(limit, scored)]
+            scored = [
+                (-relevance([records[m] for m in members.get(r, [r])], turn), _TIE_ORDER[records[r].kind], r)
+                for r in refs
+            ]
+            best_refs = [r for _, _, r in heapq.nsmallest(limit, scored)]
         shown[section] = [_view(make, records, members.get(r, [r]), r, verdicts[r][1]) for r in best_refs]
         not_shown[section] = len(refs) - len(best_refs)
     return shown, not_shown

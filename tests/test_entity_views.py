@@ -3,11 +3,14 @@ messages stay in sight."""
 
 from __future__ import annotations
 
+from textual.app import App, ComposeResult
+
 from engine.context_building import build_view
 from engine.context_view import ContextView, Section
 from engine.curator import SessionCuration
 from engine.session_curations import last_user_item
 from engine.tokens import CharEstimateCounter
+from tui.widgets.context_panel import ContextPanel
 
 TRACE = """It crashes:
 
@@ -58,3 +61,26 @@ def test_a_stack_trace_leaves_room_for_the_messages_and_the_most_relevant_thing_
     assert total > 12  # the trace and the talk name many things...
     assert len(view.active) <= 6  # ...of which the panel lists a few
     assert view.active[0].label.removesuffix("()") == "load_invoices"  # the one the talk is about
+
+
+class _PanelApp(App[None]):
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return {"heedful-user": "blue", "heedful-assistant": "green", "heedful-muted": "grey"}
+
+    def compose(self) -> ComposeResult:
+        yield ContextPanel(id="context")
+
+
+async def test_the_panel_lists_what_the_view_lists_and_counts_the_rest() -> None:
+    view = _view("Here is what I get:", "Paste the whole trace.", TRACE)
+    app = _PanelApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        panel = app.query_one(ContextPanel)
+        panel.show(view, model="model", exact=True, counter="cl100k_base")
+        await pilot.pause()
+        rows = [str(panel.rows.get_option_at_index(i).prompt) for i in range(panel.rows.option_count)]
+    entity_rows = [r for r in rows if any(r.strip().startswith(e.label) for e in view.active)]
+    assert len(entity_rows) == len(view.active) <= 6
+    unlisted = view.entities_not_shown[Section.ACTIVE]
+    assert unlisted > 0 and f"… {unlisted:,} less relevant" in "\n".join(rows)
+    assert any("Paste the whole trace" in r for r in rows)  # the messages are listed too
