@@ -23,9 +23,6 @@ DECAY = 0.6
 _MINOR_KINDS = {EntityKind.DATE: 0.5, EntityKind.QUANTITY: 0.5}
 _STATE_ORDER = {EntityState.ACTIVE: 0, EntityState.RETAINED: 1, EntityState.PRUNED: 2}
 _KIND_ORDER = {kind: rank for rank, kind in enumerate(EntityKind)}
-_TIES = "error name title path symbol command env_var config_key identifier url date quantity"
-_TIE_ORDER = {EntityKind(kind): rank for rank, kind in enumerate(_TIES.split())}
-"""Between things as relevant, what a reader looks for first: the error, then who and what."""
 
 
 def relevance(records: Iterable[EntityRecord], turn: int) -> float:
@@ -84,7 +81,7 @@ def list_entities(
             best_refs = [r for _, r in heapq.nlargest(limit, last)]
         else:
             scored = [
-                (-relevance([records[m] for m in members.get(r, [r])], turn), _TIE_ORDER[records[r].kind], r)
+                (-relevance([records[m] for m in members.get(r, [r])], turn), records[r].label.casefold(), r)
                 for r in refs
             ]
             best_refs = [r for _, _, r in heapq.nsmallest(limit, scored)]
