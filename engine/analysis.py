@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from engine.items import MemoryRole
 from engine.mentions import Mention
 
-ANALYSIS_VERSION = 3
+ANALYSIS_VERSION = 4
 """Raise this whenever extraction, stemming or role classification changes what a text yields:
 stored analyses of another version are ignored and redone. 2: the "attempt" memory role. 3: a
-reasoning model's thinking is not part of its reply's text (engine.thinking)."""
+reasoning model's thinking is not part of its reply's text (engine.thinking). 4: entities without
+sentence-opening words, labels, trace source lines and units; one mention per thing."""
 
 
 @dataclass(frozen=True, slots=True)

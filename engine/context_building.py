@@ -9,6 +9,7 @@ from engine.context_view import ContextView, EntityView, ItemView, Mark, Section
 from engine.curation_calls import CallsReport
 from engine.curation_result import CurationResult
 from engine.curator import RECENT_TURNS, SessionCuration
+from engine.entity_views import list_entities
 from engine.items import Item, ItemState
 from engine.operations import OpKind, Scores
 from engine.pins import SUGGEST_TURNS, recalls_lately
@@ -58,21 +59,9 @@ def build_view(
 ) -> ContextView:
     """The view of ``result``, a plan for the message ``new_id`` (``calls``: what curation's own
     model calls cost so far)."""
-    groups: dict[EntityState, list[EntityView]] = {state: [] for state in EntityState}
-    records = curation.registry.records
     earlier = _earlier_views(curation)
-    for ref, (state, reason) in result.entities.items():
-        record = records.get(ref)
-        if record is None:
-            continue
-        view = earlier.entities.get(ref)
-        last_turn = record.last_turn
-        if view is None or view.reason != reason or view.last_turn != last_turn or view.label != record.label:
-            view = EntityView(ref, record.kind.value, record.label, last_turn, reason)
-            earlier.entities[ref] = view
-        groups[state].append(view)
-    for views in groups.values():
-        views.sort(key=lambda e: (-e.last_turn, e.label.casefold()))
+    records = curation.registry.records
+    groups, not_shown = list_entities(result.entities, records, result.turn, earlier.entities)
     return ContextView(
         turn=result.turn,
         tokens=result.tokens,
@@ -83,6 +72,7 @@ def build_view(
         active=tuple(groups[EntityState.ACTIVE]),
         retained=tuple(groups[EntityState.RETAINED]),
         pruned=tuple(groups[EntityState.PRUNED]),
+        entities_not_shown=not_shown,
         items=_ItemPlacer(result, new_id, earlier.items).place(curation.items),
         messages=result.messages,
         notes=(*result.notes, *cut_note(curation)),

@@ -11,7 +11,8 @@ what they mention), **retained** (older things still sent, verbatim or as a summ
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from engine.consent import ConsentRequest
 from engine.curation_calls import CallsReport
@@ -85,6 +86,8 @@ class ContextView:
     active: tuple[EntityView, ...]
     retained: tuple[EntityView, ...]
     pruned: tuple[EntityView, ...]
+    """The entities of each section: one row per thing, the most relevant first, only a few
+    (engine.entity_views.ENTITY_ROWS) so that the messages stay in sight."""
     items: tuple[ItemView, ...]
     """Every message of the session, in conversation order."""
     messages: tuple[ContextMessage, ...]
@@ -97,6 +100,8 @@ class ContextView:
     alerts: tuple[str, ...] = ()
     """What the user should know first, in words, at the top of the panel: their messages not being
     sent until they choose, messages that look relevant again, pin suggestions and limits."""
+    entities_not_shown: Mapping[Section, int] = field(default_factory=dict)
+    """How many entities of each section are less relevant than those listed, and not listed."""
     upcoming: bool = False
     """A plan for a request not sent yet (between turns, or for a draft): what it saves is not
     counted in :attr:`session_saved_tokens`, and the calls of "this turn" were the last turn's."""

@@ -60,7 +60,7 @@ from engine.entity_patterns import (
     _WIN,
     _YEAR_RX,
 )
-from engine.entity_scan import _is_word, _norm, _run_end, _Scan
+from engine.entity_scan import _RANK, _is_word, _norm, _run_end, _Scan
 from engine.entity_vocabulary import (
     _DIRS,
     _ERROR_SUFFIXES,
@@ -211,7 +211,10 @@ def _errors(sc: _Scan) -> None:
                 if len(msg) > 160:
                     msg = msg[: msg.rfind(" ", 0, 160)] if " " in msg[:160] else msg[:160]
                 if any(c.isalpha() for c in msg):
-                    messages[m.start(1)] = m.start(1) + len(msg)
+                    start = m.start(1)
+                    if len(msg) > 2 and msg[0] == msg[-1] and msg[0] in "'\"`" and " " not in msg:
+                        start, msg = start + 1, msg[1:-1]  # KeyError: 'amount_cents' names amount_cents
+                    messages[start] = start + len(msg)
     last = 0
     for s, e in sorted(messages.items()):
         if s >= last:  # "panic: runtime error: index out of range" holds one message, not two
@@ -269,8 +272,15 @@ def _numbers(sc: _Scan) -> None:
     text = sc.text
     for m in sc.each(_NUMBER):
         group, (s, e) = m.lastgroup, m.span()
-        if group in ("qty", "money"):
+        if group in ("qty", "money", "age"):
+            # "3x^2 + 2y", "= 6x": a number times a variable is algebra, not three times something.
+            if text[e - 1].isalpha() and text[e - 2].isdigit():
+                before = text[max(0, s - 8) : s].rstrip(" \t")[-1:]
+                if text.startswith("^", e) or (before and before in "=+-*/^(,"):
+                    continue
             sc.add(K.QUANTITY, s - (group == "money"), e)
+        elif group == "iso" and m[0][10:11] in ("T", " ") and (not s or text[s - 1] == "\n"):
+            continue  # "2024-03-05 02:00:01 INFO ...": a log line's time stamp, one per line
         elif group == "http":
             sc.add(K.ERROR, s, e, f"http {text[s : s + 3]}")
         # A bare year needs a preposition ("in 2022") and no unit after it ("in 2000 ms").
@@ -321,6 +331,8 @@ def _extract(text: str, offset: int, first: dict[str, tuple[int, int, EntityKind
         extract(sc)
     for extract in (_config_keys, _numbers, _quotes):
         extract(sc)
+    for s, e in sc.quiet.functions:  # a trace's own frames name their functions ("in load_invoices")
+        sc.add(K.SYMBOL, s, e)
     occupied = bytearray(len(text))  # 1 inside an accepted span, 2 at its first character
     ends: dict[int, int] = {}
     messages: list[tuple[int, int]] = []
@@ -344,7 +356,7 @@ def _extract(text: str, offset: int, first: dict[str, tuple[int, int, EntityKind
     for s, e in messages:  # "Error: Signature has expired": the capital starts a message, not a name
         _mark(occupied, s, e)
     for s, e, ref in _names(sc):  # NAME comes last: nothing below it needs its spans marked
-        if ref not in first and occupied.count(0, s, e) == e - s:
+        if ref not in first and occupied.count(0, s, e) == e - s and s not in sc.quiet:
             first[ref] = (s + offset, e + offset, K.NAME)
 
 
@@ -360,9 +372,10 @@ def extract_entities(text: str) -> list[Mention]:
         text: A chat message, a pasted log, code, or any other text.
 
     Returns:
-        The mentions, each labelled as it first appears. Where spans of different kinds overlap, the
-        higher-precedence kind wins: URL > PATH > ENV_VAR > ERROR > SYMBOL > COMMAND > CONFIG_KEY >
-        IDENTIFIER > DATE > QUANTITY > TITLE > NAME.
+        The mentions, each labelled as it first appears; a thing mentioned as two kinds (a call and an
+        identifier) is one mention, of the higher-precedence kind. Where spans of different kinds
+        overlap, the higher-precedence kind wins: URL > PATH > ENV_VAR > ERROR > SYMBOL > COMMAND >
+        CONFIG_KEY > IDENTIFIER > DATE > QUANTITY > TITLE > NAME.
     """
     first: dict[str, tuple[int, int, EntityKind]] = {}
     if len(text) <= _LIMIT:
@@ -372,5 +385,15 @@ def extract_entities(text: str) -> list[Mention]:
         tail_start = text.find("\n", len(text) - _LIMIT // 2) + 1 or len(text) - _LIMIT // 2
         _extract(text[:head_end], 0, first)
         _extract(text[tail_start:], tail_start, first)
-    ordered = sorted(first.items(), key=lambda item: item[1][0])
-    return [Mention(kind, text[s:e], ref) for ref, (s, e, kind) in ordered]
+    # One thing, one mention: `load_invoices` and load_invoices() are the same function, whichever
+    # kinds their spans were given; the kind of higher precedence names it, where it first appears.
+    things: dict[str, tuple[int, str, int, int, EntityKind]] = {}  # first position, then the winner
+    for ref, (s, e, kind) in sorted(first.items(), key=lambda item: item[1][0]):
+        thing = ref.partition(":")[2]
+        held = things.get(thing)
+        if held is None:
+            things[thing] = (s, ref, s, e, kind)
+        elif _RANK[kind] < _RANK[held[4]]:
+            things[thing] = (held[0], ref, s, e, kind)
+    ordered = [thing[1:] for thing in sorted(things.values())]
+    return [Mention(kind, text[s:e], ref) for ref, s, e, kind in ordered]

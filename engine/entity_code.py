@@ -4,6 +4,7 @@ camelCase), commands in code and shell lines, and configuration keys."""
 from __future__ import annotations
 
 import functools
+import re
 
 from engine.entity_patterns import (
     _CALL,
@@ -27,14 +28,16 @@ from engine.entity_vocabulary import (
     _BRANDS,
     _CONTROL,
     _KEYWORDS,
-    _NOT_IDENTIFIERS,
     _PROG_LANGS,
     _PROGRAMS,
     _SHELL_LANGS,
 )
 from engine.mentions import EntityKind
+from engine.text import STOPWORDS
 
 K = EntityKind
+_CONFIG_LANGS = frozenset(("yaml", "yml", "toml", "ini", "cfg", "conf", "env", "dotenv", "properties"))
+_CALL_VALUE = re.compile(r"[ \t]*+[A-Za-z_][\w.]{0,127}+\(")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -107,7 +110,7 @@ def _code_spans(sc: _Scan) -> None:
                 sc.add(K.COMMAND, b, b + len(body), container=True)
             # `max_retries`: the span is the identifier. Words of longer spans are left to the shape
             # scanners, which know snake_case, dotted.names and calls from plain English.
-            elif _IDENT.fullmatch(body) and len(body) > 1 and body.casefold() not in _NOT_IDENTIFIERS:
+            elif _IDENT.fullmatch(body) and len(body) > 1 and body.casefold() not in _KEYWORDS:
                 b = text.index(body, s)
                 sc.add(K.IDENTIFIER, b, b + len(body))
     for s, e, lang in sc.fences:
@@ -132,6 +135,15 @@ def _config_keys(sc: _Scan) -> None:
         if s and text[s - 1] in "-./$@\\:?&":  # "--flag=x", "?page=2": arguments, not keys
             continue
         lang = sc.code(i)
+        # "f(since=x)" passes an argument, "rows = load(cfg)" assigns a variable, and a log's
+        # "since=2024-03-02" says "since": none is a configuration key.
+        before = text[max(0, s - 40) : s].rstrip(" \t")[-1:]
+        if (
+            before in ("(", ",")
+            or _CALL_VALUE.match(text, i + 1)
+            or (key.casefold() in STOPWORDS and lang not in _CONFIG_LANGS)
+        ):
+            continue
         if j == i and _ENV_ASSIGN.fullmatch(key):
             sc.add(K.ENV_VAR, s, s + len(key))  # FOO=bar, with no spaces, is the shell's syntax
         # In a program an assignment is a variable; in prose "Total = 5" is arithmetic.

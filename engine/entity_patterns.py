@@ -57,6 +57,7 @@ _NUMBER = re.compile(  # everything that starts with a digit: dates, HTTP status
     rf"|(?P<http>\d\d)(?<=[45]\d\d)[ \t]+(?:{_HTTP_REASONS})(?!\w)"
     rf"|(?P<money>(?<=[$€£¥]\d){_NUM}(?:[ \t]?(?:[kKMB]|bn|million|billion|thousand)(?!\w))?)"
     rf"|(?P<qty>{_NUM}{_UNIT_TAIL})"
+    r"|(?P<age>\d?[- ]years?[- ]old)(?!\w)"  # "a 38-year-old psychologist"
     r"|(?P<year>\d{3})(?!\w))"
 )
 _YEAR_RX = re.compile(_YEAR)
@@ -105,7 +106,11 @@ _COLON_AFTER = re.compile(r"[ \t]*:(?![:/])")
 _FENCE = re.compile(r"\n[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^\n]*")
 _INLINE = re.compile(r"`([^`\n]+)`")
 _PROMPT = re.compile(r"\n[ \t]*\$[ \t]+(\S[^\n]*)")
-_SHELL_LINE = re.compile(rf"\n[ \t]*(?:\$[ \t]+)?((?:{_alt(_PROGRAMS)})(?=[ \t\n]|\Z)[^\n]*)")
+# A shell line starts with a program, maybe after a prompt and variable assignments ("FOO=1 python x").
+_SHELL_LINE = re.compile(
+    rf"\n[ \t]*(?:\$[ \t]+)?((?:[A-Z_][A-Z0-9_]{{0,63}}+=[^\s]{{0,200}}+[ \t]++){{0,4}}+"
+    rf"(?:{_alt(_PROGRAMS)}|[\w.~-]{{0,64}}+/[\w./-]{{1,200}}+)(?=[ \t\n]|\Z)[^\n]*)"
+)
 # One pattern per opening quote: a literal first character is found by a fast scan, a class is not.
 # What the quoted part may hold never includes a closing quote, so giving characters back cannot find
 # one. The single quotes' part is taken whole in a lookahead and matched again by reference (an atomic
@@ -126,7 +131,17 @@ _CAP = rf"[{_U}]{_CAP_REST}"
 _CONNECTOR = r"(?:(?:of|de|da|di|del|du|van|von|der|den|al|bin)[ \t]+)?"
 _NAME = re.compile(rf"[{_U}](?<![\w.@#$/\\][{_U}]){_CAP_REST}(?:(?:['’]s)?[ \t]+{_CONNECTOR}{_CAP}){{0,5}}")
 _CAPWORD = re.compile(_CAP)
-# Runs of token characters, matched in the reversed text: a backward scan at C speed, at most 256 long.
+# Headings and labels, Title Case by convention: a "#" heading, a bold lead ("1. **Set Goals**:",
+# "**Option 1:**") and a list item's "Label:" lead. Group "t" is the label's text.
+_LIST_MARK = r"(?:[-*+•]|\d{1,3}[.)])[ \t]++"
+_ITEM_LEAD = re.compile(rf"[ \t>]*+{_LIST_MARK}[*_]{{0,2}}+")  # a list item's line up to its first word
+_AFTER_LABEL = re.compile(r"[*_]{0,2}+[ \t]*+[:\-–—]?[*_]{0,2}+[ \t]++")  # from a label to its value
+_LABEL = re.compile(
+    r"\n[ \t>]*+(?:#{1,6}[ \t]++(?P<t>[^\n]{1,200}+)"
+    rf"|(?:{_LIST_MARK})?(?P<em>\*\*|__)(?P<e>[^\n*_]{{1,200}}?)(?:(?P=em)[ \t]*+(?:[:\-–—]|$)|:(?P=em))"
+    rf"|{_LIST_MARK}(?P<l>[^\n:*]{{1,60}}+):)",
+    re.M,
+)  # Runs of token characters, matched in the reversed text: a backward scan at C speed, at most 256 long.
 _RUNS = {
     chars: re.compile(rf"[{cls}]{{0,256}}") for chars, cls in [("", r"^\W_"), ("_", r"\w"), ("_.", r"\w.")]
 }

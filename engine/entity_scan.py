@@ -7,6 +7,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from engine.entity_patterns import _FENCE, _INLINE, _RUNS
+from engine.entity_traces import Quiet
 from engine.mentions import EntityKind
 
 _PRECEDENCE = "url path env_var error symbol command config_key identifier date quantity title name"
@@ -36,6 +37,8 @@ class _Scan:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.quiet = Quiet(text)
+        """Machine-written spans that add no entities (a trace's quoted source lines, library frames)."""
         # Line-anchored patterns start with "\n" (a literal the engine finds fast, where "^" with re.M
         # tests every position); the leading newline lets them match the first line too.
         self.padded = "\n" + text
@@ -74,6 +77,8 @@ class _Scan:
 
     def add(self, kind: EntityKind, s: int, e: int, norm: str | None = None, container: bool = False) -> None:
         text = self.text
+        if self.quiet.starts and s in self.quiet:
+            return
         while e > s and text[e - 1].isspace():  # labels are trimmed
             e -= 1
         while s < e and text[s].isspace():

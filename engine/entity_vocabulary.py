@@ -42,7 +42,8 @@ _EXTS = _set("""py pyi pyx ipynb js mjs cjs ts tsx jsx json jsonl toml yaml yml 
 txt csv tsv html htm css scss sass less xml svg sh bash zsh fish ps1 bat c h cc cpp cxx hpp rs go java kt
 kts scala rb php swift cs sql lua pl dart ex exs erl hs clj el vim nix tf hcl proto graphql lock log gradle
 cmake mk patch diff pem crt pdf png jpg jpeg gif webp ico mp3 mp4 wav zip gz tgz tar bz2 xz whl jar dll
-dylib exe db sqlite sqlite3 parquet pkl onnx wasm tex bib j2 jinja tmpl vue svelte astro""")
+dylib exe db sqlite sqlite3 parquet pkl onnx wasm tex bib j2 jinja tmpl vue svelte astro service timer
+socket""")
 _NAMED_FILES = _set("""Dockerfile Containerfile Makefile GNUmakefile Gemfile Rakefile Procfile Vagrantfile
 Jenkinsfile Justfile Brewfile Pipfile Snakefile""")
 _ROOT_DIRS = _set("etc usr var tmp opt home bin sbin lib dev proc sys srv mnt root boot run Users Volumes")
@@ -63,7 +64,7 @@ import in interface is lambda let match mod mut new nil none nonlocal not null o
 return self static struct super switch this throw true try type typeof undefined use var void while with
 yield int str float bool dict list tuple set print len range echo fi then done esac local""")
 _NOT_IDENTIFIERS = _KEYWORDS | STOPWORDS
-_CONTROL = _KEYWORDS - _set("print len range set list dict str int float bool type")
+_CONTROL = _KEYWORDS  # syntax ("if (", "while(") and builtins ("print(x)", "len(a)"): nobody's own function
 _ERRNOS = _set("""ECONNREFUSED ECONNRESET ECONNABORTED ENOENT EACCES EPERM EADDRINUSE EADDRNOTAVAIL EPIPE
 ETIMEDOUT EHOSTUNREACH ENETUNREACH ENOTFOUND EEXIST ENOTDIR EISDIR ENOSPC EMFILE ENFILE EAGAIN EINVAL
 ENOMEM EBADF EBUSY EROFS ELOOP ENAMETOOLONG ENOTEMPTY EINTR EIO EDEADLK ENOEXEC ETXTBSY EPROTO ENOTCONN""")
@@ -77,6 +78,7 @@ Bad Gateway|Service Unavailable|Gateway Timeout""".replace("\n", "")
 _WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday"
 _MONTHS = "January February March April May June July August September October November December"
 _MONTH_ABBR = "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
+_WEEKDAY_ABBR = "Mon Tue Tues Wed Thu Thur Thurs Fri Sat Sun"
 _MONTH_NAMES = _set(_MONTHS.casefold())
 _REL_UNITS = "week weekend month year night morning afternoon evening summer winter spring fall autumn"
 _NUMBER_WORDS = (
@@ -97,7 +99,7 @@ _NEVER = _set(
 no nope nah ok okay lol lmao haha hahaha hehe omg btw fyi imo imho tbh asap ps todo fixme note nb dear sorry
 please pls cheers congrats congratulations bye goodbye goodnight welcome hmm um umm uh er yay ugh oops whoa
 wtf mr mrs ms dr prof sir error err warning warn info debug fatal morning afternoon evening night birthday
-luck weekend {_WEEKDAYS} {_MONTHS}""".casefold()
+luck weekend tv pc diy faq eta etc vs {_WEEKDAYS} {_MONTHS}""".casefold()
 )
 # Words that start sentences in chat: a name only if also capitalised mid-sentence in the same text.
 _COMMON = _set("""actually add agreed alright amazing anyway anyways apparently awesome basically beautiful
@@ -116,7 +118,49 @@ deploy restart enable disable turn return traceback file files line lines path p
 missing unknown unexpected received sent loaded connected retrying skipped done tried felt needed decided
 realized noticed finished learned visited spent bought watched played asked talked worked moved long short
 big small little old many much another other own back""")
-_SENTENCE_WORDS = STOPWORDS | _COMMON
+# Shapes of words that open sentences capitalised: gerunds and participles ("Painting", "Attached"),
+# adverbs ("Absolutely"), verbs ("Prioritize", "Identify") and abstract nouns ("Consistency").
+_COMMON_SUFFIXES = (
+    *("ing", "ed", "ly", "ize", "ise", "yze", "ify", "tion", "sion", "ions", "ment", "ments", "ness"),
+    *("ity", "ities", "ency", "encies"),
+)
+# Verbs that open instructions and requests ("Echo it back", "Continue from there", "Compare the two"),
+# including the app's own command words, and nouns and adjectives that open statements about a system
+# or a day ("Startup is slow", "Memory is 2 GB", "Separate question").
+_IMPERATIVES = _set("""accept access adapt adjust aim allocate allow analyse analyze append apply approach
+archive arrange ask assess assign assume attach attempt avoid backup balance batch begin believe boost
+break bring browse calculate cancel capture catch celebrate challenge choose clarify clean clear climb
+collect combine comment commit communicate compare compile complete compute configure confirm connect
+consider contact continue convert copy count cover crop cut dance debug decide declare decrease dedicate
+define delegate describe design detect determine develop discuss display divide document double download
+drag draw drink drive drop echo eliminate embrace encourage engage ensure enter establish estimate
+evaluate examine exercise expand expect explain explore export extend fetch fill filter find follow
+forget form format gather generate give grab grow handle help hide hold identify ignore implement import
+improve include increase incorporate inspect insert install integrate introduce invest invite join jump
+keep label launch learn leave leverage limit link list listen load log lower maintain manage map mark
+measure meet merge migrate mind minimize mix modify monitor motivate mount name narrow navigate note
+notice observe obtain offer omit organize organise outline pack paint parse participate paste pause pay
+pick pin place plan play point practice practise prepare press prevent print prioritize proceed process
+promote protect provide prune publish pull push put raise reach recall record reduce refer refresh
+register reject relax release reload remind render repeat replace reply report request require reset
+resolve respect rest restore resume retry reuse review rewrite save scale schedule scroll search select
+send separate serve share shift show sign simplify skip sleep slow sort speak specify split stack stage
+start stay stick store stretch structure study submit suggest summarize summarise supply support swap
+switch sync target teach tell test thank track train transfer translate travel treat trim trust tune
+type uncomment undo unpin upgrade upload utilize validate verify view visit walk warm watch wrap yield
+zoom focus reflect enjoy imagine wonder startup shutdown memory storage performance latency speed security
+network database server client backend frontend cache logging logs testing docs documentation config
+configuration dependency
+dependencies environment version versions today tonight tomorrow yesterday everything anything nothing
+something anyone nowhere somewhere thing things stuff people folks guys man dude wanna gonna gotta
+woah whoa wow sounds congrats absolutely certainly definitely therefore however although though
+given based depending regarding overall generally typically ideally alternatively additionally
+finally simple simply essential necessary important optional visual rich complete beneficial well
+talk tips success point points lost took gave came felt left held ran began brought taught caught
+meant paid sold won wrote heard knew grew drew threw flew drove rode ate fell forgot chose broke spoke
+woke wore hid hit hurt shut sat stood understood slept swam sang drank""")
+_SENTENCE_WORDS = STOPWORDS | _COMMON | _IMPERATIVES
+_SENTENCE_WORDS |= _set(f"one {_NUMBER_WORDS} first second third")
 # Adjectives lead names ("Great Britain", "Long Island", "Last of Us"): they open a sentence without
 # being dropped from the capitalised run they open.
 _ADJECTIVES = _set("""great good happy long short big small little old best nice cool beautiful lovely perfect
@@ -141,10 +185,11 @@ _KEYWORD_KIND |= dict.fromkeys(_set("yesterday today tomorrow tonight"), "date")
 _KEYWORD_KIND |= {
     f"{when} {unit}": "date"
     for when in ("last", "next", "this", "coming", "past")
-    for unit in f"{_REL_UNITS} {_WEEKDAYS} {_MONTHS}".casefold().split()
+    for unit in f"{_REL_UNITS} {_WEEKDAYS} {_WEEKDAY_ABBR} {_MONTHS}".casefold().split()
 }
 _KEYWORD_KIND |= dict.fromkeys(
-    [*_set(_WEEKDAYS.casefold()), *(d + "s" for d in _set(_WEEKDAYS.casefold()))], "weekday"
+    [*_set(f"{_WEEKDAYS} {_WEEKDAY_ABBR}".casefold()), *(d + "s" for d in _set(_WEEKDAYS.casefold()))],
+    "weekday",
 )
 _KEYWORD_KIND |= dict.fromkeys(_set(f"{_MONTHS} {_MONTH_ABBR}".casefold()), "month")
 _KEYWORD_KIND |= dict.fromkeys(

@@ -174,3 +174,20 @@ def test_a_reply_analysed_with_its_thinking_before_is_analysed_again_without(sto
     assert not curation.by_id[reply.id].refs
     assert "path:src/db/pool.py" not in curation.registry.records
     assert store.load_analyses(session.id, ANALYSIS_VERSION)[reply.id] == analyse_text("Use 20 connections.")
+
+
+def test_analyses_stored_by_the_previous_extractor_are_read_again(store: SqliteChatStore) -> None:
+    """A database written before sentence-opening words stopped being names shows no such name."""
+    from engine.analysis import Analysis, term_counts
+    from engine.items import MemoryRole
+    from engine.mentions import EntityKind, Mention
+
+    session = store.create_session("echo")
+    text = "Echo back the exact command you ran, please."
+    message = store.add_message(session.id, "user", text, tokens=COUNTER.count(text))
+    old = Analysis((Mention(EntityKind.NAME, "Echo", "name:echo"),), term_counts(text), MemoryRole.CONTEXT)
+    store.save_analyses(3, [(message.id, old)])  # what the extractor of version 3 stored
+
+    curation = _curations(store).get(session.id)
+    assert "name:echo" not in curation.by_id[message.id].refs
+    assert "name:echo" not in curation.registry.records

@@ -282,6 +282,8 @@ class ContextPanel(Vertical):
             options.append(self._label(f"head-{section}", f"{title} ({len(items) + len(found):,})", "bold"))
             options.extend(self._group("messages", section, items))
             options.extend(self._group("entities", section, found))
+            if found and (unlisted := view.entities_not_shown.get(section, 0)):
+                options.append(self._label(f"unlisted-{section}", f"  … {unlisted:,} less relevant", "dim"))
         if needle and not self._by_option:
             options.insert(0, self._label("nothing-matches", nothing_matches(self._filter.value), "italic"))
         self._reused = {}
