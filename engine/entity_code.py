@@ -37,7 +37,7 @@ from engine.text import STOPWORDS
 
 K = EntityKind
 _CONFIG_LANGS = frozenset(("yaml", "yml", "toml", "ini", "cfg", "conf", "env", "dotenv", "properties"))
-_CALL_VALUE = re.compile(r"[ \t]*+[A-Za-z_][\w.]{0,127}+\(")
+_CALL_VALUE = re.compile(r"[ \t]*[A-Za-z_][\w.]{0,127}\(")
 
 
 @functools.lru_cache(maxsize=4096)

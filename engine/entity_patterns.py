@@ -108,8 +108,8 @@ _INLINE = re.compile(r"`([^`\n]+)`")
 _PROMPT = re.compile(r"\n[ \t]*\$[ \t]+(\S[^\n]*)")
 # A shell line starts with a program, maybe after a prompt and variable assignments ("FOO=1 python x").
 _SHELL_LINE = re.compile(
-    rf"\n[ \t]*(?:\$[ \t]+)?((?:[A-Z_][A-Z0-9_]{{0,63}}+=[^\s]{{0,200}}+[ \t]++){{0,4}}+"
-    rf"(?:{_alt(_PROGRAMS)}|[\w.~-]{{0,64}}+/[\w./-]{{1,200}}+)(?=[ \t\n]|\Z)[^\n]*)"
+    rf"\n[ \t]*(?:\$[ \t]+)?((?:[A-Z_][A-Z0-9_]{{0,63}}=[^\s]{{0,200}}[ \t]+){{0,4}}"
+    rf"(?:{_alt(_PROGRAMS)}|[\w.~-]{{0,64}}/[\w./-]{{1,200}})(?=[ \t\n]|\Z)[^\n]*)"
 )
 # One pattern per opening quote: a literal first character is found by a fast scan, a class is not.
 # What the quoted part may hold never includes a closing quote, so giving characters back cannot find
@@ -133,13 +133,13 @@ _NAME = re.compile(rf"[{_U}](?<![\w.@#$/\\][{_U}]){_CAP_REST}(?:(?:['’]s)?[ \t
 _CAPWORD = re.compile(_CAP)
 # Headings and labels, Title Case by convention: a "#" heading, a bold lead ("1. **Set Goals**:",
 # "**Option 1:**") and a list item's "Label:" lead. Group "t" is the label's text.
-_LIST_MARK = r"(?:[-*+•]|\d{1,3}[.)])[ \t]++"
-_ITEM_LEAD = re.compile(rf"[ \t>]*+{_LIST_MARK}[*_]{{0,2}}+")  # a list item's line up to its first word
-_AFTER_LABEL = re.compile(r"[*_]{0,2}+[ \t]*+[:\-–—]?[*_]{0,2}+[ \t]++")  # from a label to its value
+_LIST_MARK = r"(?:[-*+•]|\d{1,3}[.)])[ \t]+"
+_ITEM_LEAD = re.compile(rf"[ \t>]*{_LIST_MARK}[*_]{{0,2}}")  # a list item's line up to its first word
+_AFTER_LABEL = re.compile(r"[*_]{0,2}[ \t]*[:\-–—]?[*_]{0,2}[ \t]+")  # from a label to its value
 _LABEL = re.compile(
-    r"\n[ \t>]*+(?:#{1,6}[ \t]++(?P<t>[^\n]{1,200}+)"
-    rf"|(?:{_LIST_MARK})?(?P<em>\*\*|__)(?P<e>[^\n*_]{{1,200}}?)(?:(?P=em)[ \t]*+(?:[:\-–—]|$)|:(?P=em))"
-    rf"|{_LIST_MARK}(?P<l>[^\n:*]{{1,60}}+):)",
+    r"\n[ \t>]*(?:#{1,6}[ \t]+(?P<t>[^\n]{1,200})"
+    rf"|(?:{_LIST_MARK})?(?P<em>\*\*|__)(?P<e>[^\n*_]{{1,200}}?)(?:(?P=em)[ \t]*(?:[:\-–—]|$)|:(?P=em))"
+    rf"|{_LIST_MARK}(?P<l>[^\n:*]{{1,60}}):)",
     re.M,
 )  # Runs of token characters, matched in the reversed text: a backward scan at C speed, at most 256 long.
 _RUNS = {
