@@ -115,6 +115,28 @@ async def test_tokens_shows_each_part_of_the_next_request() -> None:
         assert counts == sorted((m.tokens for m in context.messages), reverse=True)
 
 
+async def test_tokens_lists_what_is_left_out_with_reasons_your_messages_first() -> None:
+    app = make_app()
+    async with app.run_test(size=(140, 44)) as pilot:
+        await send(pilot, "first question about apples")
+        await send(pilot, "second question about pears")
+        screen = chat(app)
+        first_user, first_reply = (v.message.id for v in views(app)[:2])
+        await type_command(pilot, app, f"/forget #{first_reply}")
+        await wait_for(pilot, lambda: screen.context.item(first_reply).state is ItemState.PRUNED)  # type: ignore[union-attr]
+        await type_command(pilot, app, f"/forget #{first_user}")
+        await wait_for(pilot, lambda: screen.context.item(first_user).state is ItemState.PRUNED)  # type: ignore[union-attr]
+        await type_command(pilot, app, "/tokens")
+        await wait_for(pilot, lambda: isinstance(app.screen, TokensScreen))
+        left = app.screen.query_one("#tokens-left-out", DataTable)
+        rows = [[str(cell) for cell in left.get_row_at(r)] for r in range(left.row_count)]
+        assert [row[1] for row in rows] == [f"you #{first_user}", f"assistant #{first_reply}"]
+        assert all("forgotten by you" in row[2] for row in rows)  # each with its reason
+        assert "first question about apples" in rows[0][3]
+        sent = app.screen.query_one("#tokens-table", DataTable)
+        assert sent.row_count == len(screen.context.messages)  # type: ignore[union-attr]
+
+
 async def test_attach_adds_a_text_file_that_the_next_request_carries(
     tmp_path: Path, fake_server: FakeOpenAIServer
 ) -> None:
