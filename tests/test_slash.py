@@ -14,7 +14,7 @@ from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.help import HelpScreen
 from tui.screens.tokens import TokensScreen
-from tui.slash import Invocation, UnknownCommand, common_start, completions, message_number, read
+from tui.slash import COMMANDS, Invocation, UnknownCommand, common_start, completions, message_number, read
 
 
 @pytest.mark.parametrize(
@@ -100,6 +100,26 @@ async def test_tab_completes_a_command_and_the_hint_lists_matches() -> None:
         await pilot.press("s", "tab")
         assert screen.composer.text == "/restore "
         assert app.focused is screen.composer  # Tab completed instead of moving focus
+
+
+async def test_the_slash_menu_shows_each_command_with_a_one_line_description() -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = chat(app)
+        screen.composer.focus()
+        await pilot.press("/")
+        await wait_for(pilot, lambda: "/help" in str(screen.draft_hint.render()))
+        await pilot.pause(0.05)
+        hint = screen.draft_hint
+        lines = [line.rstrip() for line in str(hint.render()).splitlines()]
+        assert all(len(line) <= hint.size.width for line in lines)  # one line each, never wrapped
+        for command in COMMANDS:  # every command, its description beside it on its own line
+            (line,) = [line for line in lines if line.startswith(f"/{command.name} ")]
+            assert command.help[:12] in line
+        await pilot.press("p")
+        await wait_for(pilot, lambda: "/help" not in str(screen.draft_hint.render()))
+        lines = str(screen.draft_hint.render()).splitlines()
+        assert [line.split()[0] for line in lines if line.startswith("/")] == ["/pin", "/profile"]
 
 
 async def test_tokens_shows_each_part_of_the_next_request() -> None:

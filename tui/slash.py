@@ -89,6 +89,23 @@ def completions(text: str) -> list[SlashCommand]:
     return [command for command in COMMANDS if command.name.startswith(typed)]
 
 
+MENU_NAME_COLUMN = 14
+"""Width of the menu's command column; a usage longer than it is shown whole only once the menu
+is down to one command (the rest of the time the bare name stands for it)."""
+
+
+def menu_lines(commands: list[SlashCommand], width: int) -> list[str]:
+    """The slash menu: one line per command, its usage then its description, cut to ``width``."""
+    lines = []
+    for command in commands:
+        usage = f"/{command.name} {command.args}".strip()
+        if len(usage) > MENU_NAME_COLUMN and len(commands) > 1:
+            usage = f"/{command.name}"
+        line = f"{usage.ljust(MENU_NAME_COLUMN)}  {command.help}"
+        lines.append(line if len(line) <= width else line[: max(1, width - 1)] + "…")
+    return lines
+
+
 def message_number(argument: str) -> int | None:
     """``"#12"`` or ``"12"`` → 12; anything else → None."""
     digits = argument.strip().removeprefix("#")
