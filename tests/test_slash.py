@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Markdown
+from textual.widgets._markdown import MarkdownParagraph
+from textual.widgets.markdown import MarkdownFence
 
 from engine.attachments import MAX_ATTACHMENT_BYTES
 from engine.items import ItemState
@@ -14,7 +16,17 @@ from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.help import HelpScreen
 from tui.screens.tokens import TokensScreen
-from tui.slash import COMMANDS, Invocation, UnknownCommand, common_start, completions, message_number, read
+from tui.slash import (
+    COMMANDS,
+    Invocation,
+    UnknownCommand,
+    attach_argument,
+    common_start,
+    completions,
+    message_number,
+    path_completions,
+    read,
+)
 
 
 @pytest.mark.parametrize(
@@ -173,6 +185,57 @@ async def test_attach_adds_a_text_file_that_the_next_request_carries(
     # Servers refuse a "tool" message that answers no tool call: it goes as the user's.
     assert any(m["role"] == "user" and "rotates every Friday" in m["content"] for m in sent)
     assert all(m["role"] != "tool" for m in sent)
+
+
+def test_path_completion_marks_folders_and_hides_dot_files_unless_asked(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("n", encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / ".secret").write_text("s", encoding="utf-8")
+    base = f"{tmp_path}/"
+    assert path_completions(f"{base}no") == [f"{base}notebooks/", f"{base}notes.txt"]
+    assert path_completions(base) == [f"{base}notebooks/", f"{base}notes.txt"]  # no hidden file
+    assert path_completions(f"{base}.") == [f"{base}.secret"]
+    assert path_completions(f"{base}missing/x") == []
+    assert attach_argument("/attach  no") == "no" and attach_argument("/attachment") is None
+    assert attach_argument("/pin 3") is None and attach_argument("/attach a\nb") is None
+
+
+async def test_attach_completes_paths_with_tab_and_shows_a_stack_trace_line_by_line(tmp_path: Path) -> None:
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "app.py", line 3, in <module>\n'
+        "    load_invoices()\n"
+        "ValueError: no *invoices* found\n"
+    )
+    (tmp_path / "crash.log").write_text(trace, encoding="utf-8")
+    (tmp_path / "crashes").mkdir()
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        screen = chat(app)
+        screen.composer.focus()
+        screen.composer.text = f"/attach {tmp_path}/cr"
+        screen.composer.move_cursor(screen.composer.document.end)
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: screen.composer.text == f"/attach {tmp_path}/crash")
+        assert app.focused is screen.composer  # Tab completed instead of moving focus
+        await pilot.press("e", "s", "tab")
+        await wait_for(pilot, lambda: screen.composer.text == f"/attach {tmp_path}/crashes/")
+        screen.composer.text = f"/attach {tmp_path}/crash."
+        screen.composer.move_cursor(screen.composer.document.end)
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: screen.composer.text == f"/attach {tmp_path}/crash.log")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("Attached crash.log" in t for t in toasts(app)))
+        await wait_for(pilot, lambda: any(v.message.role == "tool" for v in views(app)))
+        (tool,) = [v for v in views(app) if v.message.role == "tool"]
+        await wait_for(pilot, lambda: bool(tool.query(MarkdownFence)))
+        (fence,) = tool.query(MarkdownFence)
+        assert fence.code == trace.rstrip("\n")  # every line break kept, shown as code
+        assert "*invoices*" in fence.code  # the file's text is not read as Markdown
+        heading = tool.query(MarkdownParagraph).first()
+        assert str(heading.render()).startswith("Attached file crash.log (124 bytes):")
+    (stored,) = [m for m in stored_messages() if m.role == "tool"]
+    assert stored.content.endswith(trace)  # what is stored and sent is unchanged
 
 
 @pytest.mark.parametrize(

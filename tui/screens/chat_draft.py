@@ -40,6 +40,9 @@ class DraftHints(ChatPart):
             lines = slash.menu_lines(commands, width if width > 20 else 100)
             self.show("\n".join([*lines, "Tab completes"]))
             return
+        if slash.attach_argument(screen.composer.text) is not None:
+            self.show("/attach FILE: Tab completes the path (folders end in /)")
+            return
         self._timer = screen.set_timer(DRAFT_DEBOUNCE, self._preview)
 
     def _preview(self) -> None:
