@@ -23,7 +23,7 @@ from engine.inert_text import inert, inert_json, inert_line, quoted
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sessions.exchange import ExportFormat
+    from sessions.exchange import ExportFormat, SessionDump
     from sessions.store import SqliteChatStore
 
     CommandBody = Callable[[SqliteChatStore], None]
@@ -138,7 +138,8 @@ def run_export(session_id: int, *, fmt: str | None, output: Path | None) -> int:
             sys.stdout.write(text)  # both formats are inert as written
             return
         write_private(output, text)
-        _say(f"Exported session {session_id} ({len(dump.messages):,} messages) to {quoted(str(output))}.")
+        count = _counted(dump, with_replaced=chosen == "jsonl")
+        _say(f"Exported session {session_id} ({count}) to {quoted(str(output))}.")
 
     return _run("sessions export", body)
 
@@ -159,6 +160,17 @@ def write_private(path: Path, text: str) -> None:
         raise CommandError(f"could not write {quoted(str(path))}: {err.strerror or err}.") from err
 
 
+def _counted(dump: SessionDump, *, with_replaced: bool = True) -> str:
+    """ "36 messages", counted as `sessions list` counts them; replaced replies a transcript keeps
+    (for an exact import) are named apart."""
+    shown = len(dump.shown)
+    words = f"{shown:,} message{'s' if shown != 1 else ''}"
+    replaced = len(dump.messages) - shown
+    if replaced and with_replaced:
+        words += f", and {replaced:,} replaced repl{'ies' if replaced != 1 else 'y'} not shown in the chat"
+    return words
+
+
 # --- sessions import ---------------------------------------------------------------------------
 
 
@@ -176,8 +188,7 @@ def run_import(path: Path) -> int:
         stored = store.import_session(dump, source=path.name)
         title = inert_line(dump.header.title)
         _say(
-            f"Imported {len(dump.messages):,} messages from {quoted(str(path))} as session "
-            f"{stored.session_id}: {title}",
+            f"Imported {_counted(dump)} from {quoted(str(path))} as session {stored.session_id}: {title}",
             sys.stdout,
         )
 

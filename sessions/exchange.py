@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, cast
 
-from engine.chat import MessageStatus, Role, SessionSettings
+from engine.chat import MessageStatus, Role, SessionSettings, counted
 from engine.consent import ConsentChoice
 from engine.inert_text import inert, inert_json, inert_line, quoted
 from engine.items import ItemState
@@ -101,6 +101,11 @@ class SessionDump:
 
     header: SessionHeader
     messages: tuple[ExchangedMessage, ...]
+
+    @property
+    def shown(self) -> tuple[ExchangedMessage, ...]:
+        """The messages the chat shows, and counts (:func:`engine.chat.counted`)."""
+        return tuple(m for m in self.messages if counted(m.status))
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,7 +394,7 @@ def _message(path: Path, number: int, line: SessionLine, now: datetime) -> Excha
 
 def to_markdown(session: SessionDump) -> str:
     """The session for reading: a heading per message (who, when, its marks), then its text."""
-    shown = [m for m in session.messages if m.status != MessageStatus.SUPERSEDED]
+    shown = session.shown
     count = f"{len(shown):,} message" + ("" if len(shown) == 1 else "s")
     parts = [f"# {_one_line(session.header.title)}\n\n{count} · exported from Heedful\n"]
     for message in shown:
