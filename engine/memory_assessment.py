@@ -50,7 +50,22 @@ _MESSAGE_SENTENCES = 40
 _DIGITS = re.compile(r"\d+")
 _GREETING = re.compile(r"^\W*(hi|hey|hello|thanks|thank you|good (?:morning|evening)|sure|ok(?:ay)?)\b", re.I)
 _SIGNAL_WORDS = frozenset(
-    "decided decide decision prefer use using let going want need like agreed noted sure".split()
+    [
+        "decided",
+        "decide",
+        "decision",
+        "prefer",
+        "use",
+        "using",
+        "let",
+        "going",
+        "want",
+        "need",
+        "like",
+        "agreed",
+        "noted",
+        "sure",
+    ]
 )
 """Words that tell a sentence's role, not what it is about: never topics."""
 _TIER = {"decision": 0, "preference": 0, "resolution": 1, "fact": 1, "cause": 1, "error": 2, "attempt": 2}
@@ -144,31 +159,31 @@ def _sentences(
         (role, mentions, [_clean(p) for p in _SENTENCE.split(text[:_SENTENCE_CHARS])][:_MESSAGE_SENTENCES])
         for role, text, mentions in named
     ]
-    user_said = {p for role, _, parts in split if role == "user" for p in parts if len(p.split()) >= 3}
     in_replies: Counter[str] = Counter()
     for role, _, parts in split:
         if role != "user":
             in_replies.update({_DIGITS.sub("#", p) for p in parts})
-    initial = Counter()  # labels seen only as a sentence's capitalised first word are common words
     elsewhere: set[str] = set()
+    """Labels seen other than as a sentence's capitalised first word: names, whatever opens a sentence."""
     kept: list[tuple[str, str, list[Mention]]] = []
+    said: list[str] = []
+    """The sentences of the user's last message: what an echoing reply repeats."""
     for role, mentions, parts in split:
+        if role == "user":
+            said = [p for p in parts if len(p.split()) >= 3]
         for part in parts:
             if len(part.split()) < 4:  # "How are you?", "Sounds good to me"
                 continue
             if role != "user" and (
-                in_replies[_DIGITS.sub("#", part)] >= 2 or any(said in part for said in user_said)
+                in_replies[_DIGITS.sub("#", part)] >= 2 or any(user in part for user in said)
             ):
                 continue
             found = [m for m in mentions if m.label in part]
-            for m in found:
-                label = " ".join(m.label.casefold().split())
-                if _is_initial_word(m, part):
-                    initial[label] += 1
-                else:
-                    elsewhere.add(label)
+            elsewhere.update(
+                " ".join(m.label.casefold().split()) for m in found if not _is_initial_word(m, part)
+            )
             kept.append((role, part, found))
-    sentences = []
+    sentences: list[_Sentence] = []
     for n, (role, part, found) in enumerate(kept):
         real = [
             m
