@@ -182,6 +182,7 @@ def build_services(
         curation_models=models.curation_for,
     )
     memory.on_change = turns.curations.refresh_memory
+    memory.new_session_budget = turns.curations.new_session_memory_budget
     services = AppServices(
         store=store,
         turns=turns,
