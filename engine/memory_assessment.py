@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from engine.attachments import split_attachment
 from engine.chat import PromptMessage
 from engine.memory import MAX_TOPICS, Assessed, AssessedBy, Assessment, clip_text
 from engine.mentions import EntityKind
@@ -113,7 +114,8 @@ def assess_offline(messages: Sequence[PromptMessage]) -> Assessment:
     for message in messages:
         if message.role == "system" or not message.content.strip():
             continue
-        text = message.content[:_READ_CHARS]
+        attached = split_attachment(message.content)  # the file's text, not "Attached file x (669 bytes)"
+        text = (attached[1] if attached else message.content)[:_READ_CHARS]
         mentions = extract_entities(text)
         read.append(_Read(classify(text, mentions).value, message.role, text))
         named.append((message.role, text, mentions))
@@ -172,13 +174,13 @@ def _sentences(
         if role == "user":
             said = [p for p in parts if len(p.split()) >= 3]
         for part in parts:
-            if len(part.split()) < 4:  # "How are you?", "Sounds good to me"
+            if len(part.split()) < 2 or (role != "user" and in_replies[_DIGITS.sub("#", part)] >= 2):
                 continue
-            if role != "user" and (
-                in_replies[_DIGITS.sub("#", part)] >= 2 or any(user in part for user in said)
-            ):
+            if role != "user" and any(user in part for user in said):
                 continue
             found = [m for m in mentions if m.label in part]
+            if len(part.split()) < 4 and not found:  # "How are you?", "Sounds good to me"
+                continue
             elsewhere.update(
                 " ".join(m.label.casefold().split()) for m in found if not _is_initial_word(m, part)
             )
@@ -240,9 +242,9 @@ def _offline_summary(sentences: Sequence[_Sentence], read: Sequence[_Read]) -> s
     for sentence in ranked:
         if parts and (_tier(sentence.role) > max(best, 1) or used + len(sentence.text) > _SUMMARY_CHARS):
             continue  # a less telling sentence only when nothing better was said; room permitting
-        if sentence.text in parts:
+        if sentence.text in parts or f"{sentence.text}." in parts:
             continue
-        parts.append(sentence.text)
+        parts.append(sentence.text if sentence.text[-1] in ".!?:;…" else f"{sentence.text}.")
         used += len(sentence.text) + 1
     return clip_text(" ".join(parts), _SUMMARY_CHARS) or "A conversation."
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from engine.attachments import attachment_text
 from engine.chat import PromptMessage
 from engine.memory import PERMANENT_FROM, expiry_for, memory_budget, select_for_prompt
 from engine.memory_assessment import assess_offline
@@ -116,3 +117,15 @@ def test_a_small_models_request_still_has_room_for_a_full_length_memory() -> Non
     budget = memory_budget(int(2_500 * 0.7))
     assert select_for_prompt([memory], T0 + timedelta(days=1), budget, COUNTER) == [memory]
     assert memory_budget(int(128_000 * 0.7)) == int(128_000 * 0.7 * 0.05)  # large windows: as before
+
+
+def test_an_attached_files_heading_is_not_remembered_as_what_mattered() -> None:
+    trace = 'Traceback (most recent call last):\n  File "app.py", line 3\nValueError: no invoices\n'
+    assessed = assess_offline(
+        [
+            PromptMessage("user", "hello there"),
+            PromptMessage("user", attachment_text("crash.log", trace.encode())),
+        ]
+    )
+    assert "Attached file" not in assessed.summary and "ValueError: no invoices." in assessed.summary
+    assert not any("bytes" in tag for tag in assessed.tags) and "valueerror" in assessed.tags
