@@ -300,6 +300,14 @@ def test_list_export_and_import_give_one_message_count(
     assert main(["sessions", "list"]) == 0
     row = capsys.readouterr().out.splitlines()[1].split()
     assert row[:2] == [str(session.id), "3"]
+    from tui.screens.sessions import describe
+
+    store = open_store(paths.database_path()).store
+    try:
+        (listed,) = store.list_sessions()
+    finally:
+        store.close()
+    assert "\n   3 messages · " in describe(listed, current=False).plain  # the sessions screen
     markdown, transcript = tmp_path / "s.md", tmp_path / "s.jsonl"
     assert main(["sessions", "export", str(session.id), "--output", str(markdown)]) == 0
     assert f"({3} messages)" in capsys.readouterr().err
