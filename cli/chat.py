@@ -184,6 +184,7 @@ def build_services(
     )
     memory.on_change = turns.curations.refresh_memory
     turns.curations.pin_limit = loaded.config.curation.pin_limit
+    memory.new_session_budget = turns.curations.new_session_memory_budget
     services = AppServices(
         store=store,
         turns=turns,

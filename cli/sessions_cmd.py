@@ -140,7 +140,8 @@ def run_export(session_id: int, *, fmt: str | None, output: Path | None) -> int:
             sys.stdout.write(text)  # both formats are inert as written
             return
         write_private(output, text)
-        _say(f"Exported session {session_id} ({len(dump.messages):,} messages) to {quoted(str(output))}.")
+        count = _counted(len(dump.shown), len(dump.messages), with_replaced=chosen == "jsonl")
+        _say(f"Exported session {session_id} ({count}) to {quoted(str(output))}.")
 
     return _run("sessions export", body)
 
@@ -159,6 +160,16 @@ def write_private(path: Path, text: str) -> None:
     except OSError as err:
         Path(scratch).unlink(missing_ok=True)
         raise CommandError(f"could not write {quoted(str(path))}: {err.strerror or err}.") from err
+
+
+def _counted(shown: int, total: int, *, with_replaced: bool = True) -> str:
+    """ "36 messages", counted as `sessions list` counts them (``shown`` of the ``total`` rows);
+    replaced replies a transcript keeps (for an exact import) are named apart."""
+    words = f"{shown:,} message{'s' if shown != 1 else ''}"
+    replaced = total - shown
+    if replaced and with_replaced:
+        words += f", and {replaced:,} replaced repl{'ies' if replaced != 1 else 'y'} not shown in the chat"
+    return words
 
 
 # --- sessions import ---------------------------------------------------------------------------
@@ -202,7 +213,7 @@ def run_import(path: Path) -> int:
             if progress is not None:
                 progress.clear()
         _say(
-            f"Imported {stored.messages:,} messages from {quoted(str(path))} as session "
+            f"Imported {_counted(stored.shown, stored.messages)} from {quoted(str(path))} as session "
             f"{stored.session_id}: {inert_line(stored.title)}",
             sys.stdout,
         )

@@ -7,9 +7,12 @@ with a sentence saying why; reading the file is the caller's job (I/O stays at t
 
 from __future__ import annotations
 
+import re
+
 MAX_ATTACHMENT_BYTES = 1_000_000
 """Larger files are refused: a 1 MB text is already about 250,000 tokens."""
 _SNIFF_BYTES = 8_192
+_HEAD = re.compile(r"(Attached file [^\n]* \([\d,]+ bytes\):)\n\n")
 
 
 class AttachmentRefused(Exception):
@@ -46,3 +49,9 @@ def attachment_text(name: str, data: bytes, *, size: int | None = None) -> str:
             f"{name} is not UTF-8 text (byte {err.start:,} cannot be read): only text files can be attached."
         ) from None
     return f"Attached file {name} ({total:,} bytes):\n\n{text}"
+
+
+def split_attachment(text: str) -> tuple[str, str] | None:
+    """An attachment's text as its heading line and the file's own text (None: not an attachment)."""
+    found = _HEAD.match(text)
+    return (found.group(1), text[found.end() :]) if found else None

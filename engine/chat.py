@@ -45,6 +45,14 @@ class Session:
     created_at: datetime
     updated_at: datetime
     message_count: int = 0
+    """The messages the chat shows (see :func:`counted`): the one count the list, the sessions
+    screen and exports all give."""
+
+
+def counted(status: MessageStatus) -> bool:
+    """Whether a message counts among a session's messages: every one but superseded replies
+    (retried, edited or deleted away), which stay in the store but are neither shown nor sent."""
+    return status is not MessageStatus.SUPERSEDED
 
 
 @dataclass(frozen=True, slots=True)

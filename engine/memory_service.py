@@ -96,6 +96,9 @@ class MemoryService:
         self.on_change: Callable[[], None] | None = None
         """Called (in a worker thread) after memories change, so prompts take them up; the app sets
         it to ``SessionCurations.refresh_memory``."""
+        self.new_session_budget: Callable[[], int] | None = None
+        """The memory section's tokens in a new session's request (the app sets it to
+        ``SessionCurations.new_session_memory_budget``): what :meth:`in_new_sessions` fits."""
         self._busy: dict[int, asyncio.Lock] = {}
 
     # --- triggers ------------------------------------------------------------------------------
@@ -210,16 +213,27 @@ class MemoryService:
         The session's own memories are left out (its log already holds them). A store that fails
         gives no section rather than a failed turn.
         """
-        if not self.enabled or budget_tokens <= 0:
-            return ""
-        now = self.clock()
         try:
-            candidates = self.store.memories_for_prompt(
-                now, min_importance=PERMANENT_FROM, exclude_session=session_id
-            )
+            return memory_section(self._chosen(session_id, budget_tokens))
         except StoreError:
             return ""
-        return memory_section(select_for_prompt(candidates, now, budget_tokens, self.counter))
+
+    async def in_new_sessions(self) -> set[int] | None:
+        """The ids of the memories a new session's request carries, chosen as :meth:`section_for`
+        chooses them (None: the budget is not known)."""
+        if self.new_session_budget is None:
+            return None
+        budget = self.new_session_budget()
+        return {m.id for m in await asyncio.to_thread(self._chosen, None, budget)}
+
+    def _chosen(self, session_id: int | None, budget_tokens: int) -> list[Memory]:
+        if not self.enabled or budget_tokens <= 0:
+            return []
+        now = self.clock()
+        candidates = self.store.memories_for_prompt(
+            now, min_importance=PERMANENT_FROM, exclude_session=session_id
+        )
+        return select_for_prompt(candidates, now, budget_tokens, self.counter)
 
     # --- steps ---------------------------------------------------------------------------------
 

@@ -263,6 +263,14 @@ class SessionCurations:
             for session_id, curation in self._cached.items():
                 self._give_memory(curation, session_id)
 
+    def new_session_memory_budget(self) -> int:
+        """The tokens a new session's request gives its memory section (the config's profile, the
+        current model's window)."""
+        from engine.budget import Budget
+        from engine.memory import memory_budget
+
+        return memory_budget(Budget(self.window(), self.profile.budget_ratio).tokens)
+
     def _give_memory(self, curation: SessionCuration, session_id: int | None) -> None:
         if self.memory is not None:
             from engine.memory import memory_budget

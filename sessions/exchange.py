@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, cast
 
-from engine.chat import MessageStatus, Role, SessionSettings
+from engine.chat import MessageStatus, Role, SessionSettings, counted
 from engine.consent import ConsentChoice
 from engine.inert_text import inert, inert_json, inert_line
 from engine.items import ItemState
@@ -101,6 +101,11 @@ class SessionDump:
 
     header: SessionHeader
     messages: tuple[ExchangedMessage, ...]
+
+    @property
+    def shown(self) -> tuple[ExchangedMessage, ...]:
+        """The messages the chat shows, and counts (:func:`engine.chat.counted`)."""
+        return tuple(m for m in self.messages if counted(m.status))
 
 
 # --- the store side: functions over an open connection, run by SqliteChatStore in a transaction --
@@ -218,7 +223,7 @@ def _header_json(header: SessionHeader) -> dict[str, object]:
 
 def to_markdown(session: SessionDump) -> str:
     """The session for reading: a heading per message (who, when, its marks), then its text."""
-    shown = [m for m in session.messages if m.status != MessageStatus.SUPERSEDED]
+    shown = session.shown
     count = f"{len(shown):,} message" + ("" if len(shown) == 1 else "s")
     parts = [f"# {_one_line(session.header.title)}\n\n{count} · exported from Heedful\n"]
     for message in shown:

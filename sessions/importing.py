@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
-from engine.chat import MessageStatus, SessionSettings
+from engine.chat import MessageStatus, SessionSettings, counted
 from engine.consent import ConsentChoice
 from engine.inert_text import quoted
 from engine.items import ItemState
@@ -33,6 +33,8 @@ class Stored:
     session_id: int
     messages: int
     title: str
+    shown: int
+    """The messages the chat shows: all but superseded replies (:func:`engine.chat.counted`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +173,7 @@ def store(
     )
     next_id = int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0])
     reason = f"imported from {source.path.name}"
-    count = 0
+    count = shown = 0
     batch: list[tuple[int, ExchangedMessage]] = []
     """The messages read and not yet inserted, each with its line number."""
     lines = iter(source.lines)
@@ -188,13 +190,14 @@ def store(
             _note_ids(conn, source.path, batch)
             _insert(conn, session_id, next_id + count, batch, reason, stamp)
             count += len(batch)
+            shown += sum(1 for _, message in batch if counted(message.status))
             batch.clear()
             if progress is not None:
                 progress(count)
         if taken is None:
             break
     conn.execute("DROP TABLE temp.imported_ids")
-    return Stored(session_id, count, header.title)
+    return Stored(session_id, count, header.title, shown)
 
 
 def _note_ids(conn: sqlite3.Connection, path: Path, batch: list[tuple[int, ExchangedMessage]]) -> None:

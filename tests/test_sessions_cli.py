@@ -279,3 +279,43 @@ def test_the_installed_command_round_trips_a_session(tmp_path: Path) -> None:
     missing = heedful("sessions", "delete", "999", "--yes")
     assert missing.returncode == 2 and "there is no session 999" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_list_export_and_import_give_one_message_count(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from engine.chat import MessageStatus
+
+    store = open_store(paths.database_path()).store
+    try:
+        session = store.create_session("Retried twice")
+        store.add_message(session.id, "user", "why does the build fail?")
+        for _ in range(2):  # two replies the user retried: kept in the store, not shown
+            old = store.add_message(session.id, "assistant", "a reply the user did not like")
+            store.update_message(old.id, status=MessageStatus.SUPERSEDED)
+        store.add_message(session.id, "assistant", "the lock file is stale")
+        store.add_message(session.id, "user", "thanks")
+    finally:
+        store.close()
+    assert main(["sessions", "list"]) == 0
+    row = capsys.readouterr().out.splitlines()[1].split()
+    assert row[:2] == [str(session.id), "3"]
+    from tui.screens.sessions import describe
+
+    store = open_store(paths.database_path()).store
+    try:
+        (listed,) = store.list_sessions()
+    finally:
+        store.close()
+    assert "\n   3 messages · " in describe(listed, current=False).plain  # the sessions screen
+    markdown, transcript = tmp_path / "s.md", tmp_path / "s.jsonl"
+    assert main(["sessions", "export", str(session.id), "--output", str(markdown)]) == 0
+    assert f"({3} messages)" in capsys.readouterr().err
+    assert "\n3 messages · exported from Heedful\n" in markdown.read_text(encoding="utf-8")
+    assert main(["sessions", "export", str(session.id), "--output", str(transcript)]) == 0
+    said = capsys.readouterr().err
+    assert "(3 messages, and 2 replaced replies not shown in the chat)" in said
+    assert main(["sessions", "import", str(transcript)]) == 0
+    assert capsys.readouterr().out.startswith("Imported 3 messages, and 2 replaced replies")
+    assert main(["sessions", "list"]) == 0
+    assert [line.split()[1] for line in capsys.readouterr().out.splitlines()[1:]] == ["3", "3"]

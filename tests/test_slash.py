@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Markdown
+from textual.widgets._markdown import MarkdownParagraph
+from textual.widgets.markdown import MarkdownFence
 
 from engine.attachments import MAX_ATTACHMENT_BYTES
 from engine.items import ItemState
@@ -14,7 +16,17 @@ from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.help import HelpScreen
 from tui.screens.tokens import TokensScreen
-from tui.slash import Invocation, UnknownCommand, common_start, completions, message_number, read
+from tui.slash import (
+    COMMANDS,
+    Invocation,
+    UnknownCommand,
+    attach_argument,
+    common_start,
+    completions,
+    message_number,
+    path_completions,
+    read,
+)
 
 
 @pytest.mark.parametrize(
@@ -102,6 +114,26 @@ async def test_tab_completes_a_command_and_the_hint_lists_matches() -> None:
         assert app.focused is screen.composer  # Tab completed instead of moving focus
 
 
+async def test_the_slash_menu_shows_each_command_with_a_one_line_description() -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = chat(app)
+        screen.composer.focus()
+        await pilot.press("/")
+        await wait_for(pilot, lambda: "/help" in str(screen.draft_hint.render()))
+        await pilot.pause(0.05)
+        hint = screen.draft_hint
+        lines = [line.rstrip() for line in str(hint.render()).splitlines()]
+        assert all(len(line) <= hint.size.width for line in lines)  # one line each, never wrapped
+        for command in COMMANDS:  # every command, its description beside it on its own line
+            (line,) = [line for line in lines if line.startswith(f"/{command.name} ")]
+            assert command.help[:12] in line
+        await pilot.press("p")
+        await wait_for(pilot, lambda: "/help" not in str(screen.draft_hint.render()))
+        lines = str(screen.draft_hint.render()).splitlines()
+        assert [line.split()[0] for line in lines if line.startswith("/")] == ["/pin", "/profile"]
+
+
 async def test_tokens_shows_each_part_of_the_next_request() -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -113,6 +145,28 @@ async def test_tokens_shows_each_part_of_the_next_request() -> None:
         assert context is not None and table.row_count == len(context.messages)
         counts = [int(str(table.get_row_at(r)[0]).replace(",", "")) for r in range(table.row_count)]
         assert counts == sorted((m.tokens for m in context.messages), reverse=True)
+
+
+async def test_tokens_lists_what_is_left_out_with_reasons_your_messages_first() -> None:
+    app = make_app()
+    async with app.run_test(size=(140, 44)) as pilot:
+        await send(pilot, "first question about apples")
+        await send(pilot, "second question about pears")
+        screen = chat(app)
+        first_user, first_reply = (v.message.id for v in views(app)[:2])
+        await type_command(pilot, app, f"/forget #{first_reply}")
+        await wait_for(pilot, lambda: screen.context.item(first_reply).state is ItemState.PRUNED)  # type: ignore[union-attr]
+        await type_command(pilot, app, f"/forget #{first_user}")
+        await wait_for(pilot, lambda: screen.context.item(first_user).state is ItemState.PRUNED)  # type: ignore[union-attr]
+        await type_command(pilot, app, "/tokens")
+        await wait_for(pilot, lambda: isinstance(app.screen, TokensScreen))
+        left = app.screen.query_one("#tokens-left-out", DataTable)
+        rows = [[str(cell) for cell in left.get_row_at(r)] for r in range(left.row_count)]
+        assert [row[1] for row in rows] == [f"you #{first_user}", f"assistant #{first_reply}"]
+        assert all("forgotten by you" in row[2] for row in rows)  # each with its reason
+        assert "first question about apples" in rows[0][3]
+        sent = app.screen.query_one("#tokens-table", DataTable)
+        assert sent.row_count == len(screen.context.messages)  # type: ignore[union-attr]
 
 
 async def test_attach_adds_a_text_file_that_the_next_request_carries(
@@ -131,6 +185,57 @@ async def test_attach_adds_a_text_file_that_the_next_request_carries(
     # Servers refuse a "tool" message that answers no tool call: it goes as the user's.
     assert any(m["role"] == "user" and "rotates every Friday" in m["content"] for m in sent)
     assert all(m["role"] != "tool" for m in sent)
+
+
+def test_path_completion_marks_folders_and_hides_dot_files_unless_asked(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("n", encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / ".secret").write_text("s", encoding="utf-8")
+    base = f"{tmp_path}/"
+    assert path_completions(f"{base}no") == [f"{base}notebooks/", f"{base}notes.txt"]
+    assert path_completions(base) == [f"{base}notebooks/", f"{base}notes.txt"]  # no hidden file
+    assert path_completions(f"{base}.") == [f"{base}.secret"]
+    assert path_completions(f"{base}missing/x") == []
+    assert attach_argument("/attach  no") == "no" and attach_argument("/attachment") is None
+    assert attach_argument("/pin 3") is None and attach_argument("/attach a\nb") is None
+
+
+async def test_attach_completes_paths_with_tab_and_shows_a_stack_trace_line_by_line(tmp_path: Path) -> None:
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "app.py", line 3, in <module>\n'
+        "    load_invoices()\n"
+        "ValueError: no *invoices* found\n"
+    )
+    (tmp_path / "crash.log").write_text(trace, encoding="utf-8")
+    (tmp_path / "crashes").mkdir()
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        screen = chat(app)
+        screen.composer.focus()
+        screen.composer.text = f"/attach {tmp_path}/cr"
+        screen.composer.move_cursor(screen.composer.document.end)
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: screen.composer.text == f"/attach {tmp_path}/crash")
+        assert app.focused is screen.composer  # Tab completed instead of moving focus
+        await pilot.press("e", "s", "tab")
+        await wait_for(pilot, lambda: screen.composer.text == f"/attach {tmp_path}/crashes/")
+        screen.composer.text = f"/attach {tmp_path}/crash."
+        screen.composer.move_cursor(screen.composer.document.end)
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: screen.composer.text == f"/attach {tmp_path}/crash.log")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("Attached crash.log" in t for t in toasts(app)))
+        await wait_for(pilot, lambda: any(v.message.role == "tool" for v in views(app)))
+        (tool,) = [v for v in views(app) if v.message.role == "tool"]
+        await wait_for(pilot, lambda: bool(tool.query(MarkdownFence)))
+        (fence,) = tool.query(MarkdownFence)
+        assert fence.code == trace.rstrip("\n")  # every line break kept, shown as code
+        assert "*invoices*" in fence.code  # the file's text is not read as Markdown
+        heading = tool.query(MarkdownParagraph).first()
+        assert str(heading.render()).startswith("Attached file crash.log (124 bytes):")
+    (stored,) = [m for m in stored_messages() if m.role == "tool"]
+    assert stored.content.endswith(trace)  # what is stored and sent is unchanged
 
 
 @pytest.mark.parametrize(

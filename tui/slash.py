@@ -7,6 +7,7 @@ slash is a command; two slashes send the rest as an ordinary message ("//etc/hos
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 
@@ -87,6 +88,56 @@ def completions(text: str) -> list[SlashCommand]:
         return []
     typed = text[1:].lower()
     return [command for command in COMMANDS if command.name.startswith(typed)]
+
+
+MENU_NAME_COLUMN = 14
+"""Width of the menu's command column; a usage longer than it is shown whole only once the menu
+is down to one command (the rest of the time the bare name stands for it)."""
+
+
+def menu_lines(commands: list[SlashCommand], width: int) -> list[str]:
+    """The slash menu: one line per command, its usage then its description, cut to ``width``."""
+    lines = []
+    for command in commands:
+        usage = f"/{command.name} {command.args}".strip()
+        if len(usage) > MENU_NAME_COLUMN and len(commands) > 1:
+            usage = f"/{command.name}"
+        line = f"{usage.ljust(MENU_NAME_COLUMN)}  {command.help}"
+        lines.append(line if len(line) <= width else line[: max(1, width - 1)] + "…")
+    return lines
+
+
+def attach_argument(text: str) -> str | None:
+    """The path typed after ``/attach`` (None: the line is not an /attach command being typed)."""
+    if "\n" in text or not text.startswith("/"):
+        return None
+    name, space, argument = text[1:].partition(" ")
+    return argument.lstrip() if space and name.lower() == "attach" else None
+
+
+def path_completions(typed: str) -> list[str]:
+    """The paths ``typed`` could be the start of, as typed (``~`` kept), directories ending in "/".
+
+    Hidden files are offered only when the name being typed starts with a dot, as shells do.
+    """
+    folder, _, start = typed.rpartition("/")
+    folder = f"{folder}/" if "/" in typed else ""
+    try:
+        with os.scandir(os.path.expanduser(folder) or ".") as entries:
+            found = []
+            for entry in entries:
+                if not entry.name.startswith(start) or (
+                    entry.name.startswith(".") and not start.startswith(".")
+                ):
+                    continue
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                found.append(f"{folder}{entry.name}{'/' if is_dir else ''}")
+    except OSError:
+        return []
+    return sorted(found)
 
 
 def message_number(argument: str) -> int | None:

@@ -35,11 +35,13 @@ class DraftHints(ChatPart):
             return  # the edit's own hint stays until it is sent or cancelled
         commands = slash.completions(screen.composer.text)
         if commands:
-            if len(commands) > 2:  # names only, on one line: the descriptions come as it narrows
-                listed = " ".join(f"/{c.name}" for c in commands)
-            else:
-                listed = " · ".join(f"/{c.name} {c.args}".strip() + f": {c.help}" for c in commands)
-            self.show(f"{listed}  (Tab completes)")
+            # The hint's width: the composer's less the hint's wider margins (0 before the first layout).
+            width = screen.composer.size.width - 2
+            lines = slash.menu_lines(commands, width if width > 20 else 100)
+            self.show("\n".join([*lines, "Tab completes"]))
+            return
+        if slash.attach_argument(screen.composer.text) is not None:
+            self.show("/attach FILE: Tab completes the path (folders end in /)")
             return
         self._timer = screen.set_timer(DRAFT_DEBOUNCE, self._preview)
 

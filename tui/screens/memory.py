@@ -15,7 +15,7 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.errors import StoreError
-from engine.memory import MAX_SUMMARY_CHARS, Memory, describe_expiry
+from engine.memory import MAX_SUMMARY_CHARS, PROMPT_MEMORIES, Memory, describe_expiry, eligible_for_prompt
 from engine.memory_service import MemoryService
 from engine.moments import local_text
 from tui.sanitize import inert
@@ -27,8 +27,10 @@ EMPTY = (
 )
 
 
-def describe(memory: Memory, now: datetime) -> Content:
-    """A memory as the list shows it: importance, expiry and origin; the summary; tags and topics.
+def describe(memory: Memory, now: datetime, carried: set[int] | None = None) -> Content:
+    """A memory as the list shows it: importance, expiry, origin and whether a new session's
+    request carries it (``carried``: the ids that it does; None: not known); the summary; tags
+    and topics.
 
     Every part that came from a model or the user is plain text (never markup) and inert.
     """
@@ -38,6 +40,7 @@ def describe(memory: Memory, now: datetime) -> Content:
         mark,
         (f"{memory.importance:.2f}", "bold"),
         f"  {describe_expiry(memory, now)} · {local_text(memory.created_at, '%Y-%m-%d %H:%M')}{origin}",
+        _carried(memory, now, carried),
     )
     lines = [head, Content.assemble("\n   ", inert(memory.summary))]
     labels = []
@@ -48,6 +51,16 @@ def describe(memory: Memory, now: datetime) -> Content:
     if labels:
         lines.append(Content.assemble("\n   ", (inert(" · ".join(labels)), "dim")))
     return Content.assemble(*lines)
+
+
+def _carried(memory: Memory, now: datetime, carried: set[int] | None) -> Content:
+    if carried is None:
+        return Content("")
+    if memory.id in carried:
+        return Content.styled(" · in new sessions", "bold")
+    if eligible_for_prompt(memory, now):
+        return Content(f" · not in new sessions: only the {PROMPT_MEMORIES} newest that fit go")
+    return Content("")
 
 
 class MemoryEditScreen(ModalScreen[str | None]):
@@ -92,14 +105,17 @@ class MemoryScreen(ModalScreen[None]):
         super().__init__()
         self.service = memory
         self.memories: list[Memory] = []
+        self.carried: set[int] | None = None
+        """The memories a new session's request carries (None: not known)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(Content("Memories"), classes="title")
             yield Static(
                 Content(
-                    "Kept across sessions. Importance 0.7 or more (or pinned) goes into new sessions; "
-                    "the rest expires after 3 to 30 days."
+                    "Kept across sessions. Pinned memories and those of importance 0.7 or more go "
+                    f"into new sessions, the {PROMPT_MEMORIES} newest that fit (each row says whether "
+                    "it does); the rest expire after 3 to 30 days."
                 ),
                 classes="intro",
             )
@@ -114,6 +130,7 @@ class MemoryScreen(ModalScreen[None]):
     async def reload(self, highlight: int | None = None) -> None:
         try:
             self.memories = await self.service.memories()
+            self.carried = await self.service.in_new_sessions()
         except StoreError as err:
             self.notify(err.user_message, severity="error")
             return
@@ -127,7 +144,7 @@ class MemoryScreen(ModalScreen[None]):
             options.add_option(Option(Content(EMPTY), disabled=True))
             return
         now = self.service.clock()
-        options.add_options(Option(describe(m, now), id=str(m.id)) for m in self.memories)
+        options.add_options(Option(describe(m, now, self.carried), id=str(m.id)) for m in self.memories)
         index = next((i for i, m in enumerate(self.memories) if m.id == highlight), None)
         if index is None:
             index = min(keep or 0, len(self.memories) - 1)
@@ -192,7 +209,7 @@ class MemoryScreen(ModalScreen[None]):
             self._failed(err)
             return
         self.notify(
-            "Pinned: this memory never expires and goes into new sessions."
+            "Pinned: this memory never expires, and new sessions take it before the others."
             if memory.pinned
             else f"Unpinned: {describe_expiry(memory, self.service.clock())}."
         )

@@ -1,4 +1,5 @@
-"""/tokens: what each part of the next request costs, one row per message sent."""
+"""/tokens: what each part of the next request costs, one row per message sent, and below it
+what the request leaves out (the user's own messages first), each with its reason."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from textual.widgets import DataTable, Static
 from tui.sanitize import inert
 
 if TYPE_CHECKING:
-    from engine.context_view import ContextView
+    from engine.context_view import ContextView, ItemView
 
 PREVIEW_CHARS = 60
 
@@ -24,6 +25,13 @@ def _preview(text: str) -> Text:
     # Rich Text, never a str: DataTable would read a str cell as markup.
     line = " ".join(inert(text[: PREVIEW_CHARS * 4]).split())
     return Text(line[:PREVIEW_CHARS] + ("…" if len(line) > PREVIEW_CHARS else ""))
+
+
+def left_out(view: ContextView) -> list[ItemView]:
+    """The messages the next request does not carry, verbatim or summarized: the user's own first,
+    then the rest, each group in conversation order."""
+    missing = [item for item in view.items if not item.in_prompt]
+    return sorted(missing, key=lambda item: item.role != "user")
 
 
 class TokensScreen(ModalScreen[None]):
@@ -51,10 +59,26 @@ class TokensScreen(ModalScreen[None]):
                 )
             )
             yield DataTable(id="tokens-table", cursor_type="row", zebra_stripes=True)
+            missing = left_out(view)
+            if missing:
+                yours = sum(item.role == "user" for item in missing)
+                of_yours = f", {yours:,} of them yours" if yours else ""
+                yield Static(
+                    Content.styled(
+                        f"Not sent: {len(missing):,} message{'s' if len(missing) != 1 else ''}{of_yours}",
+                        "bold",
+                    ),
+                    id="tokens-left-heading",
+                )
+                yield DataTable(id="tokens-left-out", cursor_type="row", zebra_stripes=True)
+            else:
+                yield Static(
+                    Content("Every message is sent, verbatim or as a summary."), id="tokens-left-heading"
+                )
             yield Static(Content("Esc closes"), classes="hint")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one("#tokens-table", DataTable)
         table.add_columns("tokens", "share", "part", "form", "text")
         total = max(1, self.view.tokens)
         parts = sorted(enumerate(self.view.messages), key=lambda pair: -pair[1].tokens)
@@ -69,3 +93,14 @@ class TokensScreen(ModalScreen[None]):
                 _preview(message.content),
             )
         table.focus()
+        missing = left_out(self.view)
+        if missing:
+            left = self.query_one("#tokens-left-out", DataTable)
+            left.add_columns("tokens", "message", "why it is not sent", "text")
+            for item in missing:
+                left.add_row(
+                    Text(f"{item.tokens:,}", justify="right"),
+                    Text(f"{'you' if item.role == 'user' else item.role} #{item.id}"),
+                    Text(inert(item.reason)),
+                    _preview(item.preview),
+                )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 from typing import ClassVar
@@ -14,7 +15,7 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import EditResult
 
 from tui.sanitize import inert_controls, replaced_controls
-from tui.slash import common_start, completions
+from tui.slash import attach_argument, common_start, completions, path_completions
 
 NEWLINE_KEYS = frozenset({"ctrl+j", "alt+enter", "shift+enter", "newline"})
 """Keys that insert a line break; Enter itself sends. Terminals report ctrl+j as a newline."""
@@ -146,6 +147,10 @@ class Composer(TextArea):
             event.stop()
             event.prevent_default()
             self.complete_command()
+        elif event.key == "tab" and attach_argument(self.text) is not None:
+            event.stop()
+            event.prevent_default()
+            await self.complete_path()
         elif event.key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()
@@ -225,6 +230,29 @@ class Composer(TextArea):
         common = common_start(matches)
         self.text = f"{common} " if len(matches) == 1 else common
         self.move_cursor(self.document.end)
+
+    async def complete_path(self) -> None:
+        """Complete the file path after ``/attach``: to the one match, or as far as all matches
+        agree; when they agree no further, a note lists them."""
+        line = self.text
+        typed = attach_argument(line)
+        if typed is None:
+            return
+        # Read off the event loop: a slow or network file system must not freeze the app.
+        matches = await asyncio.to_thread(path_completions, typed)
+        if self.text != line:
+            return  # typed on meanwhile
+        if not matches:
+            self.notify(f"No file or folder starts with {typed or 'nothing'!r}.", timeout=3)
+            return
+        common = common_start(matches)
+        if len(common) > len(typed):
+            self.text = f"/attach {common}"
+            self.move_cursor(self.document.end)
+        elif len(matches) > 1:
+            names = [m.rstrip("/").rpartition("/")[2] + ("/" if m.endswith("/") else "") for m in matches]
+            more = f" and {len(names) - 8:,} more" if len(names) > 8 else ""
+            self.notify(f"{len(names):,} match: {'  '.join(names[:8])}{more}", timeout=5)
 
     def action_newline(self) -> None:
         start, end = self.selection

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from textual.content import Content
@@ -9,7 +11,10 @@ from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownParagraph  # not re-exported by textual.widgets.markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
+from engine.attachments import split_attachment
 from tui.widgets.laid_out_once import LaidOutOnce
+
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 
 
 class MessageFence(MarkdownFence, LaidOutOnce):
@@ -70,3 +75,16 @@ class MessageMarkdown(Markdown, LaidOutOnce):
 
     def __init__(self, markdown: str = "", *, classes: str | None = None) -> None:
         super().__init__(markdown, classes=classes, parser_factory=text_html_parser, open_links=False)
+
+
+def attachment_markdown(text: str) -> str | None:
+    """An attached file's text as Markdown: its heading, then the file in a code block that keeps
+    every line break (as paragraphs, a stack trace ran together into one). None: not a file."""
+    parts = split_attachment(text)
+    if parts is None:
+        return None
+    heading, body = parts
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)  # longer than any run of backticks in the file
+    escaped = _MARKDOWN_PUNCTUATION.sub(r"\\\1", heading)
+    return f"{escaped}\n\n{fence}\n{body.rstrip(chr(10))}\n{fence}\n"

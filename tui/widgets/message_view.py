@@ -22,7 +22,7 @@ from engine.thinking import ThinkingSplitter, split_thinking
 from tui.messages import ContextAction, MessageAction
 from tui.sanitize import inert
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
-from tui.widgets.message_markdown import MessageMarkdown
+from tui.widgets.message_markdown import MessageMarkdown, attachment_markdown
 
 MARKDOWN_LIMIT = 40_000
 """Above this many characters a message is shown as plain text in a read-only TextArea: Textual's
@@ -272,6 +272,8 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if self.message.role == "user":
             # The user's words are shown exactly as typed, never interpreted as markup.
             return LaidOutStatic(Content(safe), classes="body")
+        if self.message.role == "tool":  # an attached file: its lines as code, not reflowed
+            safe = attachment_markdown(safe) or safe
         return MessageMarkdown(safe, classes="body")
 
     def _show_problem(self) -> None:
