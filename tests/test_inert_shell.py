@@ -166,7 +166,7 @@ def test_a_file_name_that_sets_the_title_is_quoted_and_inert_on_success_and_on_e
     named.write_text(json.dumps({"id": "1", "role": "user", "content": "hi"}) + "\n", encoding="utf-8")
     code, out, _ = run("sessions", "import", str(named))
     shown = f"'{tmp_path}/evil␛]0;TITLE\ufffd⟨U+202E⟩txt.jsonl'"
-    assert code == 0 and out.startswith(f"Imported 1 messages from {shown} as session ")
+    assert code == 0 and out.startswith(f"Imported 1 message from {shown} as session ")
     named.write_text("not json\n", encoding="utf-8")
     code, _, err = run("sessions", "import", str(named))
     assert code == 2 and err.startswith(f"heedful sessions import: {shown}, line 1: invalid JSON")

@@ -163,7 +163,7 @@ async def test_tokens_lists_what_is_left_out_with_reasons_your_messages_first() 
         left = app.screen.query_one("#tokens-left-out", DataTable)
         rows = [[str(cell) for cell in left.get_row_at(r)] for r in range(left.row_count)]
         assert [row[1] for row in rows] == [f"you #{first_user}", f"assistant #{first_reply}"]
-        assert all("forgotten by you" in row[2] for row in rows)  # each with its reason
+        assert all("taken out by you" in row[2] for row in rows), rows  # each with its reason
         assert "first question about apples" in rows[0][3]
         sent = app.screen.query_one("#tokens-table", DataTable)
         assert sent.row_count == len(screen.context.messages)  # type: ignore[union-attr]
