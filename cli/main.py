@@ -118,12 +118,24 @@ def _warn_about_directories() -> None:
         print(f"heedful: warning: {warning}", file=sys.stderr)
 
 
+def _remember_keys() -> None:
+    """Have the keys the config and the environment name redacted from what a command prints: the
+    database (written by an older Heedful) or a transcript may hold one."""
+    from providers.resolve import remember_keys
+    from sessions import paths
+    from sessions.config import load_config
+
+    remember_keys(load_config(paths.config_path()).config, os.environ)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in ("sessions", "ledger") or (
         args.command == "replay" and os.environ.get("HEEDFUL_DATA_DIR")
     ):
         _warn_about_directories()
+    if args.command in ("sessions", "ledger", "replay"):
+        _remember_keys()
     if args.command == "replay":
         from cli.replay import run_replay
 
