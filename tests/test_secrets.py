@@ -25,7 +25,7 @@ from engine.errors import ModelErrorKind
 from engine.turn_events import ReplyFailed
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import make_app, send, stored_messages, views, write_config
+from tests.apphelpers import make_app, send, stored_messages, toasts, views, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 
 KEY_VAR = "HEEDFUL_TEST_PROVIDER_KEY"
@@ -241,3 +241,30 @@ def test_every_file_and_directory_heedful_creates_is_private_whatever_the_umask(
     services.store.close()
     assert list(paths.data_dir().glob("heedful.db.corrupt-*"))
     assert not_private(home) == []
+
+
+async def test_an_unplanned_failure_quoting_the_key_is_shown_and_logged_without_it(
+    fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A background worker fails with an error whose text holds the key (a server's words in an
+    exception nobody planned for): the toast and Textual's log file say what failed, not the key."""
+    plain_key = "heedful-Key-3Hq8Zt5Wm2Xc7Rv9"  # no provider's shape: only knowing the key catches it
+    textual_log = tmp_path / "textual.log"
+    monkeypatch.setattr(textual.constants, "LOG_FILE", str(textual_log))
+    app = make_app(base_url=fake_server.base_url, model="fake-model", env={"OPENAI_API_KEY": plain_key})
+
+    async def failing(session_id: int) -> int:
+        raise RuntimeError(f"upstream refused credential {plain_key}\x1b]0;TITLE\x07")
+
+    monkeypatch.setattr(app.services.turns, "write_summaries", failing)
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "hello there")
+        await wait_for(pilot, lambda: any("Something went wrong" in t for t in toasts(app)))
+        shown = "\n".join(toasts(app))
+        screen = app.export_screenshot()
+    app.services.store.close()
+    assert "RuntimeError: upstream refused credential [redacted]␛]0;TITLE" in shown
+    log = textual_log.read_text(encoding="utf-8")
+    assert "worker failed RuntimeError: upstream refused credential [redacted]" in log
+    assert [text for text in (shown, screen, log) if plain_key[:8] in text or plain_key[-8:] in text] == []
+    assert "\x1b]0;TITLE" not in log

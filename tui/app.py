@@ -13,9 +13,10 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from engine.redaction import redact
 from engine.turn import closed_by_signal
 from themes import DEFAULT_THEME, THEMES
-from tui import heap, textual_fixes
+from tui import heap, log_gate, textual_fixes
 from tui.sanitize import inert
 from tui.screens.chat import ChatScreen
 from tui.services import THEME_STATE_KEY, AppServices, Notice
@@ -32,6 +33,7 @@ class HeedfulApp(App[None]):
     def __init__(self, services: AppServices, *, theme: str | None = None) -> None:
         super().__init__()
         textual_fixes.install()
+        log_gate.install()
         heap.limit_arenas()  # before the workers' threads start
         self.services = services
         self._initial_theme = theme
@@ -93,8 +95,15 @@ class HeedfulApp(App[None]):
         markup: bool = False,
     ) -> None:
         """Every notification is plain text: they quote paths, titles and server errors, and markup
-        would turn a "[" in those into a crash or a clickable action."""
-        super().notify(inert(message), title=inert(title), severity=severity, timeout=timeout, markup=False)
+        would turn a "[" in those into a crash or a clickable action. An exception's text may quote a
+        server's error and the key in it: every notification passes the redaction gate."""
+        super().notify(
+            inert(redact(message)),
+            title=inert(redact(title)),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     async def on_unmount(self) -> None:
         loop = asyncio.get_running_loop()
