@@ -268,3 +268,25 @@ async def test_an_unplanned_failure_quoting_the_key_is_shown_and_logged_without_
     assert "worker failed RuntimeError: upstream refused credential [redacted]" in log
     assert [text for text in (shown, screen, log) if plain_key[:8] in text or plain_key[-8:] in text] == []
     assert "\x1b]0;TITLE" not in log
+
+
+async def test_a_crash_report_shows_no_key_in_the_error_or_in_local_variables(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Textual prints a crash's traceback with every frame's local variables when the app ends: a
+    frame holding the key (a client's) or an error quoting it must not put it on the terminal."""
+    plain_key = "heedful-Key-8Nd4Jw6Qs1Ty5Kp3"
+    app = make_app(env={"OPENAI_API_KEY": plain_key})
+
+    def connect() -> None:
+        api_key = plain_key  # as in a client's frame
+        raise RuntimeError(f"the server refused {api_key}")
+
+    with pytest.raises(RuntimeError):
+        async with app.run_test() as pilot:
+            app.call_later(connect)
+            await pilot.pause()
+    app.services.store.close()
+    printed = capsys.readouterr().err
+    assert "RuntimeError: the server refused [redacted]" in printed  # the crash is still reported
+    assert plain_key[:8] not in printed and plain_key[-8:] not in printed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import signal
 from collections.abc import Iterable
 from functools import partial
@@ -104,6 +105,23 @@ class HeedfulApp(App[None]):
             timeout=timeout,
             markup=False,
         )
+
+    def _fatal_error(self) -> None:
+        """Textual's report of a crash (printed when the app ends), without the frames' local
+        variables, where Textual shows them and a client's frame holds the key, and through the
+        redaction gate: the exception may quote a server's error and the key in it."""
+        import rich
+        from rich.console import Console
+        from rich.text import Text
+        from rich.traceback import Traceback
+
+        self.bell()
+        report = io.StringIO()
+        Console(file=report, width=self.console.width, color_system=None).print(
+            Traceback(show_locals=False, suppress=[rich])
+        )
+        self._exit_renderables.append(Text(inert(redact(report.getvalue()))))
+        self._close_messages_no_wait()
 
     async def on_unmount(self) -> None:
         loop = asyncio.get_running_loop()
