@@ -290,3 +290,42 @@ async def test_a_crash_report_shows_no_key_in_the_error_or_in_local_variables(
     printed = capsys.readouterr().err
     assert "RuntimeError: the server refused [redacted]" in printed  # the crash is still reported
     assert plain_key[:8] not in printed and plain_key[-8:] not in printed
+
+
+async def test_a_key_an_older_heedful_stored_is_not_shown_in_the_app() -> None:
+    """An older Heedful stored a server's error as it came, key and all: the reply's problem line
+    and the ledger (F6) show it without the key, while the key is in use."""
+    from textual.widgets import DataTable
+
+    from engine.items import ItemState
+    from engine.ledger import EntryKind, LedgerEntry
+    from engine.protocols import ItemRecord
+    from tests.test_app import text_of
+    from tui.screens.ledger import LedgerScreen
+
+    plain_key = "heedful-Key-5Vr2Lc9Hx4Mn7Bq1"
+    quoted = f"Upstream failure for credential {plain_key}"
+    store = open_store(paths.database_path()).store
+    try:
+        session = store.create_session("older")
+        store.add_message(session.id, "user", "hello")
+        failed = store.add_message(session.id, "assistant", "")
+        store.update_message(failed.id, status=MessageStatus.FAILED, error=quoted)
+        entry = LedgerEntry(EntryKind.OPERATION, 1, str(failed.id), "keep", f"curator fell back: {quoted}")
+        store.save_curation(
+            session.id, items=[ItemRecord(failed.id, ItemState.ACTIVE)], entities=[], ledger=[entry]
+        )
+    finally:
+        store.close()
+    app = make_app(env={"OPENAI_API_KEY": plain_key})
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: len(views(app)) == 2 and views(app)[1].query(".problem"))
+        problem = text_of(views(app)[1].query_one(".problem"))
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: isinstance(app.screen, LedgerScreen))
+        rows = app.screen.query_one("#ledger-table", DataTable)
+        shown = [" ".join(map(str, rows.get_row_at(i))) for i in range(rows.row_count)]
+    app.services.store.close()
+    assert "Upstream failure for credential [redacted]" in problem
+    assert any("curator fell back: Upstream failure for credential [redacted]" in row for row in shown)
+    assert [text for text in [problem, *shown] if plain_key[:8] in text or plain_key[-8:] in text] == []

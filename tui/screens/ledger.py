@@ -20,6 +20,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
+from engine.redaction import redact
 from tui.filtering import nothing_matches
 from tui.sanitize import inert
 
@@ -45,7 +46,7 @@ def row(entry: LedgerEntry) -> tuple[str, ...]:
         entry.kind.value,
         inert(about),
         inert(entry.action + change),
-        inert(entry.reason),
+        inert(redact(entry.reason)),  # a reason may quote a server's error: from an older Heedful, unredacted
     )
 
 
