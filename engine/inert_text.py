@@ -42,9 +42,27 @@ _SELECTOR_CLASS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
 _SELECTORS = re.compile(f"[{_SELECTOR_CLASS}]")
 _PRESENTATION = "\ufe0e\ufe0f"
 """Text and emoji presentation selectors: after any visible character (©️, 1️⃣)."""
-_INVISIBLE = re.compile(
-    f"[{BIDI_CONTROLS}{ZERO_WIDTH}{HIDDEN_FORMAT}{NOTATION_FORMAT}{TAGS}{_SELECTOR_CLASS}]"
+# The classes as ranges, BMP and astral apart: a class of single characters, or of astral ranges,
+# is several times slower to scan, and most text holds no astral character at all.
+_BMP_FORMAT_CLASS = (
+    f"{BIDI_CONTROLS}{ZERO_WIDTH}\u00ad\u180e\u2061-\u2064\u206a-\u206f\ufff9-\ufffb\ufe00-\ufe0d"
 )
+_ASTRAL_FORMAT_CLASS = (
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+    "\U000e0100-\U000e01ef"
+)
+_FORMAT_CLASS = _BMP_FORMAT_CLASS + _ASTRAL_FORMAT_CLASS
+"""Every invisible character looked at, presentation selectors (U+FE0E, U+FE0F) aside."""
+_SUSPECT_PRESENTATION = (
+    f"[{_PRESENTATION}](?:(?=[{_SELECTOR_CLASS}])|(?<=[\\s{_SELECTOR_CLASS}{_FORMAT_CLASS}].))"
+)
+"""A presentation selector before another selector or after a space or an invisible character.
+Only these are looked at: there are thousands of ❤️ in an emoji-rich reply."""
+_INVISIBLE = re.compile(f"[{_FORMAT_CLASS}]|{_SUSPECT_PRESENTATION}")
+_BMP_INVISIBLE = re.compile(f"[{_BMP_FORMAT_CLASS}]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_ASTRAL_INVISIBLE = re.compile(f"[{_ASTRAL_FORMAT_CLASS}]")
+_PRESENTATION_TO_ASK = re.compile(_SUSPECT_PRESENTATION)
 _JOINERS = "\u200c\u200d"
 _TAG_SPEC = "\U000e0030-\U000e0039\U000e0061-\U000e007a"  # the tags of a subdivision code: a-z, 0-9
 _FLAGS = re.compile(
@@ -56,10 +74,8 @@ _FLAGS = re.compile(
 # What a JSON document may carry raw but a terminal must not see: C1 and DEL (json.dumps escapes
 # C0 itself), bidi, zero-width and the other invisible format characters, and lone surrogates
 # (which cannot even be encoded). Variation selectors are escaped where :func:`inert` marks them.
-_JSON_UNSAFE = re.compile(
-    f"[\x7f-\x9f{BIDI_CONTROLS}{ZERO_WIDTH}{HIDDEN_FORMAT}{NOTATION_FORMAT}{TAGS}\ud800-\udfff]"
-    f"|[{_SELECTOR_CLASS}]"
-)
+_JSON_UNSAFE = re.compile(f"[\x7f-\x9f\ud800-\udfff{_FORMAT_CLASS}]|{_SUSPECT_PRESENTATION}")
+_BMP_JSON_UNSAFE = re.compile(f"[\x7f-\x9f\ud800-\udfff{_BMP_FORMAT_CLASS}]")
 
 
 def marker(char: str) -> str:
@@ -106,7 +122,7 @@ def mark_invisible(text: str) -> str:
     character and stray variation selector shown as a marker; kept where they shape the text: a
     joiner in an emoji or a joining script, a flag's tags, a script's own format character between
     its letters, one variation selector after the character it selects a form of."""
-    if _INVISIBLE.search(text) is None:
+    if not _holds(_BMP_INVISIBLE, text):
         return text
     flags = _flag_positions(text)
 
@@ -115,6 +131,16 @@ def mark_invisible(text: str) -> str:
         return found.group() if _shapes(text, at, flags) else marker(found.group())
 
     return _INVISIBLE.sub(shown, text)
+
+
+def _holds(bmp: re.Pattern[str], text: str) -> bool:
+    """Whether ``text`` may hold a character to mark or escape (``bmp``: those of the BMP), in
+    three quick scans rather than the one slow scan of an alternation."""
+    return (
+        bmp.search(text) is not None
+        or _PRESENTATION_TO_ASK.search(text) is not None
+        or (_ASTRAL.search(text) is not None and _ASTRAL_INVISIBLE.search(text) is not None)
+    )
 
 
 def _shapes(text: str, at: int, flags: frozenset[int]) -> bool:
@@ -207,7 +233,7 @@ def inert_json(text: str) -> str:
             return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
         return f"\\u{code:04x}"
 
-    return _JSON_UNSAFE.sub(escaped, text)
+    return _JSON_UNSAFE.sub(escaped, text) if _holds(_BMP_JSON_UNSAFE, text) else text
 
 
 def inert_line(text: str) -> str:
