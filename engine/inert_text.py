@@ -169,7 +169,9 @@ def _in_notation(char: str, neighbours: str) -> bool:
     code = ord(char)
     for start, end in _NOTATIONS:
         if start <= code <= end:
-            return bool(neighbours) and all(start <= ord(c) <= end for c in neighbours)
+            return bool(neighbours) and all(
+                start <= ord(c) <= end and c not in NOTATION_FORMAT for c in neighbours
+            )
     return False
 
 

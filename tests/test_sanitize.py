@@ -84,6 +84,8 @@ def test_other_invisible_format_characters_are_shown_as_markers() -> None:
     assert inert("\u206aold\u206f \ufff9note\ufffb") == "⟨U+206A⟩old⟨U+206F⟩ ⟨U+FFF9⟩note⟨U+FFFB⟩"
     assert inert("x\u180ey") == "x⟨U+180E⟩y"
     assert inert("ᠮᠣ\u180eᠭ") == "ᠮᠣ\u180eᠭ"  # the Mongolian vowel separator between Mongolian letters
+    assert inert("ᠮ\u180e\u180eᠭ") == "ᠮ⟨U+180E⟩⟨U+180E⟩ᠭ"  # a run of them separates nothing
+    assert inert("\U0001bca0" * 3) == "⟨U+1BCA0⟩" * 3
 
 
 def test_variation_selectors_are_kept_once_after_their_character_and_marked_in_runs() -> None:
