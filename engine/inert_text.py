@@ -65,11 +65,9 @@ _ASTRAL_INVISIBLE = re.compile(f"[{_ASTRAL_FORMAT_CLASS}]")
 _PRESENTATION_TO_ASK = re.compile(_SUSPECT_PRESENTATION)
 _JOINERS = "\u200c\u200d"
 _TAG_SPEC = "\U000e0030-\U000e0039\U000e0061-\U000e007a"  # the tags of a subdivision code: a-z, 0-9
-_FLAGS = re.compile(
-    f"\U0001f3f4[{_TAG_SPEC}]{{1,7}}\U000e007f"
-    f"|\\A[{_TAG_SPEC}]{{0,7}}\U000e007f"  # a streamed piece may start inside a flag
-    f"|\U0001f3f4[{_TAG_SPEC}]{{1,7}}\\Z"  # or end inside one
-)
+_FLAGS = re.compile(f"\U0001f3f4[{_TAG_SPEC}]{{1,7}}\U000e007f")
+"""An emoji tag sequence, whole: a piece of one (a streamed reply split inside a flag) shows its
+tags as markers, as any run of tags could be the start of a hidden text."""
 
 # What a JSON document may carry raw but a terminal must not see: C1 and DEL (json.dumps escapes
 # C0 itself), bidi, zero-width and the other invisible format characters, and lone surrogates
@@ -165,11 +163,11 @@ def _flag_positions(text: str) -> frozenset[int]:
 
 
 def _in_notation(char: str, neighbours: str) -> bool:
-    """A script's format character between characters of its script (at the text's edge, next to one)."""
+    """A script's format character between two characters of its script."""
     code = ord(char)
     for start, end in _NOTATIONS:
         if start <= code <= end:
-            return bool(neighbours) and all(
+            return len(neighbours) == 2 and all(
                 start <= ord(c) <= end and c not in NOTATION_FORMAT for c in neighbours
             )
     return False

@@ -85,6 +85,7 @@ HOSTILE = st.text(
 @given(HOSTILE)
 @example(EVERY)
 @example("evil \x1b]0;TITLE\x07 \x9b2j\x9d0;t\x9c \u202etxt.exe\u200b")
+@example("\U000e007f")
 @example("hi \U000e0069\U000e0067\U000e006e \u00adx😀\ufe00\ufe01\U000e0100")
 def test_no_raw_control_or_bidi_character_leaves_any_command(tmp_path: Path, text: str) -> None:
     where = Path(tempfile.mkdtemp(dir=tmp_path))
