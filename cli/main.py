@@ -124,12 +124,36 @@ def _warn_about_directories() -> None:
         print(f"heedful: warning: {warning}", file=sys.stderr)
 
 
+def _remember_keys() -> None:
+    """Have the keys the config and the environment name redacted from what a command prints: the
+    database (written by an older Heedful) or a transcript may hold one. As
+    ``providers.resolve.remember_keys``, from the TOML alone: validating the config costs the
+    command 0.1 s of imports, and a config that cannot be read names no key."""
+    import tomllib
+
+    from engine.redaction import looks_like_key, remember_secret
+    from sessions import paths
+
+    remember_secret(os.environ.get("OPENAI_API_KEY"))
+    try:
+        document = tomllib.loads(paths.config_path().read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError, RecursionError):  # missing, not UTF-8, not TOML
+        return
+    providers = document.get("providers")
+    for provider in providers.values() if isinstance(providers, dict) else ():
+        name = provider.get("api_key_env") if isinstance(provider, dict) else None
+        if isinstance(name, str) and name:
+            remember_secret(name if looks_like_key(name) else os.environ.get(name))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command in ("sessions", "ledger") or (
         args.command == "replay" and os.environ.get("HEEDFUL_DATA_DIR")
     ):
         _warn_about_directories()
+    if args.command in ("sessions", "ledger", "replay"):
+        _remember_keys()
     if args.command == "replay":
         from cli.replay import run_replay
 

@@ -4,6 +4,8 @@ Exit codes: 0 done, 2 bad input (no such session, a bad transcript line, a refus
 missing), 1 anything else (the database or a file could not be used). Messages go to standard
 error, in words. Everything printed is inert (:mod:`engine.inert_text`), on a terminal or not: a
 pipe or a file is often read in one later. Paths and titles in messages are quoted, on one line.
+Everything printed or exported passes the redaction gate (:mod:`engine.redaction`) first: a
+database written by an older Heedful, or an imported file, may hold an API key.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, TextIO
 from engine.errors import StoreError
 from engine.inert_text import inert, inert_json, inert_line, quoted
 from engine.moments import local_text
+from engine.redaction import redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -44,8 +47,8 @@ class CommandError(Exception):
 
 
 def _say(message: str, stream: TextIO | None = None) -> None:
-    """Print a message (to standard error unless told), inert."""
-    print(inert(message), file=stream or sys.stderr)
+    """Print a message (to standard error unless told), redacted and inert."""
+    print(inert(redact(message)), file=stream or sys.stderr)
 
 
 @contextmanager
@@ -110,7 +113,7 @@ def run_list() -> int:
         width = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
         for row in [header, *rows]:
             line = f"{row[0]:>{width[0]}}  {row[1]:>{width[1]}}  {row[2]:<{width[2]}}  {row[3]}"
-            sys.stdout.write(inert_line(line) + "\n")
+            sys.stdout.write(inert_line(redact(line)) + "\n")
 
     return _run("sessions list", body)
 
@@ -135,9 +138,10 @@ def run_export(session_id: int, *, fmt: str | None, output: Path | None) -> int:
     def body(store: SqliteChatStore) -> None:
         _session_title(store, session_id)
         dump = store.dump_session(session_id)
-        text = exchange.to_markdown(dump) if chosen == "md" else exchange.to_jsonl(dump)
+        # Both formats are inert as written; redacted whole (a key in them is ASCII, kept as it was).
+        text = redact(exchange.to_markdown(dump) if chosen == "md" else exchange.to_jsonl(dump))
         if output is None:
-            sys.stdout.write(text)  # both formats are inert as written
+            sys.stdout.write(text)
             return
         write_private(output, text)
         count = _counted(len(dump.shown), len(dump.messages), with_replaced=chosen == "jsonl")
@@ -212,9 +216,11 @@ def run_import(path: Path) -> int:
         finally:
             if progress is not None:
                 progress.clear()
+        stored = store.import_session(dump, source=path.name)
+        title = inert_line(redact(dump.header.title))
         _say(
             f"Imported {_counted(stored.shown, stored.messages)} from {quoted(str(path))} as session "
-            f"{stored.session_id}: {inert_line(stored.title)}",
+            f"{stored.session_id}: {inert_line(redact(stored.title))}",
             sys.stdout,
         )
 
@@ -234,7 +240,7 @@ def run_delete(session_id: int, *, yes: bool) -> int:
                     BAD_INPUT,
                 )
             question = (
-                f"Delete session {session_id} “{inert_line(title)}” and its {count:,} messages? "
+                f"Delete session {session_id} “{inert_line(redact(title))}” and its {count:,} messages? "
                 "This cannot be undone. [y/N] "
             )
             try:
@@ -261,7 +267,7 @@ def run_ledger(session_id: int, *, as_json: bool, stats: bool = False) -> int:
             return
         if as_json:
             document = [{"id": entry.id, **entry.as_json()} for entry in entries]
-            sys.stdout.write(inert_json(json.dumps(document, ensure_ascii=False, indent=1)) + "\n")
+            sys.stdout.write(inert_json(redact(json.dumps(document, ensure_ascii=False, indent=1))) + "\n")
             return
         if not entries:
             print(
@@ -279,7 +285,7 @@ def run_ledger(session_id: int, *, as_json: bool, stats: bool = False) -> int:
                 f"turn {entry.turn:>3}  {entry.kind.value:<9} {about:<12} "
                 f"{entry.action}{change}: {entry.reason}"
             )
-            sys.stdout.write(inert_line(" ".join(line.split("\n"))) + "\n")
+            sys.stdout.write(inert_line(redact(" ".join(line.split("\n")))) + "\n")
 
     return _run("ledger", body)
 
@@ -293,4 +299,4 @@ def _print_stats(session_id: int, entries: list[LedgerEntry], saved: int, *, as_
         sys.stdout.write(inert_json(json.dumps(document, ensure_ascii=False, indent=1)) + "\n")
         return
     lines = [f"Forgetting statistics of session {session_id}:", *found.lines()]
-    sys.stdout.write("".join(inert(line) + "\n" for line in lines))
+    sys.stdout.write("".join(inert(redact(line)) + "\n" for line in lines))

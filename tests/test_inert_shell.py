@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -25,13 +26,19 @@ from sessions.store import open_store
 
 C0 = "".join(map(chr, range(0x20)))
 C1 = "".join(map(chr, range(0x80, 0xA0)))
-EVERY = C0 + "\x7f" + C1 + BIDI_CONTROLS + ZERO_WIDTH
+HIDDEN = "\u00ad\u180e\u2061\u2064\u206a\u206f\ufff9\ufffb\U000e0001\U000e0020\U000e0041\U000e0067\U000e007f"
+"""Other invisible format characters and tag characters (ASCII smuggling), none in a flag here."""
+EVERY = C0 + "\x7f" + C1 + BIDI_CONTROLS + ZERO_WIDTH + HIDDEN
 """Every character that must not reach a terminal raw (a newline and a tab may, where a format keeps them)."""
+SELECTORS = "\ufe00\ufe0f\U000e0100"
+"""Variation selectors: one after a character selects its form; a run of them hides data."""
+SELECTOR_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
 
 
 def leaked(text: str, *, keep: str = "\n\t") -> str:
-    """The characters of ``text`` a terminal must not see raw."""
-    return "".join(sorted({c for c in text if c in EVERY and c not in keep}))
+    """The characters of ``text`` a terminal must not see raw (runs of variation selectors included)."""
+    found = {c for c in text if c in EVERY and c not in keep}
+    return "".join(sorted(found | {c for run in SELECTOR_RUN.findall(text) for c in run}))
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -69,13 +76,17 @@ def file_name(text: str) -> str:
     return text.replace("/", "_").replace("\x00", "_")[:60] + ".jsonl"
 
 
-HOSTILE = st.text(alphabet=st.sampled_from([*EVERY, "a", " ", "é", "`", "#"]), min_size=1, max_size=24)
+HOSTILE = st.text(
+    alphabet=st.sampled_from([*EVERY, *SELECTORS, "a", " ", "é", "`", "#"]), min_size=1, max_size=24
+)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(HOSTILE)
 @example(EVERY)
 @example("evil \x1b]0;TITLE\x07 \x9b2j\x9d0;t\x9c \u202etxt.exe\u200b")
+@example("\U000e007f")
+@example("hi \U000e0069\U000e0067\U000e006e \u00adx😀\ufe00\ufe01\U000e0100")
 def test_no_raw_control_or_bidi_character_leaves_any_command(tmp_path: Path, text: str) -> None:
     where = Path(tempfile.mkdtemp(dir=tmp_path))
     os.environ["HEEDFUL_DATA_DIR"] = str(where / "data")  # a fresh database per example (conftest restores)

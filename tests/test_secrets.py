@@ -25,7 +25,7 @@ from engine.errors import ModelErrorKind
 from engine.turn_events import ReplyFailed
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import make_app, send, stored_messages, views, write_config
+from tests.apphelpers import make_app, send, stored_messages, toasts, views, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 
 KEY_VAR = "HEEDFUL_TEST_PROVIDER_KEY"
@@ -241,3 +241,91 @@ def test_every_file_and_directory_heedful_creates_is_private_whatever_the_umask(
     services.store.close()
     assert list(paths.data_dir().glob("heedful.db.corrupt-*"))
     assert not_private(home) == []
+
+
+async def test_an_unplanned_failure_quoting_the_key_is_shown_and_logged_without_it(
+    fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A background worker fails with an error whose text holds the key (a server's words in an
+    exception nobody planned for): the toast and Textual's log file say what failed, not the key."""
+    plain_key = "heedful-Key-3Hq8Zt5Wm2Xc7Rv9"  # no provider's shape: only knowing the key catches it
+    textual_log = tmp_path / "textual.log"
+    monkeypatch.setattr(textual.constants, "LOG_FILE", str(textual_log))
+    app = make_app(base_url=fake_server.base_url, model="fake-model", env={"OPENAI_API_KEY": plain_key})
+
+    async def failing(session_id: int) -> int:
+        raise RuntimeError(f"upstream refused credential {plain_key}\x1b]0;TITLE\x07")
+
+    monkeypatch.setattr(app.services.turns, "write_summaries", failing)
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "hello there")
+        await wait_for(pilot, lambda: any("Something went wrong" in t for t in toasts(app)))
+        shown = "\n".join(toasts(app))
+        screen = app.export_screenshot()
+    app.services.store.close()
+    assert "RuntimeError: upstream refused credential [redacted]␛]0;TITLE" in shown
+    log = textual_log.read_text(encoding="utf-8")
+    assert "worker failed RuntimeError: upstream refused credential [redacted]" in log
+    assert [text for text in (shown, screen, log) if plain_key[:8] in text or plain_key[-8:] in text] == []
+    assert "\x1b]0;TITLE" not in log
+
+
+async def test_a_crash_report_shows_no_key_in_the_error_or_in_local_variables(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Textual prints a crash's traceback with every frame's local variables when the app ends: a
+    frame holding the key (a client's) or an error quoting it must not put it on the terminal."""
+    plain_key = "heedful-Key-8Nd4Jw6Qs1Ty5Kp3"
+    app = make_app(env={"OPENAI_API_KEY": plain_key})
+
+    def connect() -> None:
+        api_key = plain_key  # as in a client's frame
+        raise RuntimeError(f"the server refused {api_key}")
+
+    with pytest.raises(RuntimeError):
+        async with app.run_test() as pilot:
+            app.call_later(connect)
+            await pilot.pause()
+    app.services.store.close()
+    printed = capsys.readouterr().err
+    assert "RuntimeError: the server refused [redacted]" in printed  # the crash is still reported
+    assert plain_key[:8] not in printed and plain_key[-8:] not in printed
+
+
+async def test_a_key_an_older_heedful_stored_is_not_shown_in_the_app() -> None:
+    """An older Heedful stored a server's error as it came, key and all: the reply's problem line
+    and the ledger (F6) show it without the key, while the key is in use."""
+    from textual.widgets import DataTable
+
+    from engine.items import ItemState
+    from engine.ledger import EntryKind, LedgerEntry
+    from engine.protocols import ItemRecord
+    from tests.test_app import text_of
+    from tui.screens.ledger import LedgerScreen
+
+    plain_key = "heedful-Key-5Vr2Lc9Hx4Mn7Bq1"
+    quoted = f"Upstream failure for credential {plain_key}"
+    store = open_store(paths.database_path()).store
+    try:
+        session = store.create_session("older")
+        store.add_message(session.id, "user", "hello")
+        failed = store.add_message(session.id, "assistant", "")
+        store.update_message(failed.id, status=MessageStatus.FAILED, error=quoted)
+        entry = LedgerEntry(EntryKind.OPERATION, 1, str(failed.id), "keep", f"curator fell back: {quoted}")
+        store.save_curation(
+            session.id, items=[ItemRecord(failed.id, ItemState.ACTIVE)], entities=[], ledger=[entry]
+        )
+    finally:
+        store.close()
+    app = make_app(env={"OPENAI_API_KEY": plain_key})
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: len(views(app)) == 2 and views(app)[1].query(".problem"))
+        problem = text_of(views(app)[1].query_one(".problem"))
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: isinstance(app.screen, LedgerScreen))
+        rows = app.screen.query_one("#ledger-table", DataTable)
+        shown = [" ".join(map(str, rows.get_row_at(i))) for i in range(rows.row_count)]
+    app.services.store.close()
+    assert "Upstream failure for credential [redacted]" in problem
+    assert any("curator fell back: Upstream failure for credential [redacted]" in row for row in shown)
+    assert [text for text in [problem, *shown] if plain_key[:8] in text or plain_key[-8:] in text] == []

@@ -15,11 +15,14 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from engine.chat import MessageStatus
 from engine.items import ItemState
+from engine.ledger import EntryKind, LedgerEntry
 from engine.protocols import ItemRecord
 from sessions import paths
 from sessions.migrations import SCHEMA_VERSION
 from sessions.store import SqliteChatStore, open_store
+from tests.apphelpers import write_config
 
 HEEDFUL = Path(sys.executable).with_name("heedful")
 
@@ -319,3 +322,63 @@ def test_list_export_and_import_give_one_message_count(
     assert capsys.readouterr().out.startswith("Imported 3 messages, and 2 replaced replies")
     assert main(["sessions", "list"]) == 0
     assert [line.split()[1] for line in capsys.readouterr().out.splitlines()[1:]] == ["3", "3"]
+
+
+STORED_KEY = "heedful-Key-7Q2x9Lm4Pz8Rt6Vb"
+"""A key not shaped like any provider's (no ``sk-``): only knowing the key in use can catch it."""
+
+
+@pytest.mark.parametrize("where", ["OPENAI_API_KEY", "a provider's api_key_env"])
+def test_a_key_an_older_heedful_stored_is_printed_by_no_command(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if where == "OPENAI_API_KEY":
+        monkeypatch.setenv("OPENAI_API_KEY", STORED_KEY)
+    else:
+        monkeypatch.setenv("MY_PROVIDER_KEY", STORED_KEY)
+        write_config(
+            '[providers.mine]\nbase_url = "http://127.0.0.1:9/v1"\napi_key_env = "MY_PROVIDER_KEY"\n'
+        )
+    quoted = f"Upstream failure for credential {STORED_KEY} (retry later)"
+    store = open_store(paths.database_path()).store
+    try:  # as an older Heedful stored a server's error: the key in every text a command prints
+        session = store.create_session(f"key {STORED_KEY}")
+        store.add_message(session.id, "user", f"my key is {STORED_KEY}")
+        reply = store.add_message(session.id, "assistant", quoted)
+        failed = store.add_message(session.id, "assistant", "")
+        store.update_message(failed.id, status=MessageStatus.FAILED, error=quoted)
+        entry = LedgerEntry(
+            EntryKind.OPERATION, 1, str(reply.id), "summarize", f"curator fell back: {quoted}"
+        )
+        store.save_curation(
+            session.id,
+            items=[ItemRecord(reply.id, ItemState.SUMMARIZED, summary=quoted)],
+            entities=[],
+            ledger=[entry],
+        )
+    finally:
+        store.close()
+    commands = [
+        ["ledger", str(session.id)],
+        ["ledger", str(session.id), "--json"],
+        ["sessions", "export", str(session.id)],
+        ["sessions", "export", str(session.id), "--format", "md"],
+        ["sessions", "list"],
+    ]
+    printed = []
+    for argv in commands:
+        assert main(argv) == 0, argv
+        out = capsys.readouterr()
+        printed.append(out.out + out.err)
+    for fmt in ("md", "jsonl"):
+        written = tmp_path / f"export.{fmt}"
+        assert main(["sessions", "export", str(session.id), "--output", str(written)]) == 0
+        printed.append(written.read_text(encoding="utf-8"))
+
+    assert [text for text in printed if STORED_KEY[:8] in text or STORED_KEY[-8:] in text] == []
+    assert all("[redacted]" in text for text in printed)  # each had the key to print, in its place
+    assert "Upstream failure for credential [redacted] (retry later)" in printed[0]
+    assert (
+        json.loads(printed[1])[0]["reason"]
+        == "curator fell back: Upstream failure for credential [redacted] (retry later)"
+    )

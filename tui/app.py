@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import signal
 from collections.abc import Iterable
 from functools import partial
@@ -13,9 +14,10 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from engine.redaction import redact
 from engine.turn import closed_by_signal
 from themes import DEFAULT_THEME, THEMES
-from tui import heap, textual_fixes
+from tui import heap, log_gate, textual_fixes
 from tui.sanitize import inert
 from tui.screens.chat import ChatScreen
 from tui.services import THEME_STATE_KEY, AppServices, Notice
@@ -32,6 +34,7 @@ class HeedfulApp(App[None]):
     def __init__(self, services: AppServices, *, theme: str | None = None) -> None:
         super().__init__()
         textual_fixes.install()
+        log_gate.install()
         heap.limit_arenas()  # before the workers' threads start
         self.services = services
         self._initial_theme = theme
@@ -93,8 +96,32 @@ class HeedfulApp(App[None]):
         markup: bool = False,
     ) -> None:
         """Every notification is plain text: they quote paths, titles and server errors, and markup
-        would turn a "[" in those into a crash or a clickable action."""
-        super().notify(inert(message), title=inert(title), severity=severity, timeout=timeout, markup=False)
+        would turn a "[" in those into a crash or a clickable action. An exception's text may quote a
+        server's error and the key in it: every notification passes the redaction gate."""
+        super().notify(
+            inert(redact(message)),
+            title=inert(redact(title)),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
+
+    def _fatal_error(self) -> None:
+        """Textual's report of a crash (printed when the app ends), without the frames' local
+        variables, where Textual shows them and a client's frame holds the key, and through the
+        redaction gate: the exception may quote a server's error and the key in it."""
+        import rich
+        from rich.console import Console
+        from rich.text import Text
+        from rich.traceback import Traceback
+
+        self.bell()
+        report = io.StringIO()
+        Console(file=report, width=self.console.width, color_system=None).print(
+            Traceback(show_locals=False, suppress=[rich])
+        )
+        self._exit_renderables.append(Text(inert(redact(report.getvalue()))))
+        self._close_messages_no_wait()
 
     async def on_unmount(self) -> None:
         loop = asyncio.get_running_loop()

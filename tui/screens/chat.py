@@ -19,6 +19,7 @@ from engine.chat import MessagePage, Session
 from engine.conversation_edits import ConversationEdits, NotEditable
 from engine.errors import StoreError
 from tui import heap, slash
+from tui.log_gate import gated
 from tui.messages import ContextAction, MessageAction
 from tui.screens.chat_commands import SlashCommands
 from tui.screens.chat_context import ContextActions
@@ -365,7 +366,7 @@ class ChatScreen(Screen[None]):
                 severity="error",
                 timeout=20,
             )
-        self.log.error("worker failed", error)
+        self.log.error("worker failed", gated(f"{type(error).__name__}: {error}"))
 
     # --- links in replies ----------------------------------------------------------------------
 

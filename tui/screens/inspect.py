@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
+from engine.redaction import redact
 from tui.sanitize import inert
 
 if TYPE_CHECKING:
@@ -75,5 +76,5 @@ class InspectScreen(ModalScreen[str | None]):
                 yield Static(Content.styled("Original", "bold"))
                 yield TextArea(inert(detail.text), read_only=True, soft_wrap=True, id="inspect-text")
                 yield Static(Content.styled("Ledger", "bold"))
-                yield Static(Content(inert(history(detail))), id="inspect-ledger")
+                yield Static(Content(inert(redact(history(detail)))), id="inspect-ledger")
             yield Static(Content("p pin/unpin · r restore · f forget · Esc closes"), classes="hint")

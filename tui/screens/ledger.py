@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Input, Static
 
 from engine.forgetting_stats import forgetting_stats
 from engine.ledger_words import Told, about, change, happened, told_once
+from engine.redaction import redact
 from tui.filtering import nothing_matches
 from tui.sanitize import inert
 
@@ -46,7 +47,7 @@ def row(told: Told) -> tuple[str, ...]:
         inert(about(entry)),
         inert(happened(entry)),
         told.repeats or change(entry) or "—",
-        inert(entry.reason),
+        inert(redact(entry.reason)),  # a reason may quote a server's error: from an older Heedful, unredacted
     )
 
 

@@ -18,6 +18,7 @@ from textual.widgets.markdown import MarkdownStream
 from engine.chat import MessageStatus, StoredMessage
 from engine.context_view import ItemView, Mark, Section
 from engine.moments import local_text
+from engine.redaction import redact
 from engine.thinking import ThinkingSplitter, split_thinking
 from tui.messages import ContextAction, MessageAction
 from tui.sanitize import inert
@@ -288,7 +289,8 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
                 if message.status == MessageStatus.INTERRUPTED and message.content
                 else "Ctrl+R retries this turn."
             )
-            self._say("problem", Content(f"⚠ {inert(problem)}  {follow_up}"))
+            # stored by an older Heedful, a server's error may still quote the key
+            self._say("problem", Content(f"⚠ {inert(redact(problem))}  {follow_up}"))
 
     def update_message(self, message: StoredMessage) -> None:
         """Show a new state of the same message (finished, failed, interrupted, continuing)."""
