@@ -216,8 +216,6 @@ def run_import(path: Path) -> int:
         finally:
             if progress is not None:
                 progress.clear()
-        stored = store.import_session(dump, source=path.name)
-        title = inert_line(redact(dump.header.title))
         _say(
             f"Imported {_counted(stored.shown, stored.messages)} from {quoted(str(path))} as session "
             f"{stored.session_id}: {inert_line(redact(stored.title))}",
