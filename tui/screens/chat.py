@@ -16,7 +16,6 @@ from textual.worker import Worker, WorkerError, WorkerState
 
 from engine import analysis
 from engine.chat import MessagePage, Session
-from engine.conversation_edits import ConversationEdits, NotEditable
 from engine.errors import StoreError
 from tui import heap, slash
 from tui.messages import ContextAction, MessageAction
@@ -201,17 +200,31 @@ class ChatScreen(Screen[None]):
             self.context_panel.show_counting()
         self.session = session
         with heap.loading():
-            await self.commands.use_session_model(session)
             await self.message_list.show(page, focus=at_message)
             self.header.show_title(session.title if session else "New chat")
             if session is not None:
                 await asyncio.to_thread(self.services.store.set_state, LAST_SESSION, str(session.id))
+            await self.engine_ready()
+            await self.commands.use_session_model(session)
             await self.refresh_usage()
         heap.settle()  # the session and its curation are loaded: they live until the next switch
         # Only now: importing the model's client competes with reading the session's curation
         # for the one interpreter (a second or more of a long session's opening). A message sent
         # meanwhile waits for the same warm-up, in a thread.
         self.commands.background(self._warm_up())
+
+    async def engine_ready(self) -> None:
+        """Wait for the engine; the first time, load it once the screen is drawn (a thread imports
+        it while the user can already read and type), then tell what the loading found."""
+        if self.services.ready:
+            return
+        drawn = asyncio.Event()
+        if self.call_after_refresh(drawn.set):
+            await drawn.wait()
+        engine = await self.services.engine()
+        for notice in engine.notices:
+            self.notify(notice.text, severity=notice.severity, timeout=15)
+        engine.notices.clear()
 
     async def _warm_up(self) -> None:
         await self.services.turns.warm_up()
@@ -271,9 +284,12 @@ class ChatScreen(Screen[None]):
         budget = self.context.budget if self.context is not None else None
         # Exact for ordinary messages; rough beyond EXACT_COUNT_CHARS, where counting exactly would
         # hold up the UI for up to a second and the answer is plain anyway. Cancel keeps the text.
+        if budget is None:  # nothing counted yet (the engine may still be loading): the turn waits
+            self.run_turn(text, branch_from=branch)
+            return
         counter = self.services.counter
         estimate = counter.count(text) if len(text) <= EXACT_COUNT_CHARS else len(text) // CHARS_PER_TOKEN
-        if budget is None or estimate <= budget:
+        if estimate <= budget:
             self.run_turn(text, branch_from=branch)
             return
 
@@ -301,11 +317,14 @@ class ChatScreen(Screen[None]):
     ) -> None:
         """Send ``text`` (with None: retry the last turn, or continue its cut-off reply with
         ``resume``) and show the reply as it streams."""
+        if not self.services.ready and text is not None:
+            self.draft.show("⧗ Heedful is still loading: your message is sent as soon as it is ready.")
         # A session still being shown would replace the message list under this turn's feet (and
         # decides which session the message goes to): let it finish first.
         for loading in [w for w in self.workers if w.group == LOAD_GROUP and not w.is_finished]:
             with contextlib.suppress(WorkerError):
                 await loading.wait()
+        await self.engine_ready()
         self.workers.cancel_group(self, USAGE_GROUP)  # the last turn's preview: this turn plans anew
         turns = self.services.turns
         session_id = self.session.id if self.session else None
@@ -316,6 +335,8 @@ class ChatScreen(Screen[None]):
             events = turns.resume(session_id) if resume else turns.retry(session_id)
         else:
             if branch_from is not None and session_id is not None:
+                from engine.conversation_edits import ConversationEdits, NotEditable  # after the first frame
+
                 try:
                     gone = await ConversationEdits(turns.curations).branch_at(session_id, branch_from)
                 except NotEditable as refused:
