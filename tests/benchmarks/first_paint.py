@@ -1,11 +1,11 @@
 """Time to the first full screen, Heedful against Elia, in a real terminal (tmux).
 
-Usage: .venv/bin/python tests/benchmarks/first_paint.py [--runs 5] [--heedful .venv/bin/heedful]
+Usage: .venv/bin/python tests/benchmarks/first_paint.py [--runs 5] [--heedful COMMAND]
 
 Each run launches the app in a fresh tmux session (100x30) with a fresh, empty HOME and no API key
 (offline), and polls the screen every 20 ms from just before the launch until the app's first full
 screen is on it; the apps alternate, Heedful first. The first full screen is, for Heedful: the
-header's model badge ("offline model"), the conversation's latest page (a new HOME has none, so the
+header's model badge ("offline model · F3 connect"), the conversation's latest page (a new HOME has none, so the
 welcome text: "Welcome to Heedful"), the composer's placeholder ("Enter sends") and the footer's
 last key ("palette"). For Elia: its header ("Elia v1.10.0") with the model ("GPT-4o"), the
 composer's title ("Enter your message"), the history list ("History (") and the footer's last key
@@ -90,13 +90,17 @@ def time_first_screen(app: App, session: str) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--heedful", default=".venv/bin/heedful")
+    parser.add_argument(
+        "--heedful",
+        default=str(Path(".venv/bin/heedful").resolve()),
+        help="the command that starts Heedful (e.g. another checkout: 'env PYTHONPATH=DIR python -m cli')",
+    )
     parser.add_argument("--elia-venv", type=Path, default=Path("/tmp/elia-venv"))
     args = parser.parse_args()
     heedful = App(
         "Heedful",
-        [str(Path(args.heedful).resolve())],
-        ("offline model", "Welcome to Heedful", "Enter sends", "palette"),
+        shlex.split(args.heedful),
+        ("offline model · F3 connect", "Welcome to Heedful", "Enter sends", "palette"),
     )
     elia = App("Elia", [str(ensure_elia(args.elia_venv))], ("Elia v1.10.0", "GPT-4o", "Enter your message", "History (", "f1 Help"))
     times: dict[str, list[float]] = {heedful.name: [], elia.name: []}
