@@ -113,6 +113,9 @@ class ChatScreen(Screen[None]):
         # Held rather than queried: workers update these after awaits, and a query that races the
         # app's shutdown (children already removed) would fail where an update is harmless.
         self.header = HeaderBar()
+        # Before the first frame, rather than on mount: the first frame has them.
+        self.header.show_title("New chat")
+        self.header.show_model(services.model_name, offline=services.offline)
         self.message_list = MessageList(welcome_text(services.offline), id="messages")
         self.composer = Composer(id="composer")
         self.draft_hint = LaidOutStatic("", id="draft-hint")
@@ -142,9 +145,6 @@ class ChatScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        header = self.header
-        header.show_title("New chat")
-        header.show_model(self.services.model_name, offline=self.services.offline)
         self.composer.focus()
         self.open_session(self.services.session_id)
 
