@@ -248,9 +248,7 @@ def load_engine(
 
 
 def run_chat(*, base_url: str | None, model: str | None, session_id: int | None) -> int:
-    services, theme = build_services(
-        base_url=base_url, model=model, session_id=session_id, defer_engine=True
-    )
+    services, theme = build_services(base_url=base_url, model=model, session_id=session_id, defer_engine=True)
     from tui.app import HeedfulApp  # Textual is imported only once the arguments are known to be good.
 
     app = HeedfulApp(services, theme=theme)

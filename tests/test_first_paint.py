@@ -135,3 +135,26 @@ async def test_what_is_typed_and_sent_while_the_engine_loads_is_kept_and_sent_on
             assert not screen.draft_hint.display
     finally:
         release.set()
+
+
+async def test_a_message_stopped_while_the_engine_loads_stays_in_the_composer() -> None:
+    release = threading.Event()
+    app, asked = held_services(release)
+    try:
+        async with app.run_test() as pilot:
+            await wait_for(pilot, asked.is_set)
+            screen = app.screen
+            assert isinstance(screen, ChatScreen)
+            await pilot.press(*"not yet")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: screen.busy)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not screen.busy)
+            assert screen.composer.text == "not yet"
+            assert not screen.draft_hint.display  # no longer announced as waiting
+            release.set()
+            # The stop stopped the send, not the loading: the panel and the gauge fill in.
+            await wait_for(pilot, lambda: screen.context is not None and screen.settled)
+            assert stored_messages() == []  # nothing was sent behind the user's back
+    finally:
+        release.set()

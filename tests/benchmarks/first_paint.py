@@ -5,12 +5,11 @@ Usage: .venv/bin/python tests/benchmarks/first_paint.py [--runs 5] [--heedful CO
 Each run launches the app in a fresh tmux session (100x30) with a fresh, empty HOME and no API key
 (offline), and polls the screen every 20 ms from just before the launch until the app's first full
 screen is on it; the apps alternate, Heedful first. The first full screen is, for Heedful: the
-header's model badge ("offline model · F3 connect"), the conversation's latest page (a new HOME has none, so the
-welcome text: "Welcome to Heedful"), the composer's placeholder ("Enter sends") and the footer's
-last key ("palette"). For Elia: its header ("Elia v1.10.0") with the model ("GPT-4o"), the
-composer's title ("Enter your message"), the history list ("History (") and the footer's last key
-("f1 Help"). Prints every run, both medians and the
-ratio Heedful / Elia.
+header's model badge ("offline model · F3 connect"), the conversation's latest page (a new HOME
+has none, so the welcome text: "Welcome to Heedful"), the composer's placeholder ("Enter sends")
+and the footer's last key ("palette"). For Elia: its header ("Elia v1.10.0") with the model
+("GPT-4o"), the composer's title ("Enter your message"), the history list ("History (") and the
+footer's last key ("f1 Help"). Prints every run, both medians and the ratio Heedful / Elia.
 
 Elia (pip ``elia-chat==1.10.0``) is installed into a scratch venv under /tmp (``--elia-venv``) the
 first time; it needs no key to show its first screen.
@@ -102,7 +101,11 @@ def main() -> int:
         shlex.split(args.heedful),
         ("offline model · F3 connect", "Welcome to Heedful", "Enter sends", "palette"),
     )
-    elia = App("Elia", [str(ensure_elia(args.elia_venv))], ("Elia v1.10.0", "GPT-4o", "Enter your message", "History (", "f1 Help"))
+    elia = App(
+        "Elia",
+        [str(ensure_elia(args.elia_venv))],
+        ("Elia v1.10.0", "GPT-4o", "Enter your message", "History (", "f1 Help"),
+    )
     times: dict[str, list[float]] = {heedful.name: [], elia.name: []}
     for run in range(1, args.runs + 1):
         for app in (heedful, elia):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
@@ -12,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown
-from textual.worker import Worker, WorkerError, WorkerState
+from textual.worker import Worker, WorkerState
 
 from engine import analysis
 from engine.chat import MessagePage, Session
@@ -49,6 +48,14 @@ EXACT_COUNT_CHARS = 100_000
 CHARS_PER_TOKEN = 4
 """For the "is this message larger than the whole budget?" check before sending: messages up to
 EXACT_COUNT_CHARS are counted (a few ms), longer ones estimated at CHARS_PER_TOKEN."""
+
+
+async def _finished(worker: Worker[None]) -> None:
+    """Wait until ``worker`` has ended, however it ends. Cancelling this wait (Esc stopping the
+    turn that waits) leaves the worker running: awaiting its task directly would cancel it too."""
+    waiting = asyncio.ensure_future(worker.wait())
+    waiting.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen, not raised
+    await asyncio.wait([waiting])
 
 
 class ChatScreen(Screen[None]):
@@ -321,10 +328,13 @@ class ChatScreen(Screen[None]):
             self.draft.show("⧗ Heedful is still loading: your message is sent as soon as it is ready.")
         # A session still being shown would replace the message list under this turn's feet (and
         # decides which session the message goes to): let it finish first.
-        for loading in [w for w in self.workers if w.group == LOAD_GROUP and not w.is_finished]:
-            with contextlib.suppress(WorkerError):
-                await loading.wait()
-        await self.engine_ready()
+        try:
+            for loading in [w for w in self.workers if w.group == LOAD_GROUP and not w.is_finished]:
+                await _finished(loading)
+            await self.engine_ready()
+        except asyncio.CancelledError:
+            self.draft.show("")  # stopped before it was sent: it is still in the composer
+            raise
         self.workers.cancel_group(self, USAGE_GROUP)  # the last turn's preview: this turn plans anew
         turns = self.services.turns
         session_id = self.session.id if self.session else None
