@@ -9,18 +9,23 @@ import time
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from engine.budget import profile_named
 from engine.errors import StoreError
+from engine.protocols import (  # already imported by the store: costs nothing more
+    NO_CURATION_MODELS,
+    ChatModel,
+    CurationModels,
+    CuratorModel,
+    MemoryAssessor,
+    ModelSummarizer,
+    TokenCounter,
+)
 from providers.resolve import ModelChoice, resolve_model
 from sessions import paths
 from sessions.config import Config, load_config, write_default_config
 from sessions.store import SqliteChatStore, open_store
 from tui.services import THEME_STATE_KEY, AppServices, EngineServices, Notice
-
-if TYPE_CHECKING:
-    from engine.protocols import ChatModel, CurationModels, MemoryAssessor, TokenCounter
 
 ENGINE_MODULES = (
     "engine.tokens",
@@ -78,8 +83,6 @@ def build_assessor(choice: ModelChoice, config: Config) -> MemoryAssessor:
 def build_curation_models(choice: ModelChoice, config: Config, counter: TokenCounter) -> CurationModels:
     """The curator and the summarizer on the chat model's server (the config's curator model, or
     the chat model itself); none for the offline model or where the config turns them off."""
-    from engine.protocols import NO_CURATION_MODELS, CuratorModel, ModelSummarizer
-
     settings = config.curation
     if choice.offline or not (settings.curator or settings.model_summaries):
         return NO_CURATION_MODELS
