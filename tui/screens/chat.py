@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
@@ -12,11 +11,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown
-from textual.worker import Worker, WorkerError, WorkerState
+from textual.worker import Worker, WorkerState
 
 from engine import analysis
 from engine.chat import MessagePage, Session
-from engine.conversation_edits import ConversationEdits, NotEditable
 from engine.errors import StoreError
 from tui import heap, slash
 from tui.log_gate import gated
@@ -51,6 +49,14 @@ EXACT_COUNT_CHARS = 100_000
 CHARS_PER_TOKEN = 4
 """For the "is this message larger than the whole budget?" check before sending: messages up to
 EXACT_COUNT_CHARS are counted (a few ms), longer ones estimated at CHARS_PER_TOKEN."""
+
+
+async def _finished(worker: Worker[None]) -> None:
+    """Wait until ``worker`` has ended, however it ends. Cancelling this wait (Esc stopping the
+    turn that waits) leaves the worker running: awaiting its task directly would cancel it too."""
+    waiting = asyncio.ensure_future(worker.wait())
+    waiting.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen, not raised
+    await asyncio.wait([waiting])
 
 
 class ChatScreen(Screen[None]):
@@ -115,6 +121,9 @@ class ChatScreen(Screen[None]):
         # Held rather than queried: workers update these after awaits, and a query that races the
         # app's shutdown (children already removed) would fail where an update is harmless.
         self.header = HeaderBar()
+        # Before the first frame, rather than on mount: the first frame has them.
+        self.header.show_title("New chat")
+        self.header.show_model(services.model_name, offline=services.offline)
         self.message_list = MessageList(welcome_text(services.offline), id="messages")
         self.composer = Composer(id="composer")
         self.draft_hint = LaidOutStatic("", id="draft-hint")
@@ -144,9 +153,7 @@ class ChatScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        header = self.header
-        header.show_title("New chat")
-        self.commands.show_model()
+        self.call_after_refresh(heap.started)  # the first frame is drawn: collections resume
         self.composer.focus()
         self.open_session(self.services.session_id)
 
@@ -202,17 +209,32 @@ class ChatScreen(Screen[None]):
             self.context_panel.show_counting()
         self.session = session
         with heap.loading():
-            await self.commands.use_session_model(session)
             await self.message_list.show(page, focus=at_message)
             self.header.show_title(session.title if session else "New chat")
             if session is not None:
                 await asyncio.to_thread(self.services.store.set_state, LAST_SESSION, str(session.id))
+            await self.engine_ready()
+            await self.commands.use_session_model(session)
             await self.refresh_usage()
         heap.settle()  # the session and its curation are loaded: they live until the next switch
         # Only now: importing the model's client competes with reading the session's curation
         # for the one interpreter (a second or more of a long session's opening). A message sent
         # meanwhile waits for the same warm-up, in a thread.
         self.commands.background(self._warm_up())
+
+    async def engine_ready(self) -> None:
+        """Wait for the engine; the first time, load it once the screen is drawn (a thread imports
+        it while the user can already read and type), then tell what the loading found."""
+        if self.services.ready:
+            return
+        drawn = asyncio.Event()
+        if self.call_after_refresh(drawn.set):
+            await drawn.wait()
+        engine = await self.services.engine()
+        self.commands.show_model()  # now with the provider it talks to
+        for notice in engine.notices:
+            self.notify(notice.text, severity=notice.severity, timeout=15)
+        engine.notices.clear()
 
     async def _warm_up(self) -> None:
         await self.services.turns.warm_up()
@@ -272,9 +294,12 @@ class ChatScreen(Screen[None]):
         budget = self.context.budget if self.context is not None else None
         # Exact for ordinary messages; rough beyond EXACT_COUNT_CHARS, where counting exactly would
         # hold up the UI for up to a second and the answer is plain anyway. Cancel keeps the text.
+        if budget is None:  # nothing counted yet (the engine may still be loading): the turn waits
+            self.run_turn(text, branch_from=branch)
+            return
         counter = self.services.counter
         estimate = counter.count(text) if len(text) <= EXACT_COUNT_CHARS else len(text) // CHARS_PER_TOKEN
-        if budget is None or estimate <= budget:
+        if estimate <= budget:
             self.run_turn(text, branch_from=branch)
             return
 
@@ -302,11 +327,17 @@ class ChatScreen(Screen[None]):
     ) -> None:
         """Send ``text`` (with None: retry the last turn, or continue its cut-off reply with
         ``resume``) and show the reply as it streams."""
+        if not self.services.ready and text is not None:
+            self.draft.show("⧗ Heedful is still loading: your message is sent as soon as it is ready.")
         # A session still being shown would replace the message list under this turn's feet (and
         # decides which session the message goes to): let it finish first.
-        for loading in [w for w in self.workers if w.group == LOAD_GROUP and not w.is_finished]:
-            with contextlib.suppress(WorkerError):
-                await loading.wait()
+        try:
+            for loading in [w for w in self.workers if w.group == LOAD_GROUP and not w.is_finished]:
+                await _finished(loading)
+            await self.engine_ready()
+        except asyncio.CancelledError:
+            self.draft.show("")  # stopped before it was sent: it is still in the composer
+            raise
         self.workers.cancel_group(self, USAGE_GROUP)  # the last turn's preview: this turn plans anew
         turns = self.services.turns
         session_id = self.session.id if self.session else None
@@ -317,6 +348,8 @@ class ChatScreen(Screen[None]):
             events = turns.resume(session_id) if resume else turns.retry(session_id)
         else:
             if branch_from is not None and session_id is not None:
+                from engine.conversation_edits import ConversationEdits, NotEditable  # after the first frame
+
                 try:
                     gone = await ConversationEdits(turns.curations).branch_at(session_id, branch_from)
                 except NotEditable as refused:
