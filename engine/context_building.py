@@ -222,7 +222,7 @@ class _ItemPlacer:
         self.verbatim: set[int] = set()
         self.summarized: set[int] = set()
         for message in result.messages:
-            if message.form == "verbatim":
+            if message.form in ("verbatim", "system"):  # system items are sent whole, as system
                 self.verbatim.update(message.sources)
             elif message.form == "summary":
                 self.summarized.update(message.sources)
@@ -280,6 +280,8 @@ class _ItemPlacer:
         if item.pinned:
             return Section.RETAINED, Mark.PINNED, "pinned by you"
         if item.id in self.verbatim:
+            if item.role == "system":
+                return Section.RETAINED, Mark.VERBATIM, "a system message: always sent"
             if item.state is not ItemState.ACTIVE:
                 why = self.result.recall_reasons.get(item.id) or (
                     operation.reason if operation and operation.op is OpKind.RECALL else "referred to again"
