@@ -333,7 +333,7 @@ class _ItemPlacer:
             return (Section.PRUNED, *_ATTACHED)
         if operation is not None:
             if state is ItemState.SUMMARIZED:  # summarized now, but its summary is not sent
-                return Section.PRUNED, Mark.LEFT_OUT, f"{operation.reason}; summarized, {SUMMARY_NOT_SENT}"
+                return Section.PRUNED, Mark.LEFT_OUT, f"{operation.reason}; {SUMMARY_NOT_SENT}"
             return Section.PRUNED, Mark.PRUNED, operation.reason
         return (Section.PRUNED, *_UNINVOLVED[state, item.forgotten])
 

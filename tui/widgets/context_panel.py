@@ -36,12 +36,10 @@ from tui.widgets.context_rows import (
 )
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.request_picture import (
-    bar,
-    bar_width,
+    RequestPicture,
     budget_line,
     calls_line,
     compact,
-    legend,
     saved_line,
     total_line,
 )
@@ -166,8 +164,8 @@ class ContextPanel(Vertical):
         self._total = LaidOutStatic(Content(COUNTING), id="context-total")
         """The next request's tokens of the budget, and the percentage (the header's)."""
         self._budget = LaidOutStatic("", id="context-budget")
-        self._bar = LaidOutStatic("", id="context-bar")
-        self._legend = LaidOutStatic("", id="context-legend")
+        self._bar = RequestPicture(legend=False, id="context-bar")
+        self._legend = RequestPicture(legend=True, id="context-legend")
         self._alerts = LaidOutStatic("", id="context-alerts")
         """What the user should know first (their messages not sent, suggestions), in words."""
         self._saved = LaidOutStatic("", id="context-saved")
@@ -196,12 +194,6 @@ class ContextPanel(Vertical):
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.height < SHORT_BELOW, "-short")
-        if self.view is not None:
-            self._draw_bar(self.view)
-
-    def _draw_bar(self, view: ContextView) -> None:
-        """The bar as wide as the panel (less its percentage)."""
-        _say(self._bar, bar(view.parts, view.tokens, view.budget, bar_width(self.content_size.width)))
 
     # --- showing ---------------------------------------------------------------------------------
 
@@ -209,8 +201,8 @@ class ContextPanel(Vertical):
         self.view = view
         _say(self._total, total_line(view.tokens, view.budget, exact=exact))
         _say(self._budget, budget_line(view.budget, view.window))  # the header names the model
-        self._draw_bar(view)
-        _say(self._legend, legend(view.parts, view.tokens, view.budget, exact=exact))
+        self._bar.show(view.parts, view.tokens, view.budget, exact=exact)
+        self._legend.show(view.parts, view.tokens, view.budget, exact=exact)
         self._total.set_classes(usage_level(budget_share(view.tokens, view.budget)))
         self._show_alerts(view.alerts)
         _say(
@@ -229,7 +221,9 @@ class ContextPanel(Vertical):
         self.view = None
         self._show_alerts(())
         _say(self._total, COUNTING)
-        for part in (self._budget, self._bar, self._legend, self._saved, self._why, self._note):
+        self._bar.clear()
+        self._legend.clear()
+        for part in (self._budget, self._saved, self._why, self._note):
             _say(part, "")  # the last session's notes were about its request
         self._by_option = {}
         self._options = {}
@@ -269,19 +263,24 @@ class ContextPanel(Vertical):
             ("unsent", NOT_SENT, [i for i in items if not i.in_prompt and i.role != "user"]),
         ]
         for name, title, shown in groups:
-            if name == "yours" and not shown:
-                continue  # nothing of theirs is missing: no heading to worry about
+            if not shown:
+                continue  # an empty heading is one more line to read for nothing
             options.append(self._label(f"head-{name}", f"{title} ({counted(len(shown), 'message')})", "bold"))
             options.extend(self._group(name, shown, with_reason=name == "yours"))
         for name, title, found in (
             ("entities-sent", "Entities in the request", sent),
-            ("entities-unsent", "Entities not in it", unsent),
+            ("entities-unsent", "Entities not in the request", unsent),
         ):
+            if not found:
+                continue
             options.append(self._label(f"head-{name}", f"{title} ({len(found):,})", "bold"))
             options.extend(self._group(name, found))
         if needle and not self._by_option:
             options.insert(0, self._label("nothing-matches", nothing_matches(self._filter.value), "italic"))
-        options.extend(self._label(f"legend-{n}", line, "dim") for n, line in enumerate(MARK_LEGEND))
+        if view.items:
+            options.extend(self._label(f"legend-{n}", line, "dim") for n, line in enumerate(MARK_LEGEND))
+        elif not needle:
+            options.append(self._label("no-messages", "No messages yet: only the system prompt.", "dim"))
         self._reused = {}
         self.rows.set_options(options)
         if keep is not None and keep in self._by_option:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from textual.content import Content
+from textual.widgets import Static
 
 from engine.budget import budget_percent
 from engine.context_view import Part, RequestPart
@@ -61,9 +62,35 @@ def budget_line(budget: int, window: int) -> str:
     return f"budget = {share} the {window:,}-token window"
 
 
-def bar_width(content_width: int) -> int:
-    """Cells of bar in a panel ``content_width`` wide, beside the percentage."""
-    return max(BAR_WIDTH, content_width - 6)
+class RequestPicture(Static):
+    """The bar (``legend=False``) or its legend, drawn at the width the widget has when drawn."""
+
+    DEFAULT_CSS = "RequestPicture { height: auto; }"
+
+    def __init__(self, *, legend: bool, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._is_legend = legend
+        self._shown: tuple[tuple[RequestPart, ...], int, int, bool] | None = None
+
+    def show(self, parts: Sequence[RequestPart], tokens: int, budget: int, *, exact: bool) -> None:
+        shown = (tuple(parts), tokens, budget, exact)
+        if shown != self._shown:
+            self._shown = shown
+            self.refresh(layout=self._is_legend)  # the legend's lines may change its height
+
+    def clear(self) -> None:
+        if self._shown is not None:
+            self._shown = None
+            self.refresh(layout=True)
+
+    def render(self) -> Content:
+        if self._shown is None:
+            return Content("")
+        parts, tokens, budget, exact = self._shown
+        width = self.content_size.width or LEGEND_WIDTH + 1
+        if self._is_legend:
+            return legend(parts, tokens, budget, exact=exact, width=max(16, width - 1))
+        return bar(parts, tokens, budget, max(8, width - len(budget_percent(tokens, budget)) - 2))
 
 
 def widths(parts: Sequence[RequestPart], scale: int, cells: int) -> list[int]:
@@ -100,8 +127,10 @@ def bar(parts: Sequence[RequestPart], tokens: int, budget: int, width: int = BAR
     return Content.assemble(*pieces)
 
 
-def legend(parts: Sequence[RequestPart], tokens: int, budget: int, *, exact: bool) -> Content:
-    """``█ system 120  █ recent turns 640 … ░ room left 167``, wrapped to :data:`LEGEND_WIDTH`."""
+def legend(
+    parts: Sequence[RequestPart], tokens: int, budget: int, *, exact: bool, width: int = LEGEND_WIDTH
+) -> Content:
+    """``█ system 120  █ recent turns 640 … ░ room left 167``, wrapped to ``width`` cells."""
     approx = approximate(exact)
     entries: list[tuple[str, str, str]] = [
         (*PART_STYLES[p.part], f"{p.part.value} {approx}{compact(p.tokens)}") for p in parts
@@ -115,15 +144,15 @@ def legend(parts: Sequence[RequestPart], tokens: int, budget: int, *, exact: boo
     line: list[tuple[str, str] | str] = []
     used = 0
     for mark, style, words in entries:
-        width = len(mark) + 1 + len(words)
-        if line and used + 2 + width > LEGEND_WIDTH:
+        cells = len(mark) + 1 + len(words)
+        if line and used + 2 + cells > width:
             lines.append(Content.assemble(*line))
             line, used = [], 0
         if line:
             line.append("  ")
             used += 2
         line.extend([(mark, style), f" {words}"])
-        used += width
+        used += cells
     if line:
         lines.append(Content.assemble(*line))
     return Content("\n").join(lines)
