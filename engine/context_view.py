@@ -20,7 +20,7 @@ from engine.operations import Scores
 from engine.registry import EntityState
 
 Section = EntityState
-"""The panel's sections are the entity states: active, retained, pruned."""
+"""Where an entity (or a message) stands: active (recent), retained (older, still sent), pruned."""
 
 
 class Mark(enum.StrEnum):
