@@ -353,8 +353,9 @@ async def test_the_context_panel_shows_what_was_forgotten(fake_server: FakeOpenA
         rows = chat(app).context_panel.rows
         shown = [str(rows.get_option_at_index(n).prompt) for n in range(rows.option_count)]
         assert any(f"#{forgotten[-1].id} " in row for row in shown)
-        active = shown[: next(n for n, row in enumerate(shown) if row.startswith("Retained"))]
-        assert any("ConnectionRefusedError" in row for row in active)
+        start = shown.index(next(row for row in shown if row.startswith("Sent in full")))
+        end = next(n for n, row in enumerate(shown) if n > start and row.startswith(("Sent as", "Not sent")))
+        assert any("ConnectionRefusedError" in row for row in shown[start:end])
         app.save_screenshot(str(paths.data_dir() / "panel.svg"))
 
 

@@ -186,7 +186,7 @@ def seed_long_conversation() -> int:
 
 
 def test_populated_context_panel(snap_compare: Any) -> None:
-    """A session over budget: the panel lists what is active, retained and pruned, with marks."""
+    """A session over budget: the next request's picture, then what is sent in full, as summary, or not."""
     count = seed_long_conversation()
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=settled(count))
 

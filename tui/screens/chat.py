@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown
+from textual.widgets import Markdown
 from textual.worker import Worker, WorkerState
 
 from engine import analysis
@@ -32,6 +32,7 @@ from tui.services import AppServices
 from tui.widgets.composer import Composer, describe_size
 from tui.widgets.context_panel import ContextPanel
 from tui.widgets.header_bar import HeaderBar
+from tui.widgets.help_footer import HelpFooter
 from tui.widgets.laid_out_once import LaidOutStatic
 from tui.widgets.message_list import MessageList
 
@@ -150,7 +151,7 @@ class ChatScreen(Screen[None]):
                 yield self.draft_hint
                 yield self.composer
             yield self.context_panel
-        yield Footer(compact=True)
+        yield HelpFooter(compact=True)
 
     def on_mount(self) -> None:
         self.call_after_refresh(heap.started)  # the first frame is drawn: collections resume

@@ -23,14 +23,17 @@ HELP = """\
 | Ctrl+P | command palette: every action, and themes (dark, light, high contrast) |
 | Ctrl+Q | quit |
 
-The context panel (F2) lists what is active, retained and pruned. On a highlighted row, or on a
+The context panel (F2) shows what the next request holds (a bar, and how many tokens each part
+takes of the budget), then your messages that are not sent, and the messages sent in full, sent as
+a summary, or not sent, each with its reason. On a highlighted row, or on a
 focused message in the chat: p pins, r restores, f forgets, Enter shows why. In the panel, ↑ ↓ or
 j k move and / filters (Esc clears). On a message, e shows the summary sent in its place, t a
 reasoning model's thinking (never sent back to it), i edits your message (sending it goes on from
 there; the old branch stays in the store), d deletes it (kept in the store and logged), y copies it
 and c copies its code block. Each
-message says where it stands in the next request: ≈ summarized, ✂ pruned (dimmed), 📌 pinned,
-↺ recalled, ○ left out; nothing means verbatim.
+message says where it stands in the next request: ≈ summarized (its summary is sent), ✂ pruned
+(dimmed), 📌 pinned, ↺ recalled, ○ not sent this time; nothing means sent in full. A count
+with ~ is approximate (the model's own tokenizer is not available).
 
 Every message is saved before it is sent. A reply that fails or is stopped keeps what
 arrived and says so; Ctrl+R asks again.

@@ -19,22 +19,25 @@ if TYPE_CHECKING:
     from engine.context_view import ItemDetail
 
 SCORE_PARTS = ("relevance", "neighbour", "entities", "recency", "role", "recurrence", "total")
+STATE_WORDS = {"active": "active (kept whole)", "summarized": "summarized", "pruned": "pruned (restorable)"}
 
 
 def describe(detail: ItemDetail) -> str:
-    """The facts above the text, as plain lines."""
+    """The facts above the text, as plain lines: one story (its state, its place in the next
+    request and why, its score or why it has none)."""
     view = detail.view
+    state = STATE_WORDS.get(view.state.value, view.state.value)
     lines = [
-        f"{view.role} #{view.id} · {view.tokens:,} tokens · state {view.state.value}"
+        f"{view.role} #{view.id} · {view.tokens:,} tokens · state {state}"
         + (" · pinned" if view.pinned else ""),
-        f"In the next request: {view.mark.value} ({view.section.value}): {view.reason}",
+        f"In the next request: {view.placement}: {view.reason}",
         f"Memory role: {detail.memory_role}",
     ]
     if detail.scores is not None:
         parts = detail.scores.as_dict()
         lines.append("Score: " + "  ".join(f"{name} {parts[name]:.2f}" for name in SCORE_PARTS))
     else:
-        lines.append("Score: not scored (recent turns and pinned messages are always sent)")
+        lines.append(f"Score: none: {detail.unscored or 'not scored for this request'}")
     return "\n".join(lines)
 
 

@@ -10,9 +10,11 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from engine.budget import budget_percent
 from tui.sanitize import inert
-from tui.widgets.context_panel import compact, usage_level
+from tui.widgets.context_panel import usage_level
 from tui.widgets.laid_out_once import LaidOutStatic
+from tui.widgets.request_picture import approximate, compact
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
@@ -61,10 +63,14 @@ class HeaderBar(Horizontal):
         model.set_class(offline, "-offline")
 
     def show_usage(self, view: ContextView, *, exact: bool) -> None:
-        approx = "" if exact else "≈"
+        approx = approximate(exact)
         gauge = self._gauge
+        # The panel's numbers, rounded: the next request's tokens of the budget, and the one percentage.
         gauge.update(
-            Content(f"context {approx}{compact(view.tokens)} / {compact(view.window)} ({view.fraction:.0%})")
+            Content(
+                f"context {approx}{compact(view.tokens)} of {compact(view.budget)} "
+                f"({budget_percent(view.tokens, view.budget)})"
+            )
         )
         gauge.set_classes(usage_level(view.fraction))
 

@@ -56,7 +56,7 @@ CONTEXT_MARKS = {
     Mark.RECALLED: "↺ recalled",
     Mark.SUMMARIZED: "≈ summarized",
     Mark.PRUNED: "✂ pruned",
-    Mark.LEFT_OUT: "○ left out",
+    Mark.LEFT_OUT: "○ not sent this time",
 }
 """How the meta line says where a message stands in the next request (verbatim says nothing)."""
 
