@@ -14,6 +14,7 @@ class ConsentChoice(enum.StrEnum):
     KEEP = "keep"
     SUMMARIZE = "summarize"
     REMOVE = "remove"
+    ATTACH = "attach"
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,8 @@ class ConsentItem:
     preview: str
     tokens: int
     proposed: ConsentChoice
+    choices: tuple[ConsentChoice, ...] = (ConsentChoice.KEEP, ConsentChoice.SUMMARIZE, ConsentChoice.REMOVE)
+    left_out: bool = False
 
 
 @dataclass(frozen=True, slots=True)
