@@ -341,7 +341,7 @@ async def test_the_context_panel_shows_what_was_forgotten(fake_server: FakeOpenA
     async with app.run_test(size=(120, 40)) as pilot:
         for n in range(6):
             text = f"Turn {n}: the billing-api deploy fails with ConnectionRefusedError again."
-            await say(pilot, app, text, not_now=True)
+            await say(pilot, app, text, keep=True)
         view = chat(app).context
         assert view is not None
         assert view.tokens <= view.budget == 490

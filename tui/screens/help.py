@@ -11,6 +11,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+from tui.typing import TypingPassesThrough
+
 HELP = """\
 # Heedful keys
 
@@ -67,11 +69,9 @@ In the config file, a `[keys]` table maps an action id to its keys, for example
 """
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(TypingPassesThrough, ModalScreen[None]):
     CSS_PATH = "connect.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f1,q", "dismiss(None)", "Close", id="help_close")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1", "dismiss(None)", "Close", id="help_close")]
 
     def __init__(self, overrides: Mapping[str, str] | None = None) -> None:
         super().__init__()

@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
 from tui.sanitize import inert
+from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
     from engine.ledger import LedgerEntry
@@ -48,14 +49,14 @@ def row(entry: LedgerEntry) -> tuple[str, ...]:
     )
 
 
-class LedgerScreen(ModalScreen[int | None]):
+class LedgerScreen(TypingPassesThrough, ModalScreen[int | None]):
     """Dismissed with the id of a message to restore, or None."""
 
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,f6", "dismiss(None)", "Close", id="dialog_cancel"),
-        Binding("r", "restore", "Restore"),
-        Binding("slash", "filter", "Filter"),
+        Binding("escape,f6", "dismiss(None)", "Close", id="dialog_cancel"),
+        Binding("alt+r", "restore", "Restore"),
+        Binding("ctrl+f", "filter", "Filter"),
     ]
 
     def __init__(self, entries: Sequence[LedgerEntry]) -> None:
@@ -65,7 +66,7 @@ class LedgerScreen(ModalScreen[int | None]):
         self._haystacks: list[str] = []
         """Each row's cells joined and case-folded, made at the first filter."""
         self.table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True, id="ledger-table")
-        self._filter = Input(placeholder="/ filter: words in a row (Esc closes)", id="ledger-filter")
+        self._filter = Input(placeholder="Ctrl+F filter: words in a row (Esc closes)", id="ledger-filter")
         self._title = Static(classes="title")
         self._detail = Static(id="ledger-detail")
         """The highlighted row in full: the table cuts its reason at the dialog's edge."""
@@ -79,7 +80,8 @@ class LedgerScreen(ModalScreen[int | None]):
             yield self.table
             yield self._detail
             yield Static(
-                Content("↑↓ move · r restores the message of the row · / filter · Esc closes"), classes="hint"
+                Content("↑↓ move · Alt+R restores the message of the row · Ctrl+F filters · Esc closes"),
+                classes="hint",
             )
 
     def on_mount(self) -> None:

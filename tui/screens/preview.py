@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tui.sanitize import inert
+from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
@@ -32,10 +33,10 @@ def body(text: str) -> str:
     return inert(text[:SHOWN_CHARS]) + f"\n… {len(text) - SHOWN_CHARS:,} more characters"
 
 
-class PreviewScreen(ModalScreen[None]):
+class PreviewScreen(TypingPassesThrough, ModalScreen[None]):
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,f5", "dismiss(None)", "Close", id="dialog_cancel")
+        Binding("escape,f5", "dismiss(None)", "Close", id="dialog_cancel")
     ]
 
     def __init__(self, view: ContextView, *, exact: bool) -> None:

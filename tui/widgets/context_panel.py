@@ -1,8 +1,9 @@
 """The right-hand context panel: the budget, then what is active, retained and pruned, and why.
 
-Each section lists the messages and the entities in that state. The list is keyboard-driven (arrows
-or j/k, p pin, r restore, f forget, enter inspect, / filter); the panel only says what the user
-asked for, through :class:`tui.messages.ContextAction`: the screen carries it out.
+Each section lists the messages and the entities in that state. The list is keyboard-driven (arrows,
+Alt+P pin, Alt+R restore, Alt+F forget, Enter inspect, Ctrl+F filter: a plain key is typing, and goes
+to the composer); the panel only says what the user asked for, through
+:class:`tui.messages.ContextAction`: the screen carries it out.
 """
 
 from __future__ import annotations
@@ -111,15 +112,16 @@ def _say(static: LaidOutStatic, text: str) -> None:
 
 
 class ContextList(OptionList, LaidOutOnce):
-    """The panel's rows; vim keys as well as the arrows."""
+    """The panel's rows: the arrows, or Alt+J / Alt+K, move; Esc goes back to the composer."""
 
     # Its height is the panel's (1fr), never its rows': a new row count changes only its own
     # scrollbar, which OptionList redraws itself (and a scrollbar shown or hidden still asks for
     # a layout). Each new count laid out the whole screen: at 10,000 messages, 15-25 ms twice a turn.
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False, id="context_down"),
-        Binding("k", "cursor_up", "Up", show=False, id="context_up"),
+        Binding("alt+j", "cursor_down", "Down", show=False, id="context_down"),
+        Binding("alt+k", "cursor_up", "Up", show=False, id="context_up"),
+        Binding("escape", "screen.home", "Composer", id="home"),
     ]
 
 
@@ -138,6 +140,7 @@ class ContextPanel(Vertical):
         background: $surface;
     }
     ContextPanel > .title { text-style: bold; color: $primary; }
+    ContextPanel > #context-asking { color: $warning; text-style: bold; height: auto; }
     ContextPanel > #context-bar.-ok { color: $success; }
     ContextPanel > #context-bar.-warn { color: $warning; }
     ContextPanel > #context-bar.-high { color: $error; }
@@ -163,23 +166,27 @@ class ContextPanel(Vertical):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("p", "item('pin')", "Pin/unpin", tooltip="Pin or unpin the highlighted message", id="pin"),
         Binding(
-            "r",
+            "alt+p", "item('pin')", "Pin/unpin", tooltip="Pin or unpin the highlighted message", id="pin"
+        ),
+        Binding(
+            "alt+r",
             "item('restore')",
             "Restore",
             tooltip="Send the highlighted message verbatim again",
             id="restore",
         ),
-        Binding("f", "item('forget')", "Forget", tooltip="Forget the highlighted message now", id="forget"),
-        Binding("slash", "filter", "Filter", tooltip="Filter the panel's rows", id="filter"),
-        Binding("c", "screen.consent", "Consent", tooltip="Answer Heedful's request about your messages"),
+        Binding(
+            "alt+f", "item('forget')", "Forget", tooltip="Forget the highlighted message now", id="forget"
+        ),
+        Binding("ctrl+f", "filter", "Filter", tooltip="Filter the panel's rows", id="filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         # Held rather than queried, so an update that races the app's shutdown is harmless.
+        self._asking = LaidOutStatic("", id="context-asking")
         self._total = LaidOutStatic(Content(COUNTING), id="context-total")
         self._bar = LaidOutStatic("", classes="-ok", id="context-bar")
         self._saved = LaidOutStatic("", id="context-saved")
@@ -195,6 +202,7 @@ class ContextPanel(Vertical):
         self._reused: dict[str, tuple[object, Option]] = {}
 
     def compose(self) -> ComposeResult:
+        yield self._asking
         yield Static("Context", classes="title")
         yield self._total
         yield self._bar
@@ -208,6 +216,8 @@ class ContextPanel(Vertical):
 
     def show(self, view: ContextView, *, model: str, exact: bool, counter: str) -> None:
         self.view = view
+        _say(self._asking, asking_line(view))
+        self._asking.display = view.consent is not None
         approx = "" if exact else "≈ "
         _say(
             self._total,
@@ -288,7 +298,9 @@ class ContextPanel(Vertical):
         options.extend(self._option(row) for row in shown[:ROWS_PER_GROUP])
         if len(shown) > ROWS_PER_GROUP:
             hidden = len(shown) - ROWS_PER_GROUP
-            options.append(self._label(f"{name}-more-{section}", f"  … {hidden:,} more: / filters", "dim"))
+            options.append(
+                self._label(f"{name}-more-{section}", f"  … {hidden:,} more: Ctrl+F filters", "dim")
+            )
         return options
 
     def _option(self, shown: ItemView | EntityView) -> Option:
@@ -380,6 +392,19 @@ class ContextPanel(Vertical):
         self.remove_class("-filtering")
         self._fill_rows()
         self.rows.focus()
+
+
+def asking_line(view: ContextView) -> str:
+    """The panel's top line while Heedful waits for an answer about the user's messages."""
+    if view.consent is None:
+        return ""
+    items = view.consent.items
+    ids = " ".join(f"#{i.item_id}" for i in items[:4]) + (" …" if len(items) > 4 else "")
+    left_out = [f"#{i.item_id}" for i in items if i.left_out]
+    said = f"Heedful asks about {len(items):,} of your messages ({ids}) · F4 answers. Until then: "
+    if left_out:
+        return said + f"{', '.join(left_out)} not sent (no room); the rest sent whole."
+    return said + "they are sent whole."
 
 
 def _calls_line(calls: CallsReport | None, turn: str) -> str:
