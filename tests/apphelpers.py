@@ -111,7 +111,7 @@ async def say(pilot: Pilot[None], app: HeedfulApp, text: str, *, keep: bool = Fa
     screen.composer.focus()
     screen.composer.insert(text)
     await pilot.press("enter")
-    await wait_for(pilot, lambda: new_views(screen, before) >= 2 and not screen.busy)
+    await wait_for(pilot, lambda: new_views(screen, before) >= 2 and screen.settled)
     if not isinstance(app.screen, ConsentScreen):
         return None
     if keep:

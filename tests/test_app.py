@@ -13,6 +13,7 @@ from sessions import paths
 from tests.apphelpers import chat, make_app, say, send, stored_messages, toasts, views, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
+from tui.screens.dialogs import ConfirmScreen
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.composer import Composer
 from tui.widgets.header_bar import HeaderBar
@@ -250,13 +251,16 @@ async def test_sessions_can_be_renamed_and_deleted_with_confirmation() -> None:
         )
         picker = app.screen
         assert isinstance(picker, SessionsScreen)
-        await pilot.press("d")
-        await pilot.press("n")  # "no" keeps it
+        await pilot.press("alt+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("escape")  # "cancel" keeps it
         await pilot.pause()
         assert len(picker.sessions) == 2
-        await pilot.press("d", "y")
+        await pilot.press("alt+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("alt+y")
         await wait_for(pilot, lambda: len(picker.sessions) == 1)
-        await pilot.press("r")
+        await pilot.press("alt+r")
         await pilot.press(*"renamed", "enter")  # the old title is selected, so typing replaces it
         await wait_for(pilot, lambda: picker.sessions[0].title == "renamed")
     titles = {m.content for m in stored_messages()}

@@ -84,17 +84,17 @@ async def test_scrolling_the_ledger_down_brings_the_next_page() -> None:
 
 async def test_the_filter_and_restore_reach_an_entry_the_table_has_not_loaded() -> None:
     async with ledger_open(log()) as (app, pilot, restored):
-        await pilot.press("slash", *"very first", "enter")
+        await pilot.press("ctrl+f", *"very first", "enter")
         rows = table(app)
         assert turns(rows) == [1]
         assert title(app) == "Ledger: every forgetting decision, newest first (1 of 1,000 match)"
-        await pilot.press("r")
+        await pilot.press("alt+r")
         assert restored == [1]
 
 
 async def test_clearing_the_filter_brings_the_newest_page_back() -> None:
     async with ledger_open(log()) as (app, pilot, _):
-        await pilot.press("slash", *"turn 99")  # "since turn 99" and "since turn 990" to 999
+        await pilot.press("ctrl+f", *"turn 99")  # "since turn 99" and "since turn 990" to 999
         assert turns(table(app)) == [*range(1000, 990, -1), 100]
         for _ in range(len("turn 99")):
             await pilot.press("backspace")
@@ -116,5 +116,5 @@ async def test_the_highlighted_row_is_shown_whole_below_the_table() -> None:
         await wait_for(pilot, lambda: detail(app) == f"turn 9 · operation · #4 · prune\n{why}")
         await pilot.press("down")
         assert detail(app) == "turn 3 · operation · #3 · prune\nnot mentioned since turn 2"
-        await pilot.press("slash", *"no such words")
+        await pilot.press("ctrl+f", *"no such words")
         assert detail(app) == ""
