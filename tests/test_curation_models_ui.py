@@ -114,6 +114,7 @@ async def test_a_stop_before_the_message_is_drawn_shows_it_and_clears_the_compos
     # The message is drawn once the request is out, or when the curator is slow (after 0.1 s):
     # an Esc before then must not leave it stored but unseen, and still offered to be sent again.
     from tests.apphelpers import (
+        asked,
         chat,
         make_app,
         make_sessions,
@@ -122,6 +123,7 @@ async def test_a_stop_before_the_message_is_drawn_shows_it_and_clears_the_compos
         wait_for,
         write_config,
     )
+    from tui.screens.consent import ConsentScreen
     from tui.widgets.message_view import MessageView
 
     long_answer = "Set the upstream, reload the proxy, check the logs. " * 25
@@ -135,8 +137,14 @@ async def test_a_stop_before_the_message_is_drawn_shows_it_and_clears_the_compos
     )
     app = make_app(curation_models=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await say(pilot, app, "Which port does service-1 use?", keep=True)  # the session is open
         screen = chat(app)
+        await say(pilot, app, "Which port does service-1 use?", keep=True)  # the session is open
+        if screen.context is not None and screen.context.consent is not None:
+            # Keep the user's messages whole, for good: no question comes with the next send.
+            await pilot.press("f4")
+            await asked(pilot, app, ConsentScreen)
+            await pilot.press("alt+m", "enter")
+            await wait_for(pilot, lambda: app.screen is screen and screen.context.consent is None)  # type: ignore[union-attr]
         screen.composer.insert("Which port does service-3 use?")
         await pilot.press("enter", "escape")  # at once: the curator has not answered
         await wait_for(pilot, lambda: not screen.busy)

@@ -61,8 +61,8 @@ class LargeMessageScreen(AskedOnScreen, ModalScreen[LargeChoice | None]):
 def large_question(tokens: int, size: str, *, budget: int, window: int, model: str) -> str:
     """What the dialog says about a message of ``tokens`` tokens (``size``: its lines and bytes)."""
     said = (
-        f"This message is {tokens:,} tokens ({size}): keep it whole, let Heedful summarize it when "
-        "room is short, or send it once (afterwards Heedful asks what to do with it)."
+        f"This message is {tokens:,} tokens: keep it whole, let Heedful summarize it when room is "
+        f"short, or send it once (then Heedful asks what to do with it). It is {size}."
     )
     if tokens > budget:  # always, as the screen opens only then; said for the numbers
         said += (
