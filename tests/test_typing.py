@@ -3,6 +3,8 @@ never takes their keys for answers, and plain keys never act on a message, where
 
 from __future__ import annotations
 
+import re
+
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -38,15 +40,19 @@ def small_window(server: FakeOpenAIServer, reply: str = "Noted, thanks. " * 25) 
     server.reply = reply
 
 
+BY_THE_USER = re.compile(r"\b(by you|you chose|you asked|you pinned|your edit|your choice)\b")
+"""How a ledger reason says the user did it (not, say, an overflow note that asks them to)."""
+
+
 def user_actions() -> list[tuple[str, str, str, str]]:
-    """Every ledger entry the user made (its reason says "you"): kind, target, action, reason."""
+    """Every ledger entry the user made: kind, target, action, reason."""
     store = open_store(paths.database_path()).store
     try:
         return [
             (e.kind.value, e.target, e.action, e.reason)
             for s in store.list_sessions()
             for e in store.ledger(s.id)
-            if " you" in f" {e.reason}" or "your " in e.reason
+            if BY_THE_USER.search(e.reason)
         ]
     finally:
         store.close()

@@ -54,12 +54,27 @@ def pass_to_composer(app: App[object], event: events.Key, focused: object) -> bo
     return True
 
 
+def paste_to_composer(app: App[object], event: events.Paste, focused: object) -> bool:
+    """Hand a paste to the chat's composer (True) unless the focus takes typing itself."""
+    composer = chat_composer(app)
+    if composer is None or takes_typing(focused):
+        return False
+    event.stop()
+    event.prevent_default()
+    composer.post_message(events.Paste(event.text))
+    return True
+
+
 class TypingPassesThrough:
-    """For a dialog over the chat: its printable keys are the user's next words, not its choices."""
+    """For a dialog over the chat: its printable keys (and pastes) are the user's next words."""
 
     def on_key(self, event: events.Key) -> None:
         assert isinstance(self, Screen)
         pass_to_composer(self.app, event, self.focused)
+
+    def on_paste(self, event: events.Paste) -> None:
+        assert isinstance(self, Screen)
+        paste_to_composer(self.app, event, self.focused)
 
 
 class AskedOnScreen:
@@ -75,6 +90,10 @@ class AskedOnScreen:
 
     def _drawn(self) -> None:
         self.shown_at = get_time()
+
+    def on_paste(self, event: events.Paste) -> None:
+        assert isinstance(self, Screen)
+        paste_to_composer(self.app, event, self.focused)
 
     def on_key(self, event: events.Key) -> None:
         assert isinstance(self, Screen)

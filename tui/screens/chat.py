@@ -478,6 +478,9 @@ class ChatScreen(Screen[None]):
     def on_key(self, event: events.Key) -> None:
         self.focus_model.typed(event)
 
+    def on_paste(self, event: events.Paste) -> None:
+        self.focus_model.pasted(event)
+
     def action_connect(self) -> None:
         from tui.screens.connect import ConnectScreen
 

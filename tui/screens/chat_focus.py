@@ -11,7 +11,7 @@ from textual import events
 from textual.widget import Widget
 
 from tui.screens.chat_parts import ChatPart
-from tui.typing import pass_to_composer
+from tui.typing import pass_to_composer, paste_to_composer
 
 
 class FocusModel(ChatPart):
@@ -60,4 +60,10 @@ class FocusModel(ChatPart):
         """A printable key where it means nothing: the composer takes it, and the focus."""
         screen = self.screen
         if screen.focused is not screen.composer and pass_to_composer(screen.app, event, screen.focused):
+            screen.composer.focus()
+
+    def pasted(self, event: events.Paste) -> None:
+        """A paste where it means nothing (a panel row, a focused message): into the composer."""
+        screen = self.screen
+        if screen.focused is not screen.composer and paste_to_composer(screen.app, event, screen.focused):
             screen.composer.focus()
