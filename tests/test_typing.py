@@ -172,6 +172,28 @@ async def test_sending_a_large_message_asks_in_the_users_words_and_enter_keeps_i
         assert not not_keep(user_actions())
 
 
+async def test_a_large_message_to_summarize_when_room_is_short_is_summarized_without_asking_again(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    from tui.screens.large_message import LargeMessageScreen
+
+    small_window(fake_server, "Noted.")
+    app = make_app()
+    document = "The deploy log says the billing service timed out at step nine. " * 200
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "Here comes the log.")
+        screen = chat(app)
+        screen.composer.insert(document)
+        await pilot.press("enter")
+        await asked(pilot, app, LargeMessageScreen)
+        await pilot.press("alt+s")
+        await wait_for(pilot, lambda: screen.settled and screen.turn_view.sent_id is not None)
+        pasted = screen.turn_view.sent_id
+        summarized = ("consent", str(pasted), "summarize", "answered by you")
+        await wait_for(pilot, lambda: summarized in user_actions())
+        assert app.screen is screen, "answered when it was sent: not asked again"
+
+
 # --- item 2: plain keys wherever the focus is ------------------------------------------------------
 
 LETTERS = ("p", "r", "f", "i", "d", "y", "c", "e", "t", "j", "k", "m", "a", "u", "space", "q")
@@ -263,3 +285,11 @@ async def test_alt_keys_act_on_a_focused_message(fake_server: FakeOpenAIServer) 
             pilot, lambda: ("operation", str(message.message.id), "pin", "pinned by you") in user_actions()
         )
         assert screen.composer.text == ""
+
+
+def test_a_plain_key_in_the_config_is_refused_as_typing() -> None:
+    from tui.keys import check_keymap
+
+    keymap, problems = check_keymap({"pin": "p", "retry": "ctrl+t,/", "forget": "alt+x"})
+    assert keymap == {"forget": "alt+x"}, "a plain key would act where the user meant to write"
+    assert len(problems) == 2 and all("is typing, not an action key" in p for p in problems)

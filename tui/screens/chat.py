@@ -333,7 +333,6 @@ class ChatScreen(Screen[None]):
     async def _after_turn(self) -> None:
         """Show what the next request would send (never asking: that waits for the user to act)."""
         await self.refresh_usage()
-        self.context_actions.answer_in_advance()
         await asyncio.to_thread(self.services.store.checkpoint)
         heap.release()  # what the turn and its preview planning freed
 

@@ -19,8 +19,6 @@ class ContextActions(ChatPart):
         super().__init__(screen)
         self.asked: set[int] = set()
         """Messages the consent dialog has asked about: a send raises it again only for new ones."""
-        self.pre_answers: dict[int, ConsentChoice] = {}
-        """Large messages the user said to summarize when room is short, by id."""
 
     def run(self, action: str, item_id: int) -> None:
         self.background(self._run(action, item_id))
@@ -129,25 +127,10 @@ class ContextActions(ChatPart):
         self.screen.app.push_screen(ConsentScreen(consent, sent=sent), answered)
 
     def answer_sent(self, item_id: int, choice: ConsentChoice) -> None:
-        """What the user chose when sending a large message: keep it whole (recorded now), or
-        summarize it once Heedful asks about it (when room is short)."""
-        if choice is ConsentChoice.KEEP and self.screen.session is not None:
+        """What the user chose as they sent a message larger than a request: keep it whole, or
+        summarize it (room is short for it from the next request on). Recorded once it is sent."""
+        if self.screen.session is not None:
             self.record_consent(self.screen.session.id, ConsentAnswer({item_id: choice}, None))
-        else:
-            self.pre_answers[item_id] = choice
-
-    def answer_in_advance(self) -> None:
-        """Answer, without asking, what the user already answered when sending a large message."""
-        consent = self.screen.context.consent if self.screen.context else None
-        if consent is None or self.screen.session is None:
-            return
-        answers = {
-            i.item_id: self.pre_answers.pop(i.item_id)
-            for i in consent.items
-            if self.pre_answers.get(i.item_id) in i.choices
-        }
-        if answers:
-            self.record_consent(self.screen.session.id, ConsentAnswer(answers, None))
 
     def record_consent(self, session_id: int, answer: ConsentAnswer) -> None:
         if not answer.answers and answer.remember is None:

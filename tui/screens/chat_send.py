@@ -11,8 +11,8 @@ from tui.widgets.composer import describe_size
 
 EXACT_COUNT_CHARS = 100_000
 CHARS_PER_TOKEN = 4
-"""For the "is this message larger than a whole request?" check before sending: messages up to EXACT_COUNT_CHARS are
-counted (a few ms), longer ones estimated at CHARS_PER_TOKEN."""
+"""For the "is this message larger than a whole request?" check before sending: messages up to
+EXACT_COUNT_CHARS are counted (a few ms), longer ones estimated at CHARS_PER_TOKEN."""
 
 
 class Sending(ChatPart):

@@ -72,7 +72,7 @@ class HeaderBar(Horizontal):
 
     def show_asking(self, count: int) -> None:
         """A badge while Heedful waits for an answer about ``count`` of the user's messages."""
-        said = f"{count:,} of your message{'s' if count != 1 else ''} · F4" if count else ""
+        said = f"{count:,} of your messages · F4" if count else ""
         if str(self._asking.content) != said:
             self._asking.update(Content(said))
         self._asking.display = bool(count)
