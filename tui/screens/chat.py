@@ -15,6 +15,7 @@ from textual.worker import Worker, WorkerState
 
 from engine import analysis
 from engine.chat import MessagePage, Session
+from engine.consent import ConsentChoice
 from engine.errors import StoreError
 from tui import heap, slash
 from tui.log_gate import gated
@@ -22,14 +23,15 @@ from tui.messages import ContextAction, MessageAction
 from tui.screens.chat_commands import SlashCommands
 from tui.screens.chat_context import ContextActions
 from tui.screens.chat_draft import DraftHints
+from tui.screens.chat_focus import FocusModel
 from tui.screens.chat_memory import MemoryActions
 from tui.screens.chat_messages import MessageActions
 from tui.screens.chat_pages import EMPTY, LAST_SESSION, SessionPages
+from tui.screens.chat_send import Sending
 from tui.screens.chat_turn_view import TurnView
 from tui.screens.chat_wording import welcome_text
-from tui.screens.dialogs import ConfirmScreen
 from tui.services import AppServices
-from tui.widgets.composer import Composer, describe_size
+from tui.widgets.composer import Composer
 from tui.widgets.context_panel import ContextPanel
 from tui.widgets.header_bar import HeaderBar
 from tui.widgets.help_footer import HelpFooter
@@ -46,10 +48,6 @@ SUMMARY_GROUP = "summaries"
 """Model summaries being written after a turn (never waited for)."""
 NARROW_WIDTH = 90
 """Terminals narrower than this hide the context panel until F2 asks for it."""
-EXACT_COUNT_CHARS = 100_000
-CHARS_PER_TOKEN = 4
-"""For the "is this message larger than the whole budget?" check before sending: messages up to
-EXACT_COUNT_CHARS are counted (a few ms), longer ones estimated at CHARS_PER_TOKEN."""
 
 
 async def _finished(worker: Worker[None]) -> None:
@@ -94,6 +92,22 @@ class ChatScreen(Screen[None]):
         Binding("f3", "connect", "Connect", tooltip="How to connect a model", id="connect"),
         Binding("f1", "help", "Help", tooltip="Keys and help", id="help"),
         Binding(
+            "tab",
+            "cycle_focus(1)",
+            "Next area",
+            show=False,
+            tooltip="Move to the next area: composer, context panel, conversation",
+            id="focus_next",
+        ),
+        Binding(
+            "shift+tab",
+            "cycle_focus(-1)",
+            "Previous area",
+            show=False,
+            tooltip="Move to the previous area: composer, context panel, conversation",
+            id="focus_previous",
+        ),
+        Binding(
             "ctrl+home",
             "first_message",
             "First message",
@@ -117,8 +131,6 @@ class ChatScreen(Screen[None]):
         self.session: Session | None = None
         self.context: ContextView | None = None
         """What the last (or next) request sends, as the panel shows it."""
-        self._consent_asked: set[int] = set()
-        """Messages the consent dialog has already asked about: it opens by itself only for new ones."""
         # Held rather than queried: workers update these after awaits, and a query that races the
         # app's shutdown (children already removed) would fail where an update is harmless.
         self.header = HeaderBar()
@@ -140,6 +152,8 @@ class ChatScreen(Screen[None]):
         self.memory_actions = MemoryActions(self)
         self.pages = SessionPages(self)
         self.turn_view = TurnView(self)
+        self.focus_model = FocusModel(self)
+        self.sending = Sending(self)
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -269,6 +283,7 @@ class ChatScreen(Screen[None]):
         counter = self.services.counter
         self.context = view
         self.header.show_usage(view, exact=counter.exact)
+        self.header.show_asking(len(view.consent.items) if view.consent else 0)
         self.context_panel.show(
             view, model=self.services.model_name, exact=counter.exact, counter=counter.description
         )
@@ -290,44 +305,20 @@ class ChatScreen(Screen[None]):
             return
         if self.refused_while_busy():
             return
-        text = read
-        branch, self.editing = self.editing, None
-        budget = self.context.budget if self.context is not None else None
-        # Exact for ordinary messages; rough beyond EXACT_COUNT_CHARS, where counting exactly would
-        # hold up the UI for up to a second and the answer is plain anyway. Cancel keeps the text.
-        if budget is None:  # nothing counted yet (the engine may still be loading): the turn waits
-            self.run_turn(text, branch_from=branch)
-            return
-        counter = self.services.counter
-        estimate = counter.count(text) if len(text) <= EXACT_COUNT_CHARS else len(text) // CHARS_PER_TOKEN
-        if estimate <= budget:
-            self.run_turn(text, branch_from=branch)
-            return
-
-        def answered(send_anyway: bool | None) -> None:
-            if send_anyway:
-                self.run_turn(text, branch_from=branch)
-            else:
-                self.editing = branch
-
-        window = self.context.window if self.context is not None else budget
-        self.app.push_screen(
-            ConfirmScreen(
-                f"This message is about {estimate:,} tokens ({describe_size(text)}): more than the "
-                f"{budget:,} tokens a request to {self.services.model_name} may hold (its window is "
-                f"{window:,}). The model will most likely refuse it or see only part of it.\n\n"
-                "Send it anyway? It is stored either way once sent; Cancel keeps it in the composer.",
-                confirm="Send anyway",
-            ),
-            answered,
-        )
+        self.sending.submit(read, event.draft)
 
     @work(exclusive=True, group=TURN_GROUP, exit_on_error=False)
     async def run_turn(
-        self, text: str | None, *, resume: bool = False, branch_from: int | None = None
+        self,
+        text: str | None,
+        *,
+        resume: bool = False,
+        branch_from: int | None = None,
+        answer: ConsentChoice | None = None,
     ) -> None:
         """Send ``text`` (with None: retry the last turn, or continue its cut-off reply with
-        ``resume``) and show the reply as it streams."""
+        ``resume``) and show the reply as it streams; ``answer``: the user's consent answer for
+        the message sent (given when it was sent, as a large one)."""
         if not self.services.ready and text is not None:
             self.draft.show("⧗ Heedful is still loading: your message is sent as soon as it is ready.")
         # A session still being shown would replace the message list under this turn's feet (and
@@ -360,6 +351,8 @@ class ChatScreen(Screen[None]):
             events = turns.send(session_id, text)
         try:
             await self.turn_view.show(events, sending=text)
+            if answer is not None and self.turn_view.sent_id is not None:
+                self.context_actions.answer_sent(self.turn_view.sent_id, answer)
         finally:
             self.memory_actions.restart_idle_timer()
             # Not awaited: planning the next request again takes ~0.1 s in a 10,000-message
@@ -370,9 +363,8 @@ class ChatScreen(Screen[None]):
 
     @work(exclusive=True, group=USAGE_GROUP, exit_on_error=False)
     async def _after_turn(self) -> None:
-        """Show what the next request would send, then ask about the user's messages if needed."""
+        """Show what the next request would send (never asking: that waits for the user to act)."""
         await self.refresh_usage()
-        self._offer_consent()
         await asyncio.to_thread(self.services.store.checkpoint)
         heap.release()  # what the turn and its preview planning freed
 
@@ -498,9 +490,6 @@ class ChatScreen(Screen[None]):
     def run_context_action(self, action: str, item_id: int) -> None:
         self.context_actions.run(action, item_id)
 
-    def _offer_consent(self) -> None:
-        self.context_actions.offer_consent()
-
     def action_preview(self) -> None:
         self.context_actions.preview()
 
@@ -509,6 +498,19 @@ class ChatScreen(Screen[None]):
 
     def action_consent(self) -> None:
         self.context_actions.consent()
+
+    def action_cycle_focus(self, step: int) -> None:
+        self.focus_model.cycle(step)
+
+    def action_home(self) -> None:
+        """Esc outside the composer: back to it (the panel, a message)."""
+        self.focus_model.home()
+
+    def on_key(self, event: events.Key) -> None:
+        self.focus_model.typed(event)
+
+    def on_paste(self, event: events.Paste) -> None:
+        self.focus_model.pasted(event)
 
     def action_connect(self) -> None:
         from tui.screens.connect import ConnectScreen

@@ -1,5 +1,6 @@
 """Inspect one message: its text, where it stands in the context, its score parts, and its ledger
-history ("why is this gone?"). p, r and f act on it from here too."""
+history ("why is this gone?"). Alt+P, Alt+R and Alt+F act on it from here too; plain keys are
+typing, and go to the composer."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from textual.widgets import Static, TextArea
 
 from engine.redaction import redact
 from tui.sanitize import inert
+from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
     from engine.context_view import ItemDetail
@@ -52,15 +54,15 @@ def history(detail: ItemDetail) -> str:
     )
 
 
-class InspectScreen(ModalScreen[str | None]):
+class InspectScreen(TypingPassesThrough, ModalScreen[str | None]):
     """Dismissed with None, or with the action ("pin", "restore", "forget") to carry out."""
 
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "dismiss(None)", "Close", id="dialog_cancel"),
-        Binding("p", "dismiss('pin')", "Pin/unpin"),
-        Binding("r", "dismiss('restore')", "Restore"),
-        Binding("f", "dismiss('forget')", "Forget"),
+        Binding("escape", "dismiss(None)", "Close", id="dialog_cancel"),
+        Binding("alt+p", "dismiss('pin')", "Pin/unpin"),
+        Binding("alt+r", "dismiss('restore')", "Restore"),
+        Binding("alt+f", "dismiss('forget')", "Forget"),
     ]
 
     def __init__(self, detail: ItemDetail) -> None:
@@ -80,4 +82,6 @@ class InspectScreen(ModalScreen[str | None]):
                 yield TextArea(inert(detail.text), read_only=True, soft_wrap=True, id="inspect-text")
                 yield Static(Content.styled("Ledger", "bold"))
                 yield Static(Content(inert(redact(history(detail)))), id="inspect-ledger")
-            yield Static(Content("p pin/unpin · r restore · f forget · Esc closes"), classes="hint")
+            yield Static(
+                Content("Alt+P pin/unpin · Alt+R restore · Alt+F forget · Esc closes"), classes="hint"
+            )

@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from engine.budget import budget_percent
 from tui.sanitize import inert
+from tui.typing import TypingPassesThrough
 from tui.widgets.request_picture import approximate
 
 if TYPE_CHECKING:
@@ -34,10 +35,10 @@ def body(text: str) -> str:
     return inert(text[:SHOWN_CHARS]) + f"\n… {len(text) - SHOWN_CHARS:,} more characters"
 
 
-class PreviewScreen(ModalScreen[None]):
+class PreviewScreen(TypingPassesThrough, ModalScreen[None]):
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,f5", "dismiss(None)", "Close", id="dialog_cancel")
+        Binding("escape,f5", "dismiss(None)", "Close", id="dialog_cancel")
     ]
 
     def __init__(self, view: ContextView, *, exact: bool) -> None:

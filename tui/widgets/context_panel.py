@@ -1,9 +1,9 @@
 """The right-hand context panel: a picture of the next request, what of yours is not sent, then
 the messages sent in full, sent as a summary and not sent, and the entities, each with its reason.
 
-The list is keyboard-driven (arrows or j/k, p pin, r restore, f forget, enter inspect, / filter);
-the panel only says what the user asked for, through :class:`tui.messages.ContextAction`: the
-screen carries it out.
+The list is keyboard-driven (arrows, Alt+P pin, Alt+R restore, Alt+F forget, Enter inspect, Ctrl+F
+filter: a plain key is typing, and goes to the composer); the panel only says what the user asked
+for, through :class:`tui.messages.ContextAction`: the screen carries it out.
 """
 
 from __future__ import annotations
@@ -82,15 +82,16 @@ def _say(static: LaidOutStatic, text: str | Content) -> None:
 
 
 class ContextList(OptionList, LaidOutOnce):
-    """The panel's rows; vim keys as well as the arrows."""
+    """The panel's rows: the arrows, or Alt+J / Alt+K, move; Esc goes back to the composer."""
 
     # Its height is the panel's (1fr), never its rows': a new row count changes only its own
     # scrollbar, which OptionList redraws itself (and a scrollbar shown or hidden still asks for
     # a layout). Each new count laid out the whole screen: at 10,000 messages, 15-25 ms twice a turn.
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False, id="context_down"),
-        Binding("k", "cursor_up", "Up", show=False, id="context_up"),
+        Binding("alt+j", "cursor_down", "Down", show=False, id="context_down"),
+        Binding("alt+k", "cursor_up", "Up", show=False, id="context_up"),
+        Binding("escape", "screen.home", "Composer", id="home"),
     ]
 
 
@@ -109,6 +110,7 @@ class ContextPanel(Vertical):
         border-left: vkey $panel;
         background: $surface;
     }
+    ContextPanel > #context-asking { color: $warning; text-style: bold; height: auto; }
     ContextPanel > #context-total { text-style: bold; color: $primary; }
     ContextPanel > #context-budget { color: $heedful-muted; }
     ContextPanel > #context-bar { height: 1; }
@@ -144,23 +146,28 @@ class ContextPanel(Vertical):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("p", "item('pin')", "Pin/unpin", tooltip="Pin or unpin the highlighted message", id="pin"),
         Binding(
-            "r",
+            "alt+p", "item('pin')", "Pin/unpin", tooltip="Pin or unpin the highlighted message", id="pin"
+        ),
+        Binding(
+            "alt+r",
             "item('restore')",
             "Restore",
             tooltip="Send the highlighted message verbatim again",
             id="restore",
         ),
-        Binding("f", "item('forget')", "Forget", tooltip="Forget the highlighted message now", id="forget"),
-        Binding("slash", "filter", "Filter", tooltip="Filter the panel's rows", id="filter"),
-        Binding("c", "screen.consent", "Consent", tooltip="Answer Heedful's request about your messages"),
+        Binding(
+            "alt+f", "item('forget')", "Forget", tooltip="Forget the highlighted message now", id="forget"
+        ),
+        Binding("ctrl+f", "filter", "Filter", tooltip="Filter the panel's rows", id="filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         # Held rather than queried, so an update that races the app's shutdown is harmless.
+        self._asking = LaidOutStatic("", id="context-asking")
+        """While Heedful waits for an answer about the user's messages: which, and what happens meanwhile."""
         self._total = LaidOutStatic(Content(COUNTING), id="context-total")
         """The next request's tokens of the budget, and the percentage (the header's)."""
         self._budget = LaidOutStatic("", id="context-budget")
@@ -181,6 +188,7 @@ class ContextPanel(Vertical):
         self._reused: dict[str, tuple[object, Option]] = {}
 
     def compose(self) -> ComposeResult:
+        yield self._asking
         yield self._total
         yield self._budget
         yield self._bar
@@ -199,6 +207,8 @@ class ContextPanel(Vertical):
 
     def show(self, view: ContextView, *, model: str, exact: bool, counter: str) -> None:
         self.view = view
+        _say(self._asking, asking_line(view))
+        self._asking.display = view.consent is not None
         _say(self._total, total_line(view.tokens, view.budget, exact=exact))
         _say(self._budget, budget_line(view.budget, view.window))  # the header names the model
         self._bar.show(view.parts, view.tokens, view.budget, exact=exact)
@@ -299,7 +309,7 @@ class ContextPanel(Vertical):
         options = [self._option(row, with_reason=with_reason) for row in shown[:ROWS_PER_GROUP]]
         if len(shown) > ROWS_PER_GROUP:
             hidden = len(shown) - ROWS_PER_GROUP
-            options.append(self._label(f"more-{name}", f"  … {hidden:,} more: / filters", "dim"))
+            options.append(self._label(f"more-{name}", f"  … {hidden:,} more: Ctrl+F filters", "dim"))
         return options
 
     def _option(self, shown: ItemView | EntityView, *, with_reason: bool = False) -> Option:
@@ -397,3 +407,16 @@ class ContextPanel(Vertical):
         self.remove_class("-filtering")
         self._fill_rows()
         self.rows.focus()
+
+
+def asking_line(view: ContextView) -> str:
+    """The panel's top line while Heedful waits for an answer about the user's messages."""
+    if view.consent is None:
+        return ""
+    items = view.consent.items
+    ids = " ".join(f"#{i.item_id}" for i in items[:4]) + (" …" if len(items) > 4 else "")
+    left_out = [f"#{i.item_id}" for i in items if i.left_out]
+    said = f"Heedful asks about {len(items):,} of your messages ({ids}) · F4 answers. Until then: "
+    if left_out:
+        return said + f"{', '.join(left_out)} not sent (no room); the rest sent whole."
+    return said + "they are sent whole."

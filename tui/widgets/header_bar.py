@@ -34,6 +34,7 @@ class HeaderBar(Horizontal):
     HeaderBar > #header-model { width: auto; padding: 0 1; }
     HeaderBar > #header-model.-offline { background: $warning; color: $background; text-style: bold; }
     HeaderBar > #header-gauge { width: auto; padding: 0 1; }
+    HeaderBar > #header-asking { width: auto; padding: 0 1; background: $warning; color: $background; }
     HeaderBar > #header-gauge.-warn { color: $warning; }
     HeaderBar > #header-gauge.-high { color: $error; text-style: bold; }
     """
@@ -45,11 +46,14 @@ class HeaderBar(Horizontal):
         self._title = LaidOutStatic("", id="header-title")
         self._model = LaidOutStatic("", id="header-model")
         self._gauge = LaidOutStatic(Content(COUNTING), id="header-gauge")
+        self._asking = LaidOutStatic("", id="header-asking")
+        self._asking.display = False
 
     def compose(self) -> ComposeResult:
         yield Static("Heedful", id="header-app")
         yield self._title
         yield self._model
+        yield self._asking
         yield self._gauge
 
     def show_title(self, title: str) -> None:
@@ -73,6 +77,13 @@ class HeaderBar(Horizontal):
             )
         )
         gauge.set_classes(usage_level(view.fraction))
+
+    def show_asking(self, count: int) -> None:
+        """A badge while Heedful waits for an answer about ``count`` of the user's messages."""
+        said = f"{count:,} of your messages · F4" if count else ""
+        if str(self._asking.content) != said:
+            self._asking.update(Content(said))
+        self._asking.display = bool(count)
 
     def show_counting(self) -> None:
         gauge = self._gauge
