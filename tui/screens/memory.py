@@ -131,11 +131,13 @@ class MemoryScreen(ModalScreen[None]):
     @work(exclusive=True, group="memories")
     async def reload(self, highlight: int | None = None) -> None:
         try:
-            self.memories = await self.service.memories()
-            self.carried = await self.service.in_new_sessions()
+            memories = await self.service.memories()
+            carried = await self.service.in_new_sessions()
         except StoreError as err:
             self.notify(err.user_message, severity="error")
             return
+        # Both at once, with the rows: a reader of ``memories`` never sees them before they are shown.
+        self.memories, self.carried = memories, carried
         self._show(highlight)
 
     def _show(self, highlight: int | None) -> None:
