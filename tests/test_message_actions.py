@@ -156,7 +156,7 @@ async def test_bidi_and_zero_width_characters_show_as_markers_and_copy_exactly(
         assert [m.content for m in stored_messages()] == [typed, fake_server.reply]
         assert fake_server.requests[-1]["body"]["messages"][-1]["content"] == typed
         reply.focus()
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await wait_for(pilot, lambda: sink.exists() and sink.read_text() == fake_server.reply)
         assert app.clipboard == fake_server.reply
         app.notify("Saved \u202egpj.exe")

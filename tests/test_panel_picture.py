@@ -46,7 +46,7 @@ async def test_header_panel_and_preview_say_the_same_budget_and_percentage(
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         for n in range(5):
-            await say(pilot, app, f"Turn {n}: the billing deploy fails again at step {n}.", not_now=True)
+            await say(pilot, app, f"Turn {n}: the billing deploy fails again at step {n}.", keep=True)
         view = chat(app).context
         assert view is not None and view.budget == 1_750  # budget = 0.7 x the 2,500 window
         percent = f"{view.tokens / view.budget:.0%}"

@@ -104,9 +104,12 @@ async def test_typing_straight_on_after_each_send_never_answers_for_the_user(
         await wait_for(pilot, lambda: screen.settled)
         assert not not_keep(user_actions()), "nothing but keep was answered, and no message acted on"
         everything_typed_is_kept(app, typed)
-        assert any(isinstance(s, ConsentScreen) for s in app.screen_stack) or any(
-            a[0] == "consent" for a in user_actions()
-        ), "Heedful did ask (else this test measured nothing)"
+        asked_now = screen.context is not None and screen.context.consent is not None
+        assert (
+            asked_now
+            or any(isinstance(s, ConsentScreen) for s in app.screen_stack)
+            or any(a[0] == "consent" for a in user_actions())
+        ), "Heedful had a question (else this test measured nothing)"
 
 
 async def test_printable_keys_in_the_consent_dialog_go_to_the_composer(fake_server: FakeOpenAIServer) -> None:
@@ -121,9 +124,9 @@ async def test_printable_keys_in_the_consent_dialog_go_to_the_composer(fake_serv
         assert app.screen is dialog, "still asking"
         assert screen.composer.text == "Ma KSXsrma"
         assert not user_actions()
-        await pilot.press("enter")  # the safe answer
-        await wait_for(pilot, lambda: app.screen is screen and bool(user_actions()))
-        assert {(a[0], a[2]) for a in user_actions()} == {("consent", "keep")}
+        await pilot.press("enter")  # the safe answer: keep, or for a message that cannot fit, none yet
+        await wait_for(pilot, lambda: app.screen is screen)
+        assert not not_keep(user_actions())
 
 
 async def test_keys_typed_before_the_dialog_was_drawn_never_answer_it(fake_server: FakeOpenAIServer) -> None:
