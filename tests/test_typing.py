@@ -22,6 +22,7 @@ from tests.apphelpers import (
 )
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
+from tui.screens.chat import ChatScreen
 from tui.screens.consent import ConsentScreen
 from tui.screens.inspect import InspectScreen
 from tui.screens.ledger import LedgerScreen
@@ -65,7 +66,8 @@ def not_keep(actions: list[tuple[str, str, str, str]]) -> list[tuple[str, str, s
 def everything_typed_is_kept(app: HeedfulApp, typed: list[str]) -> None:
     """Every message typed is in the store, or still in the composer (perhaps run together with
     the next, when an Enter answered a dialog instead of sending)."""
-    kept = [m.content for m in stored_messages() if m.role == "user"] + [chat(app).composer.text]
+    (screen,) = [s for s in app.screen_stack if isinstance(s, ChatScreen)]  # perhaps under a question
+    kept = [m.content for m in stored_messages() if m.role == "user"] + [screen.composer.text]
     lost = [text for text in typed if not any(text in k for k in kept)]
     assert not lost, lost
 

@@ -95,9 +95,13 @@ class AskedOnScreen:
         assert isinstance(self, Screen)
         paste_to_composer(self.app, event, self.focused)
 
+    typed_through = False
+    """Whether the user typed into the composer while this question was up: they are writing."""
+
     def on_key(self, event: events.Key) -> None:
         assert isinstance(self, Screen)
         if pass_to_composer(self.app, event, self.focused):
+            self.typed_through = True
             return
         if self.shown_at is None or event.time < self.shown_at:
             event.stop()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 
 from engine.consent import ConsentChoice
 from tui.sanitize import inert
-from tui.typing import AskedOnScreen
+from tui.typing import AskedOnScreen, chat_composer
 
 if TYPE_CHECKING:
     from engine.consent import ConsentItem, ConsentRequest
@@ -173,6 +173,21 @@ class ConsentScreen(AskedOnScreen, ModalScreen[ConsentAnswer | None]):
         remember = all_choice if self._remember.value else None
         given = {item_id: choice for item_id, choice in answers.items() if choice is not None}
         self.dismiss(ConsentAnswer(given, remember))
+
+    def on_key(self, event: events.Key) -> None:
+        """An Enter that ends words typed through the dialog sends them, as it would have in the
+        composer, and takes the safe answer (keep; nothing for a message that cannot fit): the user
+        typing on never loses a message to the question, nor answers it with anything else."""
+        composer = chat_composer(self.app)
+        if event.key == "enter" and self.typed_through and composer is not None and composer.text.strip():
+            event.stop()
+            event.prevent_default()
+            drawn = self.shown_at is not None and event.time >= self.shown_at
+            if drawn:
+                self.action_keep()
+            composer.action_submit()
+            return
+        super().on_key(event)
 
     @on(OptionList.OptionSelected, "#consent-rows")
     def _selected(self, event: OptionList.OptionSelected) -> None:
