@@ -51,7 +51,8 @@ Until you answer, those messages stay whole (or, when one cannot fit, the panel 
 sent), and the header shows "3 of your messages · F4". In the dialog, Enter and Esc keep your
 messages whole; summarize (Alt+S), leave out (Alt+R), keep aside (Alt+T), remember for all
 (Alt+M) and your own per-row answers (Tab to a row, ← →, Alt+A applies) each need a deliberate
-act. Keys you typed before the dialog appeared never answer it.
+act. Keys you typed before the dialog appeared never answer it; words you type while it is up go
+to the composer, and the Enter that ends them sends your message.
 
 Every message is saved before it is sent. A reply that fails or is stopped keeps what
 arrived and says so; Ctrl+R asks again.

@@ -45,7 +45,9 @@ def item_row(item: ItemView, *, with_reason: bool = False) -> Content:
 
 def entity_row(entity: EntityView) -> Content:
     return Content.assemble(
-        "  ", (inert(entity.label[:PREVIEW_CHARS]), "bold"), f" {entity.kind} t{entity.last_turn}"
+        "  ",
+        (inert(entity.label[:PREVIEW_CHARS]), "bold"),
+        (f" {entity.kind} · turn {entity.last_turn}", "dim"),
     )
 
 
