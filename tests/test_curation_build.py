@@ -1,0 +1,108 @@
+"""Opening a long session: its curation is read in the background, the latest messages first, and
+a message sent meanwhile goes out at once, planned from what is read so far (the panel says so)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from engine import session_curations
+from engine.chat import HistoryCut
+from engine.curator import SessionCuration
+from engine.session_curations import SessionCurations
+from sessions import paths
+from sessions.store import open_store
+from tests.apphelpers import chat, make_app, make_sessions, wait_for
+from tests.fake_openai import FakeOpenAIServer
+
+MESSAGES = 1_000
+CHUNK = 50
+
+
+@pytest.fixture
+def held_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """The background reading of a session's curation waits until the event is set (the test
+    decides when it is complete); the first chunk, read when the session is opened, does not."""
+    monkeypatch.setattr(session_curations, "BUILD_CHUNK", CHUNK, raising=False)
+    gate = threading.Event()
+    rebuild = getattr(SessionCurations, "_rebuild", None)
+
+    def held(self: SessionCurations, session_id: int, cut: HistoryCut | None) -> SessionCuration:
+        if threading.current_thread().name == "curation-build":
+            gate.wait(30)
+        assert rebuild is not None
+        return rebuild(self, session_id, cut)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(SessionCurations, "_rebuild", held, raising=False)
+    yield gate
+    gate.set()
+
+
+def sent(server: FakeOpenAIServer, n: int) -> str:
+    return json.dumps(server.requests[n]["body"]["messages"])
+
+
+async def test_enter_right_after_opening_a_long_session_sends_from_what_is_read_then_from_all(
+    fake_server: FakeOpenAIServer, held_build: threading.Event
+) -> None:
+    make_sessions(("Long", [f"turn {n // 2} talks about crane{n}." for n in range(MESSAGES)]))
+    fake_server.reply = "Noted."
+    app = make_app(base_url=fake_server.base_url, model="gpt-4o-mini")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = chat(app)
+        await wait_for(pilot, lambda: screen.context is not None, 20)
+        screen.composer.insert("what about crane999?")
+        pressed = time.perf_counter()
+        await pilot.press("enter")
+        # Out while the rest of the session is still unread (its reading is held): not waited for.
+        await wait_for(pilot, lambda: len(fake_server.requests) == 1 and screen.settled, 20)
+        assert fake_server.requests[0]["received_at"] - pressed < 5
+        first = sent(fake_server, 0)
+        assert "talks about crane999." in first and "talks about crane900." not in first
+        assert "talks about crane0." not in first
+        said = f"Curating: {CHUNK} of {MESSAGES:,} messages read; this request was planned from the latest {CHUNK}."
+        assert screen.context is not None and said in screen.context.notes
+        assert said in str(screen.query_one("#context-note").render())
+
+        # Once all of it is read, the panel says nothing of it, and the next request is planned
+        # from the whole session (it fits the window: sent whole).
+        held_build.set()
+        await wait_for(
+            pilot, lambda: screen.context is not None and screen.context.building is None and screen.settled, 30
+        )
+        assert not any("Curating" in note for note in screen.context.notes)
+        screen.composer.insert("and crane1?")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(fake_server.requests) == 2 and screen.settled, 20)
+        second = sent(fake_server, 1)
+        assert "turn 0 talks about crane0." in second and "what about crane999?" in second
+
+
+def test_a_session_changed_while_it_is_read_keeps_the_change(held_build: threading.Event) -> None:
+    """A message taken while the rest is read is in the curation that takes its place."""
+    from engine.tokens import LazyTokenCounter, load_counter
+
+    session_id = make_sessions(("Long", [f"turn {n // 2} talks about crane{n}." for n in range(300)]))["Long"]
+    store = open_store(paths.database_path()).store
+    counter = LazyTokenCounter(lambda: load_counter("gpt-4"))
+    curations = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="")
+    try:
+        with curations.lock:
+            partial = curations.get(session_id)
+            assert len(partial.items) == CHUNK
+            message = store.add_message(session_id, "user", "a new question about herons")
+            curations.take(session_id, message)
+        held_build.set()
+        deadline = time.monotonic() + 30
+        while curations.building(session_id) is not None:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        with curations.lock:
+            whole = curations.get(session_id)
+    finally:
+        store.close()
+    assert len(whole.items) == 301 and whole.items[-1].id == message.id
