@@ -64,16 +64,19 @@ async def test_enter_right_after_opening_a_long_session_sends_from_what_is_read_
         first = sent(fake_server, 0)
         assert "talks about crane999." in first and "talks about crane900." not in first
         assert "talks about crane0." not in first
-        said = f"Curating: {CHUNK} of {MESSAGES:,} messages read; this request was planned from the latest {CHUNK}."
+        said = (
+            f"Curating: {CHUNK} of {MESSAGES:,} messages read; "
+            f"this request was planned from the latest {CHUNK}."
+        )
         assert screen.context is not None and said in screen.context.notes
         assert said in str(screen.query_one("#context-note").render())
 
         # Once all of it is read, the panel says nothing of it, and the next request is planned
         # from the whole session (it fits the window: sent whole).
         held_build.set()
-        await wait_for(
-            pilot, lambda: screen.context is not None and screen.context.building is None and screen.settled, 30
-        )
+        await wait_for(pilot, lambda: screen.context is not None and screen.context.building is None, 30)
+        await wait_for(pilot, lambda: screen.settled)
+        assert screen.context is not None
         assert not any("Curating" in note for note in screen.context.notes)
         screen.composer.insert("and crane1?")
         await pilot.press("enter")
