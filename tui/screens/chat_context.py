@@ -3,8 +3,10 @@ and the consent dialog. The engine decides (engine/context_service.py); the pane
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
+from tui import heap
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_pins import PinActions
 from tui.screens.consent import ConsentAnswer, ConsentScreen
@@ -21,12 +23,27 @@ BUILD_POLL = 0.3
 
 class ContextActions(ChatPart):
     _build_timer: Timer | None = None
+    _build_heap: contextlib.ExitStack | None = None
+    """Full collections held off while a curation is read in the background (see tui/heap.py)."""
 
     def follow_build(self, view: ContextView) -> None:
         """While the session's curation is still being read, show the next request planned anew
         whenever more of it is ready (the panel says how much), until all of it is."""
-        if view.building is not None and self._build_timer is None:
+        if view.building is None:
+            self._built()
+            return
+        if self._build_heap is None:
+            self._build_heap = contextlib.ExitStack()
+            self._build_heap.enter_context(heap.loading())
+        if self._build_timer is None:
             self._build_timer = self.screen.set_timer(BUILD_POLL, self._check_build)
+
+    def _built(self) -> None:
+        """The curation is whole (or another session shown): it lives until the next switch."""
+        if self._build_heap is not None:
+            self._build_heap.close()
+            self._build_heap = None
+            heap.settle()
 
     def _check_build(self) -> None:
         from tui.screens.chat import USAGE_GROUP
@@ -35,6 +52,7 @@ class ContextActions(ChatPart):
         screen = self.screen
         shown = screen.context.building if screen.context is not None else None
         if shown is None or screen.session is None:
+            self._built()
             return
         if screen.services.turns.curations.building(screen.session.id) == shown or not screen.settled:
             self._build_timer = screen.set_timer(BUILD_POLL, self._check_build)
