@@ -117,12 +117,15 @@ class SessionCuration(Planning, UserActions):
         summary: str | None,
         forgotten: bool = False,
     ) -> None:
-        """Give an item the state the store remembers for it (when a session is rebuilt)."""
+        """Give an item the state the store remembers for it (when a session is rebuilt, or caught
+        up with the store)."""
         item = self._item(item_id)
         item.state, item.pinned, item.kept_by_user, item.summary = state, pinned, kept_by_user, summary
         item.forgotten = forgotten
         if pinned:
             self._fixed.add(item_id)
+        elif item.role != "system":
+            self._fixed.discard(item_id)  # unpinned since (see engine.curation_state.catch_up)
         self.settle_text(item)
 
     def adopt_summary(self, summary: StoredSummary, model: str) -> CurationDelta:

@@ -186,8 +186,10 @@ class SessionCurations:
         """In a thread: read the session's curation again, :data:`BUILD_GROWTH` times as many of its
         latest messages each time, each one taking the place of the last, until it holds them all.
 
-        A curation changed while the next was being read (a turn planned, a message taken) is not
-        replaced: that part is read again, the change now in the store."""
+        A curation changed while the next was being read (a turn planned, a message taken) wrote
+        the change to the store: the next catches up with it there before taking its place."""
+        from engine.curation_state import catch_up
+
         while True:
             with self.lock:
                 if self._builds.get(session_id) is not build:
@@ -201,8 +203,10 @@ class SessionCurations:
                 if self._builds.get(session_id) is not build or session_id not in self._cached:
                     self._builds.pop(session_id, None)
                     return
-                if build.changes != seen or self.profile_for(session_id) != profile:
+                if self.profile_for(session_id) != profile:
                     continue
+                if build.changes != seen:
+                    catch_up(curation, self.store, session_id, counter=self.counter, page=REBUILD_PAGE)
                 done = cut is None or keep >= CURATED_LIMIT
                 curation.building = None if done else BuildProgress(min(keep, build.total), build.total)
                 self._give_memory(curation, session_id)
@@ -215,8 +219,8 @@ class SessionCurations:
                 read = keep
 
     def changed(self, session_id: int) -> None:
-        """The session's curation was changed (a plan applied, a message taken): a part being
-        read in the background is read again. Hold :attr:`lock`."""
+        """The session's curation was changed (a plan applied, a message taken): the one being read
+        in the background catches up with the store before it takes its place. Hold :attr:`lock`."""
         build = self._builds.get(session_id)
         if build is not None:
             build.changes += 1
@@ -406,7 +410,7 @@ class _Build:
     def __init__(self, total: int) -> None:
         self.total = total
         self.changes = 0
-        """Changes made to the curation in use: one made while the next is read has it read again."""
+        """Changes made to the curation in use: one made while the next is read has it catch up."""
 
 
 def last_user_item(curation: SessionCuration) -> Item | None:

@@ -23,23 +23,34 @@ MESSAGES = 1_000
 CHUNK = 50
 
 
+class Held:
+    def __init__(self) -> None:
+        self.read = threading.Event()
+        """A part was read in the background, and waits."""
+        self.go = threading.Event()
+        """Parts read take their place from now on."""
+
+
 @pytest.fixture
-def held_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """The background reading of a session's curation waits until the event is set (the test
-    decides when it is complete); the first chunk, read when the session is opened, does not."""
+def held_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[Held]:
+    """Each part of a session's curation read in the background (after the first chunk, read when
+    the session is opened) waits, once read, until the event is set before it takes its place:
+    the test decides when the reading is complete, and what changes meanwhile."""
     monkeypatch.setattr(session_curations, "BUILD_CHUNK", CHUNK, raising=False)
-    gate = threading.Event()
+    held_build = Held()
     rebuild = getattr(SessionCurations, "_rebuild", None)
 
     def held(self: SessionCurations, session_id: int, cut: HistoryCut | None) -> SessionCuration:
-        if threading.current_thread().name == "curation-build":
-            gate.wait(30)
         assert rebuild is not None
-        return rebuild(self, session_id, cut)  # type: ignore[no-any-return]
+        read: SessionCuration = rebuild(self, session_id, cut)
+        if threading.current_thread().name == "curation-build":
+            held_build.read.set()
+            held_build.go.wait(30)
+        return read
 
     monkeypatch.setattr(SessionCurations, "_rebuild", held, raising=False)
-    yield gate
-    gate.set()
+    yield held_build
+    held_build.go.set()
 
 
 def sent(server: FakeOpenAIServer, n: int) -> str:
@@ -47,7 +58,7 @@ def sent(server: FakeOpenAIServer, n: int) -> str:
 
 
 async def test_enter_right_after_opening_a_long_session_sends_from_what_is_read_then_from_all(
-    fake_server: FakeOpenAIServer, held_build: threading.Event
+    fake_server: FakeOpenAIServer, held_build: Held
 ) -> None:
     make_sessions(("Long", [f"turn {n // 2} talks about crane{n}." for n in range(MESSAGES)]))
     fake_server.reply = "Noted."
@@ -73,7 +84,7 @@ async def test_enter_right_after_opening_a_long_session_sends_from_what_is_read_
 
         # Once all of it is read, the panel says nothing of it, and the next request is planned
         # from the whole session (it fits the window: sent whole).
-        held_build.set()
+        held_build.go.set()
         await wait_for(pilot, lambda: screen.context is not None and screen.context.building is None, 30)
         await wait_for(pilot, lambda: screen.settled)
         assert screen.context is not None
@@ -85,21 +96,26 @@ async def test_enter_right_after_opening_a_long_session_sends_from_what_is_read_
         assert "turn 0 talks about crane0." in second and "what about crane999?" in second
 
 
-def test_a_session_changed_while_it_is_read_keeps_the_change(held_build: threading.Event) -> None:
-    """A message taken while the rest is read is in the curation that takes its place."""
+def test_a_curation_changed_while_the_rest_is_read_keeps_the_change(held_build: Held) -> None:
+    """A message taken and a pin made after the rest was read are in the curation that takes the
+    place of the one they were made on."""
     from engine.tokens import LazyTokenCounter, load_counter
 
-    session_id = make_sessions(("Long", [f"turn {n // 2} talks about crane{n}." for n in range(300)]))["Long"]
+    session_id = make_sessions(("Long", [f"turn {n // 2} talks about crane{n}." for n in range(150)]))["Long"]
     store = open_store(paths.database_path()).store
     counter = LazyTokenCounter(lambda: load_counter("gpt-4"))
     curations = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="")
     try:
         with curations.lock:
             partial = curations.get(session_id)
-            assert len(partial.items) == CHUNK
+            assert [i.id for i in partial.items] == [m.id for m in store.messages(session_id)][-CHUNK:]
+        assert held_build.read.wait(30)  # the rest is read, and held
+        with curations.lock:
+            pinned = partial.items[0].id
+            curations.save(session_id, partial, partial.pin(pinned))
             message = store.add_message(session_id, "user", "a new question about herons")
             curations.take(session_id, message)
-        held_build.set()
+        held_build.go.set()
         deadline = time.monotonic() + 30
         while curations.building(session_id) is not None:
             assert time.monotonic() < deadline
@@ -108,4 +124,5 @@ def test_a_session_changed_while_it_is_read_keeps_the_change(held_build: threadi
             whole = curations.get(session_id)
     finally:
         store.close()
-    assert len(whole.items) == 301 and whole.items[-1].id == message.id
+    assert whole is not partial and len(whole.items) == 151 and whole.items[-1].id == message.id
+    assert whole.by_id[pinned].pinned
