@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from engine.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
 from engine.chat import BuildProgress, HistoryCut, SessionSettings, StoredMessage
+from engine.curation_build import Build, grow
 from engine.curation_calls import CallsReport, CallTally, CallUsage, Price
 from engine.model_summaries import SummaryLevel
 from engine.pins import DEFAULT_PIN_LIMIT
@@ -42,12 +43,7 @@ curation takes time in proportion to its length, before its first request can be
 keep that to a few seconds when none of them has been analysed yet (a session just imported)."""
 BUILD_CHUNK = 1_000
 """The latest messages of a long session curated before its first use; the rest are read in a
-thread, :data:`BUILD_GROWTH` times as many each time, and a request meanwhile is planned from
-those read so far."""
-BUILD_GROWTH = 4
-"""Each curation read in the background holds this many times the messages of the last: the
-whole is read in about 1.5 times the work of reading it once (doubling: 2 times, and the curation
-it replaces, held meanwhile, larger)."""
+thread (see :mod:`engine.curation_build`), and a request meanwhile is planned from those read so far."""
 REBUILD_PAGE = 500
 """Messages read at a time when a session's curation is rebuilt."""
 KEPT_CURATIONS = 2
@@ -94,7 +90,8 @@ class SessionCurations:
         self.incremental = True
         """A long session's curation is read in the background, its latest messages first, and
         used meanwhile; False: built whole before its first use."""
-        self._builds: dict[int, _Build] = {}
+        self.builds: dict[int, Build] = {}
+        """The sessions whose curation is being read in the background (see engine.curation_build)."""
 
     # --- per-session settings (each falls back to the config's) -----------------------------------
 
@@ -134,7 +131,7 @@ class SessionCurations:
         self._cached[session_id] = curation  # the most recently used last
         for stale in list(self._cached)[:-KEPT_CURATIONS]:
             del self._cached[stale]
-            self._builds.pop(stale, None)
+            self.builds.pop(stale, None)
         self._fit_summaries(curation, session_id)
         curation.pin_limit = self.pin_limit
         return curation
@@ -147,22 +144,22 @@ class SessionCurations:
             self.store.history_cut(session_id, chunk) if self.incremental and chunk < CURATED_LIMIT else None
         )
         if first is None:
-            curation = self._rebuild(session_id, self.store.history_cut(session_id, CURATED_LIMIT))
+            curation = self.read(session_id, self.store.history_cut(session_id, CURATED_LIMIT))
             self._give_memory(curation, session_id)
             return curation
-        curation = self._rebuild(session_id, first)
+        curation = self.read(session_id, first)
         self._give_memory(curation, session_id)
         whole = self.store.history_cut(session_id, CURATED_LIMIT)
         total = CURATED_LIMIT if whole is not None else first.earlier + chunk
-        build = _Build(total)
+        build = Build(total, CURATED_LIMIT)
         curation.building = BuildProgress(chunk, total)
-        self._builds[session_id] = build
+        self.builds[session_id] = build
         threading.Thread(
-            target=self._grow, args=(session_id, build, chunk), name="curation-build", daemon=True
+            target=grow, args=(self, session_id, build, chunk), name="curation-build", daemon=True
         ).start()
         return curation
 
-    def _rebuild(self, session_id: int, cut: HistoryCut | None) -> SessionCuration:
+    def read(self, session_id: int, cut: HistoryCut | None) -> SessionCuration:
         """The session's curation of its messages after ``cut``, read from the store. Needs no lock."""
         from engine.analysis import ANALYSIS_VERSION
         from engine.curation_state import rebuild
@@ -182,46 +179,18 @@ class SessionCurations:
         self.store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
         return curation
 
-    def _grow(self, session_id: int, build: _Build, read: int) -> None:
-        """In a thread: read the session's curation again, :data:`BUILD_GROWTH` times as many of its
-        latest messages each time, each one taking the place of the last, until it holds them all.
-
-        A curation changed while the next was being read (a turn planned, a message taken) wrote
-        the change to the store: the next catches up with it there before taking its place."""
-        from engine.curation_state import catch_up
-
-        while True:
-            with self.lock:
-                if self._builds.get(session_id) is not build:
-                    return  # forgotten, or let go: the next use builds it anew
-                seen = build.changes
-                profile = self.profile_for(session_id)
-            keep = min(read * BUILD_GROWTH, CURATED_LIMIT)
-            cut = self.store.history_cut(session_id, keep)
-            curation = self._rebuild(session_id, cut)
-            with self.lock:
-                if self._builds.get(session_id) is not build or session_id not in self._cached:
-                    self._builds.pop(session_id, None)
-                    return
-                if self.profile_for(session_id) != profile:
-                    continue
-                if build.changes != seen:
-                    catch_up(curation, self.store, session_id, counter=self.counter, page=REBUILD_PAGE)
-                done = cut is None or keep >= CURATED_LIMIT
-                curation.building = None if done else BuildProgress(min(keep, build.total), build.total)
-                self._give_memory(curation, session_id)
-                self._cached[session_id] = curation  # in the place of the last: its age kept
-                self._fit_summaries(curation, session_id)
-                curation.pin_limit = self.pin_limit
-                if done:
-                    del self._builds[session_id]
-                    return
-                read = keep
+    def adopt(self, session_id: int, curation: SessionCuration) -> None:
+        """Put a curation read in the background in the place of the session's (keeping its place
+        among those kept). Hold :attr:`lock`."""
+        self._give_memory(curation, session_id)
+        self._cached[session_id] = curation
+        self._fit_summaries(curation, session_id)
+        curation.pin_limit = self.pin_limit
 
     def changed(self, session_id: int) -> None:
         """The session's curation was changed (a plan applied, a message taken): the one being read
         in the background catches up with the store before it takes its place. Hold :attr:`lock`."""
-        build = self._builds.get(session_id)
+        build = self.builds.get(session_id)
         if build is not None:
             build.changes += 1
 
@@ -352,7 +321,7 @@ class SessionCurations:
     def forget(self, session_id: int) -> None:
         """Drop the cached curation: the next use rebuilds it from the store. Hold :attr:`lock`."""
         self._cached.pop(session_id, None)
-        self._builds.pop(session_id, None)
+        self.builds.pop(session_id, None)
 
     def refresh_memory(self) -> None:
         """The memories changed (assessed, edited, deleted, expired): cached curations take them up.
@@ -402,15 +371,6 @@ class SessionCurations:
         result = curation.plan(new, system_prompt=system_prompt, guidance=guidance)
         curation.prepare_summaries()
         return build_view(curation, result, new_id=new.id, calls=self.calls(session_id), upcoming=True)
-
-
-class _Build:
-    """A session's curation being read in the background."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.changes = 0
-        """Changes made to the curation in use: one made while the next is read has it catch up."""
 
 
 def last_user_item(curation: SessionCuration) -> Item | None:

@@ -38,7 +38,7 @@ def held_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[Held]:
     the test decides when the reading is complete, and what changes meanwhile."""
     monkeypatch.setattr(session_curations, "BUILD_CHUNK", CHUNK, raising=False)
     held_build = Held()
-    rebuild = getattr(SessionCurations, "_rebuild", None)
+    rebuild = getattr(SessionCurations, "read", None)
 
     def held(self: SessionCurations, session_id: int, cut: HistoryCut | None) -> SessionCuration:
         assert rebuild is not None
@@ -48,7 +48,7 @@ def held_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[Held]:
             held_build.go.wait(30)
         return read
 
-    monkeypatch.setattr(SessionCurations, "_rebuild", held, raising=False)
+    monkeypatch.setattr(SessionCurations, "read", held, raising=False)
     yield held_build
     held_build.go.set()
 
