@@ -30,7 +30,12 @@ app, so its peak RSS and its CPU time are the app's own. It measures:
 Targets (issue 8): open ≤ 1 s, turn overhead ≤ 100 ms, streaming ≤ 50% of a core and ≤ 250 ms
 behind, 1 MB reply on screen ≤ 1.5 s, peak RSS ≤ 150 MB.
 
-    .venv/bin/python tests/benchmarks/long_session.py [--messages N] [--reuse DB]
+With ``--brief``, only the figures issue 34 asks of a session of any size (100,000 messages:
+``--messages 100000``): the latest message on screen from launch (headless); a message sent as
+soon as it is there, to its requests out (the curator's, the reply's) and what the panel said of
+it; the curation whole; one turn outside the model once it is; peak RSS.
+
+    .venv/bin/python tests/benchmarks/long_session.py [--messages N] [--reuse DB] [--brief]
 """
 
 from __future__ import annotations
