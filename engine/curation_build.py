@@ -15,10 +15,10 @@ from engine.chat import BuildProgress
 if TYPE_CHECKING:
     from engine.session_curations import SessionCurations
 
-BUILD_GROWTH = 10
+BUILD_GROWTH = 20
 """Each curation read holds this many times the messages of the last (at most the whole): the
-whole then costs about 1.1 times one reading of it, and the curation it replaces, held in memory
-meanwhile, is a tenth of its size. Smaller steps show more progress but cost more of both."""
+whole then costs about 1.05 times one reading of it, and the curation it replaces, held in
+memory meanwhile, is small. Smaller steps show more progress but cost more of both."""
 
 
 class Build:

@@ -41,7 +41,7 @@ CURATED_LIMIT = 10_000
 before stay in the store, shown and searchable, and the panel says so. Building a session's
 curation takes time in proportion to its length, before its first request can be sent: this many
 keep that to a few seconds when none of them has been analysed yet (a session just imported)."""
-BUILD_CHUNK = 1_000
+BUILD_CHUNK = 500
 """The latest messages of a long session curated before its first use; the rest are read in a
 thread (see :mod:`engine.curation_build`), and a request meanwhile is planned from those read so far."""
 REBUILD_PAGE = 500
