@@ -8,6 +8,7 @@ in use (the panel says how much of the session it holds).
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from engine.chat import BuildProgress
@@ -19,6 +20,12 @@ BUILD_GROWTH = 20
 """Each curation read holds this many times the messages of the last (at most the whole): the
 whole then costs about 1.05 times one reading of it, and the curation it replaces, held in
 memory meanwhile, is small. Smaller steps show more progress but cost more of both."""
+
+
+BUILD_DELAY = 1.0
+"""Seconds the reading waits after the session is opened: what the app does next (drawing it,
+loading the model's client, sending a first message) runs meanwhile without the reading taking
+half the interpreter's time and adding its memory to theirs."""
 
 
 class Build:
@@ -41,6 +48,7 @@ def grow(curations: SessionCurations, session_id: int, build: Build, read: int) 
     to the store: the next catches up with it there before taking its place."""
     from engine.curation_state import catch_up
 
+    time.sleep(BUILD_DELAY)
     try:
         while True:
             with curations.lock:

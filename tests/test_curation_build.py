@@ -11,6 +11,11 @@ from collections.abc import Iterator
 import pytest
 
 from engine import session_curations
+
+try:
+    from engine import curation_build
+except ImportError:  # before the reading in the background was built
+    curation_build = session_curations  # type: ignore[assignment]
 from engine.chat import HistoryCut
 from engine.curator import SessionCuration
 from engine.session_curations import SessionCurations
@@ -37,6 +42,7 @@ def held_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[Held]:
     the session is opened) waits, once read, until the event is set before it takes its place:
     the test decides when the reading is complete, and what changes meanwhile."""
     monkeypatch.setattr(session_curations, "BUILD_CHUNK", CHUNK, raising=False)
+    monkeypatch.setattr(curation_build, "BUILD_DELAY", 0.0, raising=False)
     held_build = Held()
     rebuild = getattr(SessionCurations, "read", None)
 
