@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+import time
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 
 from engine.budget import profile_named
-from engine.context_service import ContextService
 from engine.errors import StoreError
-from engine.memory_assessment import OfflineAssessor
-from engine.memory_service import MemoryService
-from engine.protocols import (
+from engine.protocols import (  # already imported by the store: costs nothing more
     NO_CURATION_MODELS,
     ChatModel,
     CurationModels,
@@ -22,14 +21,29 @@ from engine.protocols import (
     ModelSummarizer,
     TokenCounter,
 )
-from engine.retrying import RetryPolicy
-from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import TurnService
 from providers.resolve import ModelChoice, resolve_model
 from sessions import paths
 from sessions.config import Config, load_config, write_default_config
 from sessions.store import SqliteChatStore, open_store
-from tui.services import THEME_STATE_KEY, AppServices, Notice
+from tui.services import THEME_STATE_KEY, AppServices, EngineServices, Notice
+
+ENGINE_MODULES = (
+    "engine.tokens",
+    "engine.retrying",
+    "engine.memory_assessment",
+    "engine.memory_service",
+    "engine.session_curations",
+    "engine.context_service",
+    "engine.turn",
+    "providers.catalog",
+    "engine.index",
+    "engine.entities",
+    "engine.scoring",
+    "engine.planning",
+    "engine.context_building",
+)
+"""What the first frame does without, imported after it one module at a time (see
+:func:`load_engine`); the first request imports the rest of what it needs itself."""
 
 
 def build_model(choice: ModelChoice, config: Config, counter: TokenCounter) -> ChatModel:
@@ -54,6 +68,8 @@ def build_model(choice: ModelChoice, config: Config, counter: TokenCounter) -> C
 def build_assessor(choice: ModelChoice, config: Config) -> MemoryAssessor:
     """The connected model assesses memories (falling back to the heuristic); offline, the heuristic."""
     if choice.offline:
+        from engine.memory_assessment import OfflineAssessor
+
         return OfflineAssessor()
     from providers.client_factory import client_factory
     from providers.memory_assessor import OpenAIMemoryAssessor
@@ -124,8 +140,13 @@ def build_services(
     model: str | None = None,
     session_id: int | None = None,
     env: Mapping[str, str] | None = None,
+    defer_engine: bool = False,
 ) -> tuple[AppServices, str | None]:
-    """Everything the app needs, and the theme to restore. Never raises for bad config or storage."""
+    """Everything the app needs, and the theme to restore. Never raises for bad config or storage.
+
+    With ``defer_engine`` the turn service, the context and memory services and the token counter
+    are left for the app to load once its first frame is drawn (``AppServices.engine``).
+    """
     environment = os.environ if env is None else env
     notices: list[Notice] = []
     config_path = paths.config_path()
@@ -146,63 +167,94 @@ def build_services(
 
     choice = resolve_model(loaded.config, environment, base_url=base_url, model=model)
     notices.extend(Notice(text, "warning") for text in choice.notices)
-    counter = LazyTokenCounter(partial(load_counter, choice.model, model_is_offline=choice.offline))
-    chat_model = build_model(choice, loaded.config, counter)
     profile = profile_named(loaded.config.profile)
     if profile.warning:
         notices.append(Notice(profile.warning, "warning"))
-    memory = MemoryService(
-        store,
-        build_assessor(choice, loaded.config),
-        counter,
-        inactivity_minutes=loaded.config.memory.inactivity_minutes,
-        enabled=loaded.config.memory.enabled,
-    )
-    try:
-        memory.expire_now()  # memories past their expiry go before anything can read them
-    except StoreError as err:
-        notices.append(Notice(f"Old memories could not be expired: {err.user_message}", "warning"))
-    from providers.catalog import ModelCatalog
-
-    models = ModelCatalog(
-        loaded.config,
-        environment,
-        base_url=base_url,
-        default=(chat_model, choice),
-        build=lambda chosen: build_model(chosen, loaded.config, counter),
-        curation=lambda chosen: build_curation_models(chosen, loaded.config, counter),
-    )
-    turns = TurnService(
-        store,
-        chat_model,
-        counter,
-        system_prompt=loaded.config.system_prompt,
-        profile=profile,
-        retry_policy=RetryPolicy(retries=loaded.config.max_retries),
-        memory=memory,
-        curation_models=models.curation_for,
-    )
-    memory.on_change = turns.curations.refresh_memory
-    turns.curations.pin_limit = loaded.config.curation.pin_limit
-    memory.new_session_budget = turns.curations.new_session_memory_budget
     services = AppServices(
         store=store,
-        turns=turns,
-        models=models,
-        context=ContextService(turns.curations),
-        memory=memory,
-        counter=counter,
+        load=partial(load_engine, store, loaded.config, choice, environment, base_url),
+        first_model=choice.model,
+        first_offline=choice.offline,
         config_path=config_path,
         database_path=database,
         notices=notices,
         session_id=session_id,
         keys=dict(loaded.config.keys),
     )
+    if not defer_engine:
+        services.load_engine()
     return services, theme
 
 
+def load_engine(
+    store: SqliteChatStore,
+    config: Config,
+    choice: ModelChoice,
+    environment: Mapping[str, str],
+    base_url: str | None,
+) -> EngineServices:
+    """The curation engine, the model and the token counter (blocking: the app runs it in a thread
+    after its first frame). Modules are imported one at a time, handing the interpreter back to
+    the event loop between two, so keys typed meanwhile are not held up for the whole import."""
+    for name in ENGINE_MODULES:
+        importlib.import_module(name)
+        time.sleep(0)
+    from engine.context_service import ContextService
+    from engine.memory_service import MemoryService
+    from engine.retrying import RetryPolicy
+    from engine.tokens import LazyTokenCounter, load_counter
+    from engine.turn import TurnService
+    from providers.catalog import ModelCatalog
+
+    notices: list[Notice] = []
+    counter = LazyTokenCounter(partial(load_counter, choice.model, model_is_offline=choice.offline))
+    chat_model = build_model(choice, config, counter)
+    memory = MemoryService(
+        store,
+        build_assessor(choice, config),
+        counter,
+        inactivity_minutes=config.memory.inactivity_minutes,
+        enabled=config.memory.enabled,
+    )
+    try:
+        memory.expire_now()  # memories past their expiry go before anything can read them
+    except StoreError as err:
+        notices.append(Notice(f"Old memories could not be expired: {err.user_message}", "warning"))
+    models = ModelCatalog(
+        config,
+        environment,
+        base_url=base_url,
+        default=(chat_model, choice),
+        build=lambda chosen: build_model(chosen, config, counter),
+        curation=lambda chosen: build_curation_models(chosen, config, counter),
+    )
+    turns = TurnService(
+        store,
+        chat_model,
+        counter,
+        system_prompt=config.system_prompt,
+        profile=profile_named(config.profile),
+        retry_policy=RetryPolicy(retries=config.max_retries),
+        memory=memory,
+        curation_models=models.curation_for,
+    )
+    memory.on_change = turns.curations.refresh_memory
+    turns.curations.pin_limit = config.curation.pin_limit
+    memory.new_session_budget = turns.curations.new_session_memory_budget
+    # Reading the token encoding takes ~0.25 s: here, off the event loop, not at the first send.
+    counter.load()
+    return EngineServices(
+        turns=turns,
+        models=models,
+        context=ContextService(turns.curations),
+        memory=memory,
+        counter=counter,
+        notices=notices,
+    )
+
+
 def run_chat(*, base_url: str | None, model: str | None, session_id: int | None) -> int:
-    services, theme = build_services(base_url=base_url, model=model, session_id=session_id)
+    services, theme = build_services(base_url=base_url, model=model, session_id=session_id, defer_engine=True)
     from tui.app import HeedfulApp  # Textual is imported only once the arguments are known to be good.
 
     app = HeedfulApp(services, theme=theme)

@@ -182,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cli import sessions_cmd
 
         return sessions_cmd.run_ledger(args.session, as_json=args.json, stats=args.stats)
+    from tui import heap
+
+    heap.starting()  # until the first frame is drawn
     from cli.chat import run_chat
 
     return run_chat(base_url=args.base_url, model=args.model, session_id=args.session)

@@ -59,6 +59,17 @@ def profile_named(name: str) -> Profile:
         raise ValueError(f"unknown profile {name!r}: choose one of {names}") from None
 
 
+def budget_share(tokens: int, budget: int) -> float:
+    """How full the budget is: the next request's prompt tokens over the budget (1.0 is full, more
+    is over). The one percentage the header, the panel, the notes and the dialogs show."""
+    return tokens / budget if budget > 0 else 1.0
+
+
+def budget_percent(tokens: int, budget: int) -> str:
+    """:func:`budget_share` as the UI writes it: "68%"."""
+    return f"{budget_share(tokens, budget):.0%}"
+
+
 REPLY_FLOOR = 0.1
 """Share of the window always left for the reply, even when the user's kept messages overflow the
 budget (the budget ratio leaves more; this is what is never given up)."""

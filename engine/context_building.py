@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from weakref import WeakKeyDictionary
 
-from engine.context_view import ContextView, EntityView, ItemView, Mark, Section
+from engine.context_view import ContextView, EntityView, ItemView, Mark, Part, RequestPart, Section
 from engine.curation_calls import CallsReport
 from engine.curation_result import CurationResult
 from engine.curator import RECENT_TURNS, SessionCuration
@@ -13,6 +13,7 @@ from engine.entity_views import list_entities
 from engine.items import Item, ItemState
 from engine.operations import OpKind, Scores
 from engine.pins import SUGGEST_TURNS, recalls_lately
+from engine.prompt import REPLY_PRIMING_TOKENS
 from engine.registry import EntityState
 
 
@@ -70,6 +71,7 @@ def build_view(
     earlier = _earlier_views(curation)
     records = curation.registry.records
     groups, not_shown = list_entities(result.entities, records, result.turn, earlier.entities)
+    items = _ItemPlacer(result, new_id, earlier.items).place(curation.items)
     return ContextView(
         turn=result.turn,
         tokens=result.tokens,
@@ -81,7 +83,7 @@ def build_view(
         retained=tuple(groups[EntityState.RETAINED]),
         pruned=tuple(groups[EntityState.PRUNED]),
         entities_not_shown=not_shown,
-        items=_ItemPlacer(result, new_id, earlier.items).place(curation.items),
+        items=items,
         messages=result.messages,
         notes=(*result.notes, *cut_note(curation)),
         consent=result.consent,
@@ -91,7 +93,39 @@ def build_view(
         upcoming=upcoming,
         uncurated_through=curation.cut.after if curation.cut is not None else 0,
         building=curation.building,
+        parts=request_parts(result, items),
     )
+
+
+_PART_OF_MARK = {Mark.PINNED: Part.PINNED, Mark.RECALLED: Part.RECALLED}
+
+
+def request_parts(result: CurationResult, items: tuple[ItemView, ...]) -> tuple[RequestPart, ...]:
+    """What the request's tokens are made of, in prompt order; they add up to ``result.tokens``
+    (the reply's framing tokens count as system)."""
+    by_id = {i.id: i for i in items}
+    tokens = dict.fromkeys(Part, 0)
+    counts = dict.fromkeys(Part, 0)
+    tokens[Part.SYSTEM] = REPLY_PRIMING_TOKENS
+    for message in result.messages:
+        if message.form == "memory":
+            part = Part.MEMORY
+        elif message.form == "summary":
+            part = Part.SUMMARIES
+        elif message.form == "system":
+            part = Part.SYSTEM
+        else:
+            view = by_id.get(message.sources[0]) if message.sources else None
+            if view is None:
+                part = Part.RECENT  # the new message of a draft, not in the session yet
+            elif view.mark in _PART_OF_MARK:
+                part = _PART_OF_MARK[view.mark]
+            else:
+                part = Part.RECENT if view.section is Section.ACTIVE else Part.OLDER
+        tokens[part] += message.tokens
+        counts[part] += len(message.sources)
+    tokens[Part.SYSTEM] += result.tokens - sum(tokens.values())  # nothing uncounted, whatever changes
+    return tuple(RequestPart(p, tokens[p], counts[p]) for p in Part if tokens[p] > 0)
 
 
 @dataclass
@@ -147,6 +181,23 @@ def alerts(curation: SessionCuration, result: CurationResult, new_id: int) -> tu
     return tuple(said)
 
 
+def unscored_reason(item: Item, new_id: int, turn: int) -> str:
+    """Why ``item`` has no score in the plan for the message ``new_id`` of turn ``turn``: only
+    what is sent without competing for room is not scored."""
+    if item.id == new_id:
+        return "the message being answered: always sent, and what the others are scored against"
+    if item.pinned:
+        return "pinned: always sent in full, so never scored"
+    if item.role == "system":
+        return "a system message: always sent, so never scored"
+    if item.turn >= turn - RECENT_TURNS:
+        return (
+            f"one of the last {RECENT_TURNS} turns, which go in full before anything older while "
+            "they fit (newest first), so not scored"
+        )
+    return "not scored for this request"
+
+
 SHOWN = 3
 """Left-out messages named one by one at the top of the panel; the rest are counted."""
 
@@ -154,13 +205,16 @@ SHOWN = 3
 def _uninvolved(state: ItemState, forgotten: bool) -> tuple[Mark, str]:
     """The mark and reason of an item this plan neither sends nor changes."""
     if state is ItemState.SUMMARIZED:
-        return Mark.SUMMARIZED, "summarized; the summary did not fit this request"
+        return Mark.LEFT_OUT, f"summarized as you chose; {SUMMARY_NOT_SENT}" if forgotten else NO_SUMMARY
     if forgotten:
         return Mark.PRUNED, "taken out by you (forgotten or removed); Alt+R restores it"
     if state is ItemState.PRUNED:
         return Mark.PRUNED, "pruned earlier (inspect shows why)"
     return Mark.LEFT_OUT, "not sent this time"
 
+
+SUMMARY_NOT_SENT = "its summary is not in this request (no room, or not relevant now)"
+NO_SUMMARY = f"summarized earlier; {SUMMARY_NOT_SENT}"
 
 _UNINVOLVED = {
     (state, forgotten): _uninvolved(state, forgotten) for state in ItemState for forgotten in (False, True)
@@ -180,7 +234,7 @@ class _ItemPlacer:
         self.verbatim: set[int] = set()
         self.summarized: set[int] = set()
         for message in result.messages:
-            if message.form == "verbatim":
+            if message.form in ("verbatim", "system"):  # system items are sent whole, as system
                 self.verbatim.update(message.sources)
             elif message.form == "summary":
                 self.summarized.update(message.sources)
@@ -238,6 +292,8 @@ class _ItemPlacer:
         if item.pinned:
             return Section.RETAINED, Mark.PINNED, "pinned by you"
         if item.id in self.verbatim:
+            if item.role == "system":
+                return Section.RETAINED, Mark.VERBATIM, "a system message: always sent"
             if item.state is not ItemState.ACTIVE:
                 why = self.result.recall_reasons.get(item.id) or (
                     operation.reason if operation and operation.op is OpKind.RECALL else "referred to again"
@@ -288,8 +344,9 @@ class _ItemPlacer:
         if item.attached:
             return (Section.PRUNED, *_ATTACHED)
         if operation is not None:
-            mark = Mark.SUMMARIZED if state is ItemState.SUMMARIZED else Mark.PRUNED
-            return Section.PRUNED, mark, operation.reason
+            if state is ItemState.SUMMARIZED:  # summarized now, but its summary is not sent
+                return Section.PRUNED, Mark.LEFT_OUT, f"{operation.reason}; {SUMMARY_NOT_SENT}"
+            return Section.PRUNED, Mark.PRUNED, operation.reason
         return (Section.PRUNED, *_UNINVOLVED[state, item.forgotten])
 
     def _retained_reason(self, item_id: int) -> str:

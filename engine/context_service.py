@@ -164,7 +164,7 @@ class ContextService:
             return self.curations.preview(session_id)
 
     def _inspect(self, session_id: int, item_id: int) -> ItemDetail:
-        from engine.context_building import build_view
+        from engine.context_building import build_view, unscored_reason
         from engine.context_view import ItemDetail
 
         with self.curations.lock:
@@ -177,6 +177,7 @@ class ContextService:
             result = curation.plan(new, system_prompt=self.curations.system_prompt_for(session_id))
             placed = build_view(curation, result, new_id=new.id).item(item_id)
             scores = result.scores.get(item_id)
+            unscored = "" if scores is not None else unscored_reason(item, new.id, result.turn)
         assert placed is not None  # every item of the session is in its view
         return ItemDetail(
             view=placed,
@@ -184,6 +185,7 @@ class ContextService:
             summary=item.summary,
             memory_role=item.memory_role.value,
             scores=scores,
+            unscored=unscored,
             ledger=tuple(self.store.ledger(session_id, target=str(item_id))),
         )
 

@@ -1,11 +1,8 @@
 """A read-only picture of a session's context, for the UI: what is sent, kept, summarized or pruned.
 
 Plain data, cheap to import (the UI imports it at start-up); :mod:`engine.context_building` makes
-it from a curation plan.
-
-The panel shows three sections, for entities and messages alike: **active** (the recent turns and
-what they mention), **retained** (older things still sent, verbatim or as a summary, and why) and
-**pruned** (not sent this time; restorable).
+it from a curation plan. Each message is sent in full, sent as (part of) a summary, or not sent;
+its :class:`Mark` says which, and a mark is never shown for a form the request does not carry.
 """
 
 from __future__ import annotations
@@ -14,6 +11,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from engine.budget import budget_share
 from engine.chat import BuildProgress
 from engine.consent import ConsentRequest
 from engine.curation_calls import CallsReport
@@ -24,7 +22,7 @@ from engine.operations import Scores
 from engine.registry import EntityState
 
 Section = EntityState
-"""The panel's sections are the entity states: active, retained, pruned."""
+"""Where an entity (or a message) stands: active (recent), retained (older, still sent), pruned."""
 
 
 class Mark(enum.StrEnum):
@@ -35,9 +33,46 @@ class Mark(enum.StrEnum):
     RECALLED = "recalled"
     """Pruned or summarized, but sent verbatim this time because the new message refers to it."""
     SUMMARIZED = "summarized"
+    """Its summary is in the request's summary section (only then)."""
     PRUNED = "pruned"
     LEFT_OUT = "left out"
-    """Nothing changed about it, but this request could not hold it."""
+    """Not sent this time (no room, or a summary that is not in this request); nothing was removed."""
+
+
+SENT_IN_FULL = frozenset({Mark.VERBATIM, Mark.PINNED, Mark.RECALLED})
+"""The marks of a message the request carries word for word."""
+
+
+class Part(enum.StrEnum):
+    """What a share of the next request is, in the panel's words (in prompt order)."""
+
+    SYSTEM = "system"
+    """The system prompt, system messages and the few tokens that frame the reply."""
+    MEMORY = "memory"
+    PINNED = "pinned"
+    SUMMARIES = "summaries"
+    OLDER = "older kept"
+    RECALLED = "recalled"
+    RECENT = "recent turns"
+    """The last turns and the new message."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestPart:
+    part: Part
+    tokens: int
+    messages: int
+    """How many of the session's messages it carries (0 for the system prompt and memory)."""
+
+
+SENT_AS_SUMMARY = "sent as summary"
+
+
+def placement(mark: Mark) -> str:
+    """ "sent in full", "sent as summary" or "not sent": the panel's section for a mark."""
+    if mark in SENT_IN_FULL:
+        return "sent in full"
+    return SENT_AS_SUMMARY if mark is Mark.SUMMARIZED else "not sent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +102,16 @@ class ItemView:
 
     @property
     def in_prompt(self) -> bool:
-        return self.mark in (Mark.VERBATIM, Mark.PINNED, Mark.RECALLED) or (
-            self.section is not Section.PRUNED and self.mark is Mark.SUMMARIZED
-        )
+        return self.mark in SENT_IN_FULL or self.mark is Mark.SUMMARIZED
+
+    @property
+    def sent_in_full(self) -> bool:
+        return self.mark in SENT_IN_FULL
+
+    @property
+    def placement(self) -> str:
+        """Where it is in the next request, in the panel's words."""
+        return placement(self.mark)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +153,13 @@ class ContextView:
     it are only stored); 0 when every message is curated."""
     building: BuildProgress | None = None
     """The session's curation is still being read: the plan is of the latest messages read so far."""
+    parts: tuple[RequestPart, ...] = ()
+    """What the request's :attr:`tokens` are made of, in prompt order (they add up to them)."""
 
     @property
     def fraction(self) -> float:
-        """How full the model's window is."""
-        return self.tokens / self.window if self.window else 1.0
+        """How full the budget is (see :func:`engine.budget.budget_share`)."""
+        return budget_share(self.tokens, self.budget)
 
     @property
     def recalled(self) -> tuple[ItemView, ...]:
@@ -134,7 +178,8 @@ class ItemDetail:
     summary: str | None
     memory_role: str
     scores: Scores | None
-    """Its score parts against the last user message (None for the recent turns and pinned items,
-    which are sent without being scored)."""
+    """Its score parts against the last user message (None when it was not scored)."""
     ledger: tuple[LedgerEntry, ...]
     """Every ledger entry about it, oldest first."""
+    unscored: str = ""
+    """Why it has no score, in words (empty when it has one)."""

@@ -143,8 +143,9 @@ class Planning(UserRoom):
                     fixed_costs=fixed_costs,
                     new=new,
                     new_cost=cost(new.tokens),
-                    total=fixed_cost,
-                    budget=budget,
+                    # The budget as the panel says it, whole: what frames the reply counts in.
+                    total=fixed_cost + REPLY_PRIMING_TOKENS,
+                    budget=self.budget.tokens,
                 )
             )
         draft.remaining = max(0, budget - fixed_cost)

@@ -189,7 +189,7 @@ class TokenCounter(Protocol):
 
     @property
     def exact(self) -> bool:
-        """False when the count is an approximation (the UI then shows "≈")."""
+        """False when the count is an approximation (the UI then shows "~")."""
         ...
 
     @property

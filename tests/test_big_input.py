@@ -9,11 +9,11 @@ from __future__ import annotations
 from textual import events
 from textual.pilot import Pilot
 
-from tests.apphelpers import chat, make_app, stored_messages, toasts, views, wait_for
+from tests.apphelpers import asked, chat, make_app, stored_messages, toasts, views, wait_for
 from tests.test_app import body
 from tui.app import HeedfulApp
 from tui.sanitize import inert
-from tui.screens.dialogs import ConfirmScreen
+from tui.screens.large_message import LargeMessageScreen
 from tui.widgets.composer import PASTE_INLINE_CHARS, Composer
 from tui.widgets.message_view import SHOWN_HEAD
 
@@ -40,15 +40,15 @@ async def test_a_ten_megabyte_paste_is_held_aside_sent_exactly_and_typing_goes_o
         assert composer.text == "see [Pasted text #1: 161,291 lines, 10.0 MB]"
         await pilot.press("enter")
         # Far more than the model can take: the user is asked first, and Cancel keeps it all.
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await asked(pilot, app, LargeMessageScreen)
         question = str(app.screen.query_one(".question").render())
-        assert "about 2,500,001 tokens" in question and "10.0 MB" in question
-        await pilot.press("n")
+        assert "2,500,001 tokens" in question and "10.0 MB" in question
+        await pilot.press("escape")
         assert composer.text == "see [Pasted text #1: 161,291 lines, 10.0 MB]" and screen.settled
         assert not stored_messages()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("y")
+        await asked(pilot, app, LargeMessageScreen)
+        await pilot.press("alt+o")  # send it once
         await wait_for(pilot, lambda: screen.busy and composer.text == "")
         # The turn is still counting and analysing 10 MB: typing must get through meanwhile.
         # Keys as the terminal delivers them (Pilot.press would wait for the busy process to idle).
@@ -75,8 +75,8 @@ async def test_a_hundred_thousand_line_message_is_stored_whole_and_shown_briefly
         await pilot.pause()
         assert screen.composer.text.startswith("[Pasted text #1: 100,001 lines,")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("y")
+        await asked(pilot, app, LargeMessageScreen)
+        await pilot.press("alt+o")  # send it once
         await wait_for(pilot, lambda: screen.settled and len(views(app)) == 2, 60)
         shown = body(views(app)[0])
         assert shown.startswith("line 0\nline 1\n") and "more lines" in shown

@@ -49,7 +49,7 @@ async def test_typing_and_sending_go_on_while_a_slow_summary_is_being_written(
                 return any(is_summary(r["body"]) and r["outcome"] is None for r in fake_server.requests)
 
             for number in range(12):
-                await say(pilot, app, f"Again: edit deploy.sh on db-stage-2 ({number})", not_now=True)
+                await say(pilot, app, f"Again: edit deploy.sh on db-stage-2 ({number})", keep=True)
                 if summary_in_flight():
                     break
             assert summary_in_flight(), "the budget is tight enough that a summary is wanted"
@@ -61,7 +61,7 @@ async def test_typing_and_sending_go_on_while_a_slow_summary_is_being_written(
             assert composer.text == "still typing"
             composer.clear()
             answered = len([r for r in fake_server.requests if r["body"].get("stream")])
-            await say(pilot, app, "and sending", not_now=True)
+            await say(pilot, app, "and sending", keep=True)
             assert len([r for r in fake_server.requests if r["body"].get("stream")]) == answered + 1
             assert slow["outcome"] is None, "the summary was still being written all along"
             release.set()
@@ -96,7 +96,7 @@ async def test_curation_goes_with_the_model_a_session_switches_to(fake_server: F
         )
         app = make_app(curation_models=True)
         async with app.run_test(size=(120, 40), notifications=True) as pilot:
-            await say(pilot, app, "First on the default model?", not_now=True)
+            await say(pilot, app, "First on the default model?", keep=True)
             assert curator_calls(fake_server) == ["big-model"]
             saved = str(app.screen.query_one("#context-saved", Static).render())
             assert "curation calls:" in saved and "(1 call)" in saved, saved
@@ -104,11 +104,11 @@ async def test_curation_goes_with_the_model_a_session_switches_to(fake_server: F
             await wait_for(pilot, lambda: isinstance(app.screen, SwitchProviderScreen))
             await pilot.press("alt+s")  # another provider: confirmed first
             await wait_for(pilot, lambda: app.services.model_name == "small-model")
-            await say(pilot, app, "Now on the local one?", not_now=True)
+            await say(pilot, app, "Now on the local one?", keep=True)
             assert curator_calls(fake_server) == ["big-model"], "nothing more went to the first server"
             assert curator_calls(local) == ["small-model"]
             await type_command(pilot, app, "/model offline")
-            await say(pilot, app, "And offline?", not_now=True)
+            await say(pilot, app, "And offline?", keep=True)
             assert len(curator_calls(fake_server)) + len(curator_calls(local)) == 2
 
 
@@ -118,6 +118,7 @@ async def test_a_stop_before_the_message_is_drawn_shows_it_and_clears_the_compos
     # The message is drawn once the request is out, or when the curator is slow (after 0.1 s):
     # an Esc before then must not leave it stored but unseen, and still offered to be sent again.
     from tests.apphelpers import (
+        asked,
         chat,
         make_app,
         make_sessions,
@@ -126,6 +127,7 @@ async def test_a_stop_before_the_message_is_drawn_shows_it_and_clears_the_compos
         wait_for,
         write_config,
     )
+    from tui.screens.consent import ConsentScreen
     from tui.widgets.message_view import MessageView
 
     long_answer = "Set the upstream, reload the proxy, check the logs. " * 25
@@ -139,8 +141,14 @@ async def test_a_stop_before_the_message_is_drawn_shows_it_and_clears_the_compos
     )
     app = make_app(curation_models=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await say(pilot, app, "Which port does service-1 use?", not_now=True)  # the session is open
         screen = chat(app)
+        await say(pilot, app, "Which port does service-1 use?", keep=True)  # the session is open
+        if screen.context is not None and screen.context.consent is not None:
+            # Keep the user's messages whole, for good: no question comes with the next send.
+            await pilot.press("f4")
+            await asked(pilot, app, ConsentScreen)
+            await pilot.press("alt+m", "enter")  # asked now: the next send does not ask again
+            await wait_for(pilot, lambda: app.screen is screen)
         screen.composer.insert("Which port does service-3 use?")
         await pilot.press("enter", "escape")  # at once: the curator has not answered
         await wait_for(pilot, lambda: not screen.busy)

@@ -78,9 +78,9 @@ async def test_too_long_for_the_model_is_sent_again_and_the_user_told_what_was_l
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
         for topic in ("rivers", "mountains", "glaciers", "deserts"):
             text = f"Tell me about {topic}. " + " ".join(f"{topic}{n}" for n in range(300))
-            await say(pilot, app, text, not_now=True)
+            await say(pilot, app, text, keep=True)
         fake_server.enforced_window = 1500
-        await say(pilot, app, "and volcanoes?", not_now=True)
+        await say(pilot, app, "and volcanoes?", keep=True)
         assert body(views(app)[-1]) == "Echo: and volcanoes?"
         await wait_for(pilot, lambda: any("too long" in t for t in toasts(app)))
         notice = next(t for t in toasts(app) if "too long" in t)

@@ -167,7 +167,7 @@ async def test_the_panel_tells_a_curator_failing_every_turn_once_with_its_count(
             return len([r for r in fake_server.requests if is_curator(r["body"])])
 
         for number in range(12):
-            await say(pilot, app, f"Question {number}: where does deploy.sh write its logs?", not_now=True)
+            await say(pilot, app, f"Question {number}: where does deploy.sh write its logs?", keep=True)
             if asked() >= 3:
                 break
         assert asked() >= 3, "the budget is tight enough that the curator is asked"

@@ -84,17 +84,17 @@ async def test_scrolling_the_ledger_down_brings_the_next_page() -> None:
 
 async def test_the_filter_and_restore_reach_an_entry_the_table_has_not_loaded() -> None:
     async with ledger_open(log()) as (app, pilot, restored):
-        await pilot.press("slash", *"very first", "enter")
+        await pilot.press("ctrl+f", *"very first", "enter")
         rows = table(app)
         assert turns(rows) == [1]
         assert title(app) == "Ledger: every forgetting decision, newest first (1 of 1,000 match)"
-        await pilot.press("r")
+        await pilot.press("alt+r")
         assert restored == [1]
 
 
 async def test_clearing_the_filter_brings_the_newest_page_back() -> None:
     async with ledger_open(log()) as (app, pilot, _):
-        await pilot.press("slash", *"turn 99")  # "since turn 99" and "since turn 990" to 999
+        await pilot.press("ctrl+f", *"turn 99")  # "since turn 99" and "since turn 990" to 999
         assert turns(table(app)) == [*range(1000, 990, -1), 100]
         for _ in range(len("turn 99")):
             await pilot.press("backspace")
@@ -116,7 +116,7 @@ async def test_the_highlighted_row_is_shown_whole_below_the_table() -> None:
         await wait_for(pilot, lambda: detail(app) == f"turn 9 · #4 · pruned · —\n{why}")
         await pilot.press("down")
         assert detail(app) == "turn 3 · #3 · pruned · —\nnot mentioned since turn 2"
-        await pilot.press("slash", *"no such words")
+        await pilot.press("ctrl+f", *"no such words")
         assert detail(app) == "Nothing matches “no such words”."
 
 
@@ -131,10 +131,10 @@ async def test_a_filter_that_matches_nothing_says_so_and_the_ledger_stays_open()
         await wait_for(pilot, lambda: isinstance(app.screen, LedgerScreen))
         await wait_for(pilot, lambda: table(app).row_count > 0)
         everything = table(app).row_count
-        await pilot.press("slash", "z", "z", "enter", "down", "up", "r")  # r: nothing to act on
+        await pilot.press("ctrl+f", "z", "z", "enter", "down", "up", "alt+r")  # nothing to act on
         await wait_for(pilot, lambda: "Nothing matches" in detail(app))
         assert detail(app) == "Nothing matches “zz”."
         assert isinstance(app.screen, LedgerScreen) and table(app).row_count == 0
-        await pilot.press("slash", "backspace", "backspace")
+        await pilot.press("ctrl+f", "backspace", "backspace")
         await wait_for(pilot, lambda: table(app).row_count == everything)
         assert "Nothing matches" not in detail(app)

@@ -139,7 +139,7 @@ async def test_turns_keep_the_window_of_mounted_messages() -> None:
     async with long_session() as (pilot, app):
         turns = (MOUNTED_LIMIT - PAGE) // 2 + 1
         for n in range(turns):
-            await say(pilot, app, f"and now {n}?", not_now=True)  # the budget is long spent
+            await say(pilot, app, f"and now {n}?", keep=True)  # the budget is long spent
         assert len(views(app)) == MOUNTED_LIMIT
         assert views(app)[-2].message.content == f"and now {turns - 1}?"
         assert views(app)[-1].message.is_reply

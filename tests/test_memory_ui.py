@@ -72,7 +72,7 @@ async def test_an_empty_list_says_how_memories_are_made() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_memories(app)
         await wait_for(pilot, lambda: rows(screen) and "No memories yet" in rows(screen)[0])
-        await pilot.press("e", "p", "d")  # nothing to act on: nothing happens
+        await pilot.press("alt+e", "alt+p", "alt+d")  # nothing to act on: nothing happens
         assert app.screen is screen
 
 
@@ -82,7 +82,7 @@ async def test_editing_a_memory_changes_its_summary() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_memories(app)
         await wait_for(pilot, lambda: len(screen.memories) == 1)
-        await pilot.press("e")
+        await pilot.press("alt+e")
         await wait_for(pilot, lambda: isinstance(app.screen, MemoryEditScreen))
         field = app.screen.query_one(Input)
         assert field.value == "The user likes tea."
@@ -101,7 +101,7 @@ async def test_an_edit_can_be_cancelled_and_cannot_blank_a_memory() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_memories(app)
         await wait_for(pilot, lambda: len(screen.memories) == 1)
-        await pilot.press("e")
+        await pilot.press("alt+e")
         await wait_for(pilot, lambda: isinstance(app.screen, MemoryEditScreen))
         app.screen.query_one(Input).value = "   "
         await pilot.press("enter")
@@ -119,10 +119,10 @@ async def test_pinning_and_unpinning_a_memory() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_memories(app)
         await wait_for(pilot, lambda: len(screen.memories) == 1)
-        await pilot.press("p")
+        await pilot.press("alt+p")
         await wait_for(pilot, lambda: (m := stored(app, kept.id)) is not None and m.pinned)
         await wait_for(pilot, lambda: "📌" in rows(screen)[0] and "never expires" in rows(screen)[0])
-        await pilot.press("p")
+        await pilot.press("alt+p")
         await wait_for(pilot, lambda: (m := stored(app, kept.id)) is not None and not m.pinned)
         memory = stored(app, kept.id)
         assert memory is not None and memory.expires_at is not None
@@ -137,16 +137,16 @@ async def test_deleting_asks_first() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_memories(app)
         await wait_for(pilot, lambda: len(screen.memories) == 2)
-        await pilot.press("d")
+        await pilot.press("alt+d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("n")
+        await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen)
         await pilot.pause(0.1)
         assert stored(app, drop.id) is not None
 
-        await pilot.press("d")
+        await pilot.press("alt+d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await wait_for(pilot, lambda: stored(app, drop.id) is None)
         await wait_for(pilot, lambda: [m.id for m in screen.memories] == [keep.id])
         assert stored(app, keep.id) is not None

@@ -35,7 +35,7 @@ async def test_editing_a_message_resends_it_and_keeps_the_old_branch(fake_server
         await send(pilot, "two")
         first = views(app)[0]
         first.focus()
-        await pilot.press("i")
+        await pilot.press("alt+i")
         screen = chat(app)
         assert screen.composer.text == "one" and app.focused is screen.composer
         assert "Editing #" in str(screen.draft_hint.render())
@@ -67,10 +67,10 @@ async def test_escape_cancels_an_edit_and_only_user_messages_are_editable() -> N
     async with app.run_test(notifications=True) as pilot:
         await send(pilot, "keep me")
         views(app)[1].focus()
-        await pilot.press("i")
+        await pilot.press("alt+i")
         await wait_for(pilot, lambda: any("Only your own messages" in t for t in toasts(app)))
         views(app)[0].focus()
-        await pilot.press("i")
+        await pilot.press("alt+i")
         assert chat(app).composer.text == "keep me"
         await pilot.press("escape")
         assert chat(app).composer.text == "" and chat(app).editing is None
@@ -87,9 +87,9 @@ async def test_deleting_a_message_asks_hides_it_logs_it_and_it_is_not_sent(
         await send(pilot, "hello")
         target = views(app)[0]
         target.focus()
-        await pilot.press("d")
+        await pilot.press("alt+d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await wait_for(pilot, lambda: len(views(app)) == 3)
         await send(pilot, "and now?")
     sent = [m["content"] for m in fake_server.requests[-1]["body"]["messages"]]
@@ -121,15 +121,15 @@ async def test_copy_a_message_and_its_code_block(
         await send(pilot, "how?")
         reply = views(app)[1]
         reply.focus()
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await wait_for(pilot, lambda: any("Copied #" in t for t in toasts(app)))
         assert app.clipboard == fake_server.reply  # through the terminal (OSC 52)
         await wait_for(pilot, lambda: sink.exists() and sink.read_text() == fake_server.reply)
-        await pilot.press("c")
+        await pilot.press("alt+c")
         await wait_for(pilot, lambda: app.clipboard == "print('hi')\n")
         assert any("the last of 2 code blocks" in t for t in toasts(app))
         views(app)[0].focus()
-        await pilot.press("c")
+        await pilot.press("alt+c")
         await wait_for(pilot, lambda: any("no code block" in t for t in toasts(app)))
 
 
@@ -156,7 +156,7 @@ async def test_bidi_and_zero_width_characters_show_as_markers_and_copy_exactly(
         assert [m.content for m in stored_messages()] == [typed, fake_server.reply]
         assert fake_server.requests[-1]["body"]["messages"][-1]["content"] == typed
         reply.focus()
-        await pilot.press("y")
+        await pilot.press("alt+y")
         await wait_for(pilot, lambda: sink.exists() and sink.read_text() == fake_server.reply)
         assert app.clipboard == fake_server.reply
         app.notify("Saved \u202egpj.exe")

@@ -80,7 +80,7 @@ async def test_a_server_that_echoes_the_key_everywhere_gets_it_written_nowhere(
     app = make_app(env={KEY_VAR: KEY}, curation_models=True)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         for number in range(9):  # whole, refused, cut by an error event: three times each
-            await say(pilot, app, f"Step {number}: how do we move the billing tables?", not_now=True)
+            await say(pilot, app, f"Step {number}: how do we move the billing tables?", keep=True)
         # The helpers answered (or failed) in the background: every kind was asked, twice or more.
         await wait_for(pilot, lambda: kinds(fake_server).count("plain") >= 2, seconds=30)
         await type_command(pilot, app, "/remember")

@@ -16,6 +16,7 @@ from sessions import paths
 from sessions.store import SearchHit, SqliteChatStore, open_store
 from tests.apphelpers import chat, make_app, make_sessions, toasts, views, wait_for
 from tui.app import HeedfulApp
+from tui.screens.dialogs import ConfirmScreen
 from tui.screens.sessions import SEARCH_DELAY, SessionChoice, SessionsScreen
 
 SESSIONS = (
@@ -157,32 +158,38 @@ async def test_a_deleted_session_comes_back_with_u_until_the_app_closes() -> Non
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
         screen = await open_picker(pilot, app, 2)
         assert screen.sessions[0].id == ids["gone"]  # the latest first, and highlighted: it is open
-        await pilot.press("d", "y")
+        await pilot.press("alt+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("alt+y")
         await wait_for(pilot, lambda: [s.title for s in screen.sessions] == ["keep"])
         await wait_for(pilot, lambda: any("Press u to bring it back" in t for t in toasts(app)))
         assert [s.title for s in app.services.store.list_sessions()] == ["keep"]
         assert isinstance(app.services.store, SqliteChatStore)
         assert app.services.store.search("secret") == []
 
-        await pilot.press("u")
+        await pilot.press("alt+u")
         await wait_for(pilot, lambda: [s.title for s in screen.sessions] == ["gone", "keep"])
         assert any("Brought back “gone”" in t for t in toasts(app))
 
         # Delete it again and close the picker: the undo still works from the next one.
-        await pilot.press("d", "y")
+        await pilot.press("alt+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("alt+y")
         await wait_for(pilot, lambda: len(screen.sessions) == 1)
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, SessionsScreen))
         # The open session was the deleted one: the chat shows a new one.
         await wait_for(pilot, lambda: chat(app).session is None and views(app) == [])
         screen = await open_picker(pilot, app, 1)
-        await pilot.press("u")
+        await pilot.press("alt+u")
         await wait_for(pilot, lambda: len(screen.sessions) == 2)
-        await pilot.press("u")
+        await pilot.press("alt+u")
         await wait_for(pilot, lambda: any("no deleted session" in t for t in toasts(app)))
 
         # Deleted once more, then the app quits: now it is gone for good.
-        await pilot.press("d", "y")
+        await pilot.press("alt+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("alt+y")
         await wait_for(pilot, lambda: len(screen.sessions) == 1)
     app.services.store.close()  # as `heedful` does when the app exits
     conn = sqlite3.connect(paths.database_path())
@@ -200,7 +207,7 @@ async def test_rename_still_works_on_a_search_hit() -> None:
         screen = await open_picker(pilot, app, 3)
         await pilot.press("slash", *"vet")
         await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 1)
-        await pilot.press("down", "r", *"Vet visits", "enter")
+        await pilot.press("down", "alt+r", *"Vet visits", "enter")
         await wait_for(pilot, lambda: any(s.title == "Vet visits" for s in screen.sessions))
         renamed: Session | None = app.services.store.get_session(ids["Cats"])
         assert renamed is not None and renamed.title == "Vet visits"

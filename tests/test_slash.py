@@ -11,6 +11,7 @@ from textual.widgets.markdown import MarkdownFence
 
 from engine.attachments import MAX_ATTACHMENT_BYTES
 from engine.items import ItemState
+from tests.apphelpers import asked as asked_for
 from tests.apphelpers import chat, make_app, send, stored_messages, toasts, views, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
@@ -284,7 +285,7 @@ async def test_compact_summarizes_older_replies_and_asks_about_the_users_message
         old_reply, old_question = views(app)[1].message.id, views(app)[0].message.id
         recent_reply = views(app)[-1].message.id
         await type_command(pilot, app, "/compact")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen))
+        await asked_for(pilot, app, ConsentScreen)
         asked = {item.item_id for item in app.screen.request.items}  # type: ignore[attr-defined]
         assert old_question in asked and old_reply not in asked
         # The model's older reply is summarized at once; the recent turns are not touched.
@@ -292,7 +293,7 @@ async def test_compact_summarizes_older_replies_and_asks_about_the_users_message
         assert screen.context.item(old_reply).state is ItemState.SUMMARIZED  # type: ignore[union-attr]
         assert screen.context.item(recent_reply).state is ItemState.ACTIVE  # type: ignore[union-attr]
         assert screen.context.item(old_question).state is ItemState.ACTIVE  # type: ignore[union-attr]
-        await pilot.press("S", "a")  # summarize all, apply
+        await pilot.press("alt+s")  # summarize all
         await wait_for(pilot, lambda: screen.context.item(old_question).state is ItemState.SUMMARIZED)  # type: ignore[union-attr]
 
 

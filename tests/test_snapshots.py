@@ -186,7 +186,7 @@ def seed_long_conversation() -> int:
 
 
 def test_populated_context_panel(snap_compare: Any) -> None:
-    """A session over budget: the panel lists what is active, retained and pruned, with marks."""
+    """A session over budget: the next request's picture, then what is sent in full, as summary, or not."""
     count = seed_long_conversation()
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=settled(count))
 
@@ -247,7 +247,7 @@ def test_ledger_screen(snap_compare: Any) -> None:
         app = pilot.app
         assert isinstance(app, HeedfulApp)
         await highlight(app, 1)
-        await pilot.press("f")
+        await pilot.press("alt+f")
         await wait_for(pilot, lambda: chat(app).context.item(1).state.value == "pruned")  # type: ignore[union-attr]
         app.clear_notifications()  # the "Forgot #1" toast would time out at any moment
         await opening(count, "f6", "LedgerScreen")(pilot)  # the views stay: nothing is deleted

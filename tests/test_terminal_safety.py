@@ -263,7 +263,7 @@ async def test_a_link_in_a_reply_opens_only_after_the_user_confirms(
             ("here", "https://example.com/x"),
             ("example.org/bare", "https://example.org/bare"),
         ):
-            for answer in ("escape", "n", "y"):
+            for answer in ("escape", "alt+n", "alt+y"):
                 assert await pilot.click(offset=_locate(reply, label))
                 await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
                 dialog = app.screen

@@ -40,15 +40,15 @@ async def test_the_thinking_is_a_line_above_the_answer_that_t_opens(fake_server:
 
         await wait_for(pilot, lambda: idle(app) and "max_connections" in _body(views(app)[1]), 20)
         reply = views(app)[1]
-        assert _line(reply) == f"💭 thought {len(THOUGHT.split())} words · t shows the thinking"
+        assert _line(reply) == f"💭 thought {len(THOUGHT.split())} words · Alt+T shows the thinking"
         assert "Weighing" not in _body(reply) and "pool size" not in _body(reply)
 
         reply.focus()
-        await pilot.press("t")
+        await pilot.press("alt+t")
         assert THOUGHT in _line(reply) and "not sent back" in _line(reply)
-        await pilot.press("t")
+        await pilot.press("alt+t")
         assert _line(reply).startswith("💭 thought")
-        await pilot.press("y")  # the answer, as the user reads it
+        await pilot.press("alt+y")  # the answer, as the user reads it
         await wait_for(pilot, lambda: app.clipboard == ANSWER)
 
 
@@ -82,7 +82,7 @@ async def test_very_long_thinking_is_shown_cut_with_what_is_left(fake_server: Fa
         await send(pilot, "How big should the pool be?")
         reply = views(app)[1]
         reply.focus()
-        await pilot.press("t")
+        await pilot.press("alt+t")
         shown = _line(reply)
         rest = len(thought.strip()) - THINKING_SHOWN
         assert shown.endswith(f"… and {rest:,} more characters, kept in the store.")

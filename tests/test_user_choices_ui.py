@@ -9,11 +9,12 @@ from textual.pilot import Pilot
 from engine.consent import ConsentChoice
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import chat, make_app, say, wait_for, write_config
+from tests.apphelpers import asked, chat, make_app, say, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.consent import ConsentAnswer, ConsentScreen
 from tui.screens.dialogs import ConfirmScreen
+from tui.screens.large_message import LargeMessageScreen
 
 
 def configure(server: FakeOpenAIServer, window: int) -> None:
@@ -61,13 +62,13 @@ async def test_a_message_sent_anyway_is_then_said_not_sent_at_the_top_of_the_pan
         await wait_for(pilot, lambda: screen.context is not None)  # the budget is known
         screen.composer.insert(document("glacier", 60))  # ~610 tokens
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.click("#confirm")  # "Send anyway"
+        await asked(pilot, app, LargeMessageScreen)
+        await pilot.press("alt+o")  # "send it once"
         await wait_for(pilot, lambda: screen.context is not None and screen.context.item(1) is not None)
         await settle(pilot, app)
         await wait_for(pilot, lambda: "is too big for later requests" in alerts(app))
         assert alerts(app).startswith("⚠ Your message #1 (")
-        await say(pilot, app, "Thanks. A good name for a cat?", not_now=True)
+        await say(pilot, app, "Thanks. A good name for a cat?", keep=True)
         await settle(pilot, app)
         await wait_for(
             pilot, lambda: "#1" in alerts(app) and "is not being sent: it does not fit" in alerts(app)
@@ -82,7 +83,7 @@ async def test_a_message_you_summarized_is_suggested_not_recalled_when_relevant_
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         screen = chat(app)
-        await say(pilot, app, "Tell me about the harbour and its lighthouse.", not_now=True)
+        await say(pilot, app, "Tell me about the harbour and its lighthouse.", keep=True)
         assert screen.session is not None
         screen.context_actions.record_consent(
             screen.session.id, ConsentAnswer({1: ConsentChoice.SUMMARIZE}, None)
@@ -91,8 +92,8 @@ async def test_a_message_you_summarized_is_suggested_not_recalled_when_relevant_
             pilot, lambda: screen.context is not None and screen.context.item(1).state.value == "summarized"
         )  # type: ignore[union-attr]
         for n in range(3):
-            await say(pilot, app, f"Something else entirely, number {n}.", not_now=True)
-        await say(pilot, app, "Back to the harbour: what about its lighthouse?", not_now=True)
+            await say(pilot, app, f"Something else entirely, number {n}.", keep=True)
+        await say(pilot, app, "Back to the harbour: what about its lighthouse?", keep=True)
         await wait_for(pilot, lambda: "#1 looks relevant again · Alt+R restores it" in alerts(app))
         assert 1 not in sent_ids(app)
 
@@ -119,9 +120,9 @@ async def test_a_pin_past_the_limit_asks_with_cancel_as_default_and_past_the_bud
     configure(fake_server, 2000)  # a 1,400-token budget: pins past 700 ask first
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
-        await say(pilot, app, document("harbour", 30), not_now=True)  # #1, ~310 tokens
-        await say(pilot, app, document("violin", 50), not_now=True)  # #3, ~510 tokens
-        await say(pilot, app, document("glacier", 100), not_now=True)  # #5, ~1,010 tokens
+        await say(pilot, app, document("harbour", 30), keep=True)  # #1, ~310 tokens
+        await say(pilot, app, document("violin", 50), keep=True)  # #3, ~510 tokens
+        await say(pilot, app, document("glacier", 100), keep=True)  # #5, ~1,010 tokens
         await command(pilot, app, "/pin #1")
         await wait_for(
             pilot, lambda: any(t.startswith("Pinned #1: it is always sent verbatim") for t in notices(app))

@@ -15,7 +15,6 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from engine.redaction import redact
-from engine.turn import closed_by_signal
 from themes import DEFAULT_THEME, THEMES
 from tui import heap, log_gate, textual_fixes
 from tui.sanitize import inert
@@ -62,9 +61,7 @@ class HeedfulApp(App[None]):
         self._theme_restored = True
         self.push_screen(ChatScreen(self.services))
         # After the push: a toast raised before the chat screen exists would stay on the screen below.
-        self.call_after_refresh(self._show_notices)
-        # Reading the token encoding takes ~0.25 s; do it now, off the event loop, not at the first send.
-        self.run_worker(self.services.counter.load, thread=True, group="warm-up")
+        self.call_after_refresh(self._show_notices, self.services.notices)
         self._handle_signals()
 
     def _handle_signals(self) -> None:
@@ -77,11 +74,14 @@ class HeedfulApp(App[None]):
                 self._signals.append(sig)
 
     def _close_on_signal(self, sig: signal.Signals) -> None:
-        self.services.turns.stop_reason = closed_by_signal(sig.name)
+        if self.services.ready:  # else no turn can be streaming (nor the engine imported)
+            from engine.turn import closed_by_signal
+
+            self.services.turns.stop_reason = closed_by_signal(sig.name)
         self.exit()
 
-    def _show_notices(self) -> None:
-        for notice in self.services.notices:
+    def _show_notices(self, notices: list[Notice]) -> None:
+        for notice in notices:
             self.notify(
                 notice.text, severity=notice.severity, timeout=15 if notice.severity != "information" else 8
             )
@@ -129,8 +129,9 @@ class HeedfulApp(App[None]):
             loop.remove_signal_handler(sig)
         # Close HTTP connections on the loop that opened them; left to the garbage collector they
         # would be closed after the loop is gone.
-        await self.services.turns.model.aclose()  # perhaps not one of the catalog's (a test's)
-        await self.services.models.aclose()
+        if self.services.ready:  # else no model was built, nor a connection opened
+            await self.services.turns.model.aclose()  # perhaps not one of the catalog's (a test's)
+            await self.services.models.aclose()
 
     def watch_theme(self, theme: str) -> None:
         """Remember the theme in app state (never in the user's config file)."""

@@ -72,6 +72,18 @@ def release() -> bool:
     return libc is not None and libc.malloc_trim(0) == 1
 
 
+def starting() -> None:
+    """No cyclic collections at all while the app starts: the imports and the first frame make
+    hundreds of thousands of objects that live as long as the app, and each collection would
+    re-scan them. :func:`started` once the first frame is drawn."""
+    gc.disable()
+
+
+def started() -> None:
+    """Collections as usual again (see :func:`starting`)."""
+    gc.enable()
+
+
 def keep() -> None:
     """Freeze what is alive now, after collecting the young garbage: for objects that live as long
     as the app and arrive after the session is settled (the model client's modules, imported

@@ -7,12 +7,16 @@ forget).
 
 from __future__ import annotations
 
+import string
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from textual.binding import Binding
+from textual.keys import _character_to_key
 
 from tui.screens.chat import ChatScreen
+from tui.screens.consent import ConsentScreen
+from tui.screens.large_message import LargeMessageScreen
 from tui.widgets.context_panel import ContextList, ContextPanel
 from tui.widgets.message_view import MessageView
 
@@ -21,7 +25,16 @@ WHERE = (
     ("context panel", ContextPanel),
     ("context panel", ContextList),
     ("focused message", MessageView),
+    ("consent dialog", ConsentScreen),
+    ("large message", LargeMessageScreen),
 )
+PLAIN_KEYS = frozenset({"space", *(_character_to_key(c) for c in string.punctuation)})
+"""Key names that type a character (besides letters and digits): never an action's key."""
+
+
+def plain(keys: str) -> list[str]:
+    """The keys of a ``[keys]`` value that are typing (a letter, a digit, space, punctuation)."""
+    return [k for k in (k.strip() for k in keys.split(",")) if len(k) == 1 or k in PLAIN_KEYS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +59,18 @@ def configurable() -> Iterator[KeyHelp]:
 def check_keymap(keys: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     """The entries of ``[keys]`` that name a known action, and a problem line for each that does not."""
     known = {entry.binding_id for entry in configurable()}
-    keymap = {binding_id: value for binding_id, value in keys.items() if binding_id in known}
+    keymap = {
+        binding_id: value for binding_id, value in keys.items() if binding_id in known and not plain(value)
+    }
     problems = [
         f"[keys] {binding_id!r} is not an action Heedful knows; F1 lists the action ids."
         for binding_id in keys
         if binding_id not in known
+    ]
+    problems += [
+        f"[keys] {binding_id} = {value!r}: {', '.join(plain(value))} is typing, not an action key "
+        "(typing is always typing); use Alt, Ctrl or a function key."
+        for binding_id, value in keys.items()
+        if binding_id in known and plain(value)
     ]
     return keymap, problems

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
@@ -11,12 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown
-from textual.worker import Worker, WorkerError, WorkerState
+from textual.widgets import Markdown
+from textual.worker import Worker, WorkerState
 
 from engine import analysis
 from engine.chat import MessagePage, Session
-from engine.conversation_edits import ConversationEdits, NotEditable
+from engine.consent import ConsentChoice
 from engine.errors import StoreError
 from tui import heap, slash
 from tui.log_gate import gated
@@ -24,16 +23,18 @@ from tui.messages import ContextAction, MessageAction
 from tui.screens.chat_commands import SlashCommands
 from tui.screens.chat_context import ContextActions
 from tui.screens.chat_draft import DraftHints
+from tui.screens.chat_focus import FocusModel
 from tui.screens.chat_memory import MemoryActions
 from tui.screens.chat_messages import MessageActions
 from tui.screens.chat_pages import EMPTY, LAST_SESSION, SessionPages
+from tui.screens.chat_send import Sending
 from tui.screens.chat_turn_view import TurnView
 from tui.screens.chat_wording import welcome_text
-from tui.screens.dialogs import ConfirmScreen
 from tui.services import AppServices
-from tui.widgets.composer import Composer, describe_size
+from tui.widgets.composer import Composer
 from tui.widgets.context_panel import ContextPanel
 from tui.widgets.header_bar import HeaderBar
+from tui.widgets.help_footer import HelpFooter
 from tui.widgets.laid_out_once import LaidOutStatic
 from tui.widgets.message_list import MessageList
 
@@ -47,10 +48,14 @@ SUMMARY_GROUP = "summaries"
 """Model summaries being written after a turn (never waited for)."""
 NARROW_WIDTH = 90
 """Terminals narrower than this hide the context panel until F2 asks for it."""
-EXACT_COUNT_CHARS = 100_000
-CHARS_PER_TOKEN = 4
-"""For the "is this message larger than the whole budget?" check before sending: messages up to
-EXACT_COUNT_CHARS are counted (a few ms), longer ones estimated at CHARS_PER_TOKEN."""
+
+
+async def _finished(worker: Worker[None]) -> None:
+    """Wait until ``worker`` has ended, however it ends. Cancelling this wait (Esc stopping the
+    turn that waits) leaves the worker running: awaiting its task directly would cancel it too."""
+    waiting = asyncio.ensure_future(worker.wait())
+    waiting.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen, not raised
+    await asyncio.wait([waiting])
 
 
 class ChatScreen(Screen[None]):
@@ -87,6 +92,22 @@ class ChatScreen(Screen[None]):
         Binding("f3", "connect", "Connect", tooltip="How to connect a model", id="connect"),
         Binding("f1", "help", "Help", tooltip="Keys and help", id="help"),
         Binding(
+            "tab",
+            "cycle_focus(1)",
+            "Next area",
+            show=False,
+            tooltip="Move to the next area: composer, context panel, conversation",
+            id="focus_next",
+        ),
+        Binding(
+            "shift+tab",
+            "cycle_focus(-1)",
+            "Previous area",
+            show=False,
+            tooltip="Move to the previous area: composer, context panel, conversation",
+            id="focus_previous",
+        ),
+        Binding(
             "ctrl+home",
             "first_message",
             "First message",
@@ -110,11 +131,12 @@ class ChatScreen(Screen[None]):
         self.session: Session | None = None
         self.context: ContextView | None = None
         """What the last (or next) request sends, as the panel shows it."""
-        self._consent_asked: set[int] = set()
-        """Messages the consent dialog has already asked about: it opens by itself only for new ones."""
         # Held rather than queried: workers update these after awaits, and a query that races the
         # app's shutdown (children already removed) would fail where an update is harmless.
         self.header = HeaderBar()
+        # Before the first frame, rather than on mount: the first frame has them.
+        self.header.show_title("New chat")
+        self.header.show_model(services.model_name, offline=services.offline)
         self.message_list = MessageList(welcome_text(services.offline), id="messages")
         self.composer = Composer(id="composer")
         self.draft_hint = LaidOutStatic("", id="draft-hint")
@@ -130,6 +152,8 @@ class ChatScreen(Screen[None]):
         self.memory_actions = MemoryActions(self)
         self.pages = SessionPages(self)
         self.turn_view = TurnView(self)
+        self.focus_model = FocusModel(self)
+        self.sending = Sending(self)
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -141,12 +165,10 @@ class ChatScreen(Screen[None]):
                 yield self.draft_hint
                 yield self.composer
             yield self.context_panel
-        yield Footer(compact=True)
+        yield HelpFooter(compact=True)
 
     def on_mount(self) -> None:
-        header = self.header
-        header.show_title("New chat")
-        self.commands.show_model()
+        self.call_after_refresh(heap.started)  # the first frame is drawn: collections resume
         self.composer.focus()
         self.open_session(self.services.session_id)
 
@@ -202,17 +224,32 @@ class ChatScreen(Screen[None]):
             self.context_panel.show_counting()
         self.session = session
         with heap.loading():
-            await self.commands.use_session_model(session)
             await self.message_list.show(page, focus=at_message)
             self.header.show_title(session.title if session else "New chat")
             if session is not None:
                 await asyncio.to_thread(self.services.store.set_state, LAST_SESSION, str(session.id))
+            await self.engine_ready()
+            await self.commands.use_session_model(session)
             await self.refresh_usage()
         heap.settle()  # the session and its curation are loaded: they live until the next switch
         # Only now: importing the model's client competes with reading the session's curation
         # for the one interpreter (a second or more of a long session's opening). A message sent
         # meanwhile waits for the same warm-up, in a thread.
         self.commands.background(self._warm_up())
+
+    async def engine_ready(self) -> None:
+        """Wait for the engine; the first time, load it once the screen is drawn (a thread imports
+        it while the user can already read and type), then tell what the loading found."""
+        if self.services.ready:
+            return
+        drawn = asyncio.Event()
+        if self.call_after_refresh(drawn.set):
+            await drawn.wait()
+        engine = await self.services.engine()
+        self.commands.show_model()  # now with the provider it talks to
+        for notice in engine.notices:
+            self.notify(notice.text, severity=notice.severity, timeout=15)
+        engine.notices.clear()
 
     async def _warm_up(self) -> None:
         await self.services.turns.warm_up()
@@ -246,6 +283,7 @@ class ChatScreen(Screen[None]):
         counter = self.services.counter
         self.context = view
         self.header.show_usage(view, exact=counter.exact)
+        self.header.show_asking(len(view.consent.items) if view.consent else 0)
         self.context_panel.show(
             view, model=self.services.model_name, exact=counter.exact, counter=counter.description
         )
@@ -268,46 +306,31 @@ class ChatScreen(Screen[None]):
             return
         if self.refused_while_busy():
             return
-        text = read
-        branch, self.editing = self.editing, None
-        budget = self.context.budget if self.context is not None else None
-        # Exact for ordinary messages; rough beyond EXACT_COUNT_CHARS, where counting exactly would
-        # hold up the UI for up to a second and the answer is plain anyway. Cancel keeps the text.
-        counter = self.services.counter
-        estimate = counter.count(text) if len(text) <= EXACT_COUNT_CHARS else len(text) // CHARS_PER_TOKEN
-        if budget is None or estimate <= budget:
-            self.run_turn(text, branch_from=branch)
-            return
-
-        def answered(send_anyway: bool | None) -> None:
-            if send_anyway:
-                self.run_turn(text, branch_from=branch)
-            else:
-                self.editing = branch
-
-        window = self.context.window if self.context is not None else budget
-        self.app.push_screen(
-            ConfirmScreen(
-                f"This message is about {estimate:,} tokens ({describe_size(text)}): more than the "
-                f"{budget:,} tokens a request to {self.services.model_name} may hold (its window is "
-                f"{window:,}). The model will most likely refuse it or see only part of it.\n\n"
-                "Send it anyway? It is stored either way once sent; Cancel keeps it in the composer.",
-                confirm="Send anyway",
-            ),
-            answered,
-        )
+        self.sending.submit(read, event.draft)
 
     @work(exclusive=True, group=TURN_GROUP, exit_on_error=False)
     async def run_turn(
-        self, text: str | None, *, resume: bool = False, branch_from: int | None = None
+        self,
+        text: str | None,
+        *,
+        resume: bool = False,
+        branch_from: int | None = None,
+        answer: ConsentChoice | None = None,
     ) -> None:
         """Send ``text`` (with None: retry the last turn, or continue its cut-off reply with
-        ``resume``) and show the reply as it streams."""
+        ``resume``) and show the reply as it streams; ``answer``: the user's consent answer for
+        the message sent (given when it was sent, as a large one)."""
+        if not self.services.ready and text is not None:
+            self.draft.show("⧗ Heedful is still loading: your message is sent as soon as it is ready.")
         # A session still being shown would replace the message list under this turn's feet (and
         # decides which session the message goes to): let it finish first.
-        for loading in [w for w in self.workers if w.group == LOAD_GROUP and not w.is_finished]:
-            with contextlib.suppress(WorkerError):
-                await loading.wait()
+        try:
+            for loading in [w for w in self.workers if w.group == LOAD_GROUP and not w.is_finished]:
+                await _finished(loading)
+            await self.engine_ready()
+        except asyncio.CancelledError:
+            self.draft.show("")  # stopped before it was sent: it is still in the composer
+            raise
         self.workers.cancel_group(self, USAGE_GROUP)  # the last turn's preview: this turn plans anew
         turns = self.services.turns
         session_id = self.session.id if self.session else None
@@ -318,6 +341,8 @@ class ChatScreen(Screen[None]):
             events = turns.resume(session_id) if resume else turns.retry(session_id)
         else:
             if branch_from is not None and session_id is not None:
+                from engine.conversation_edits import ConversationEdits, NotEditable  # after the first frame
+
                 try:
                     gone = await ConversationEdits(turns.curations).branch_at(session_id, branch_from)
                 except NotEditable as refused:
@@ -327,6 +352,8 @@ class ChatScreen(Screen[None]):
             events = turns.send(session_id, text)
         try:
             await self.turn_view.show(events, sending=text)
+            if answer is not None and self.turn_view.sent_id is not None:
+                self.context_actions.answer_sent(self.turn_view.sent_id, answer)
         finally:
             self.memory_actions.restart_idle_timer()
             # Not awaited: planning the next request again takes ~0.1 s in a 10,000-message
@@ -337,9 +364,8 @@ class ChatScreen(Screen[None]):
 
     @work(exclusive=True, group=USAGE_GROUP, exit_on_error=False)
     async def _after_turn(self) -> None:
-        """Show what the next request would send, then ask about the user's messages if needed."""
+        """Show what the next request would send (never asking: that waits for the user to act)."""
         await self.refresh_usage()
-        self._offer_consent()
         await asyncio.to_thread(self.services.store.checkpoint)
         heap.release()  # what the turn and its preview planning freed
 
@@ -465,9 +491,6 @@ class ChatScreen(Screen[None]):
     def run_context_action(self, action: str, item_id: int) -> None:
         self.context_actions.run(action, item_id)
 
-    def _offer_consent(self) -> None:
-        self.context_actions.offer_consent()
-
     def action_preview(self) -> None:
         self.context_actions.preview()
 
@@ -476,6 +499,19 @@ class ChatScreen(Screen[None]):
 
     def action_consent(self) -> None:
         self.context_actions.consent()
+
+    def action_cycle_focus(self, step: int) -> None:
+        self.focus_model.cycle(step)
+
+    def action_home(self) -> None:
+        """Esc outside the composer: back to it (the panel, a message)."""
+        self.focus_model.home()
+
+    def on_key(self, event: events.Key) -> None:
+        self.focus_model.typed(event)
+
+    def on_paste(self, event: events.Paste) -> None:
+        self.focus_model.pasted(event)
 
     def action_connect(self) -> None:
         from tui.screens.connect import ConnectScreen

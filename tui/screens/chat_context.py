@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+from engine.consent import ConsentChoice
 from tui import heap
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_pins import PinActions
@@ -16,12 +17,18 @@ if TYPE_CHECKING:
     from textual.timer import Timer
 
     from engine.context_view import ContextView
+    from tui.screens.chat import ChatScreen
 
 BUILD_POLL = 0.3
 """How often, while a long session's curation is still being read, the panel checks how far it got."""
 
 
 class ContextActions(ChatPart):
+    def __init__(self, screen: ChatScreen) -> None:
+        super().__init__(screen)
+        self.asked: set[int] = set()
+        """Messages the consent dialog has asked about: a send raises it again only for new ones."""
+
     _build_timer: Timer | None = None
     _build_heap: contextlib.ExitStack | None = None
     """Full collections held off while a curation is read in the background (see tui/heap.py)."""
@@ -177,38 +184,44 @@ class ContextActions(ChatPart):
         await self.screen.app.push_screen(StatsScreen(forgetting_stats(entries, self._tokens_saved())))
 
     def consent(self) -> None:
+        """F4: ask now about the user's messages, if Heedful has anything to ask."""
         if self.screen.context is None or self.screen.context.consent is None:
             self.screen.notify("Heedful has nothing to ask about your messages right now.")
             return
-        self._ask_consent()
+        self._ask_consent(sent=None)
 
-    def offer_consent(self) -> None:
-        """After a turn: open the consent dialog if it has something new to ask."""
+    def ask_on_send(self, text: str) -> None:
+        """The user sent a message while Heedful has a question about older ones that it has not
+        asked yet: ask it now, the moment they act (never after a reply lands, nor mid-typing)."""
         consent = self.screen.context.consent if self.screen.context else None
-        if consent is not None and any(i.item_id not in self.screen._consent_asked for i in consent.items):
-            self._ask_consent()
+        if consent is not None and any(i.item_id not in self.asked for i in consent.items):
+            self._ask_consent(sent=text)
 
-    def _ask_consent(self) -> None:
+    def _ask_consent(self, *, sent: str | None) -> None:
         consent = self.screen.context.consent if self.screen.context else None
         if consent is None or self.screen.session is None:
             return
         if any(isinstance(open_, ConsentScreen) for open_ in self.screen.app.screen_stack):
-            # Opened with F4 while a reply streamed: a second dialog over it would ask the same
-            # messages twice. What is new is asked once that one is answered (or put off).
-            return
-        self.screen._consent_asked.update(i.item_id for i in consent.items)
+            return  # one question at a time: what is new is asked at the next send, or F4
+        self.asked.update(i.item_id for i in consent.items)
         session_id = self.screen.session.id
 
         def answered(answer: ConsentAnswer | None) -> None:
-            if answer is None:
-                self.screen.notify("Your messages stay as they are. F4 answers later.")
-                self.offer_consent()
-            else:
+            if answer is not None:
                 self.record_consent(session_id, answer)
 
-        self.screen.app.push_screen(ConsentScreen(consent), answered)
+        self.screen.app.push_screen(ConsentScreen(consent, sent=sent), answered)
+
+    def answer_sent(self, item_id: int, choice: ConsentChoice) -> None:
+        """What the user chose as they sent a message larger than a request: keep it whole, or
+        summarize it (room is short for it from the next request on). Recorded once it is sent."""
+        if self.screen.session is not None:
+            self.record_consent(self.screen.session.id, ConsentAnswer({item_id: choice}, None))
 
     def record_consent(self, session_id: int, answer: ConsentAnswer) -> None:
+        if not answer.answers and answer.remember is None:
+            self.screen.notify("Your messages stay as they are; what does not fit is not sent. F4 answers.")
+            return
         self.background(self._record_consent(session_id, answer))
 
     async def _record_consent(self, session_id: int, answer: ConsentAnswer) -> None:
@@ -217,7 +230,6 @@ class ContextActions(ChatPart):
         )
         if self.screen.session is not None and self.screen.session.id == session_id:
             self.screen.show_context(view)
-            self.offer_consent()
         counts: dict[str, int] = {}
         for choice in answer.answers.values():
             counts[choice.value] = counts.get(choice.value, 0) + 1

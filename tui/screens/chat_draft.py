@@ -62,6 +62,7 @@ class DraftHints(ChatPart):
 
     async def _show_recalls(self, session_id: int, text: str) -> None:
         screen = self.screen
+        await screen.engine_ready()
         view = await screen.services.context.draft(session_id, text)
         if screen.composer.text != text:
             return  # typed on meanwhile: a newer preview is coming

@@ -34,6 +34,9 @@ class MemoryActions(ChatPart):
             self.screen.notify(result.note, title="Memory")
 
     def open_screen(self) -> None:
+        self.background(self._open_screen())  # once the engine (and its memory service) is loaded
+
+    async def _open_screen(self) -> None:
         from tui.screens.memory import MemoryScreen
 
         self.screen.app.push_screen(MemoryScreen(self.screen.services.memory))

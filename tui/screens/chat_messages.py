@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from engine.conversation_edits import ConversationEdits, NotEditable
 from tui.clipboard import code_blocks, copy_osc52, copy_with_tool, local_tool
 from tui.screens.chat_parts import ChatPart
 from tui.screens.dialogs import ConfirmScreen
@@ -93,6 +92,8 @@ class MessageActions(ChatPart):
         self.background(self._delete_message(session_id, message_id))
 
     async def _delete_message(self, session_id: int, message_id: int) -> None:
+        from engine.conversation_edits import ConversationEdits, NotEditable  # after the first frame
+
         try:
             gone = await ConversationEdits(self.screen.services.turns.curations).delete(
                 session_id, message_id

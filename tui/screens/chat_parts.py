@@ -22,5 +22,14 @@ class ChatPart:
         self.screen = screen
 
     def background(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run ``work`` as a worker of the screen (``@work`` needs a widget to hang on)."""
-        self.screen.run_worker(work, group=CONTEXT_GROUP, exit_on_error=False)
+        """Run ``work`` as a worker of the screen (``@work`` needs a widget to hang on), once the
+        engine is loaded (an action taken as the app starts waits for it)."""
+        self.screen.run_worker(self._when_ready(work), group=CONTEXT_GROUP, exit_on_error=False)
+
+    async def _when_ready(self, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await self.screen.engine_ready()
+        except BaseException:
+            work.close()  # never started: closed, so it is not reported as never awaited
+            raise
+        await work

@@ -38,6 +38,8 @@ class TurnView(ChatPart):
     """The reply that is streaming, so a stop can show what the store kept of it."""
     _shown = False
     """The user's message of the turn is drawn."""
+    sent_id: int | None = None
+    """The id of the user's message the last turn stored."""
 
     async def show(self, events: AsyncGenerator[TurnEvent, None], *, sending: str | None = None) -> None:
         """Show a turn's events until it ends (``sending``: the text of the message it sends).
@@ -50,6 +52,7 @@ class TurnView(ChatPart):
         screen = self.screen
         self.reply = None
         self._shown = False
+        self.sent_id = None
         try:
             async with contextlib.aclosing(events) as stream:
                 await self._follow(stream)
@@ -131,8 +134,9 @@ class TurnView(ChatPart):
         screen = self.screen
         screen.session = event.session
         screen.header.show_title(event.session.title)
-        screen.composer.clear()
+        screen.composer.sent()
         screen.draft.show("")
+        self.sent_id = event.message.id
         await screen.message_list.add(event.message)
         self._shown = True
 

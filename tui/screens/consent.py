@@ -1,8 +1,10 @@
-"""The consent dialog: the engine would like to summarize or remove some of the user's messages.
+"""The consent dialog: Heedful asks before summarizing or leaving out some of the user's messages.
 
-Each message gets its own choice (keep / summarize / remove), preset to what the engine proposes;
-capital letters choose for all. "Remember" makes the choice for all the session's policy. Escape
-(or "Not now") answers nothing: the messages stay as they are, and the panel's `c` reopens this.
+It opens only when the user acts (sends a message, or presses F4). Enter and Esc take the safe
+answer: keep each message whole (a message that no longer fits stays unanswered, and not sent,
+until the user says). Any other answer is a deliberate act: an Alt+letter shown on it, or a row
+focused with Tab and changed with ← →. Printable keys are the user's next words (they go to the
+composer), and a key typed before the dialog was drawn answers nothing (see tui/typing.py).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -21,16 +23,21 @@ from textual.widgets.option_list import Option
 
 from engine.consent import ConsentChoice
 from tui.sanitize import inert
+from tui.typing import AskedOnScreen, chat_composer
 
 if TYPE_CHECKING:
     from engine.consent import ConsentItem, ConsentRequest
 
 CHOICE_LABELS = {
-    ConsentChoice.KEEP: "keep     ",
-    ConsentChoice.SUMMARIZE: "summarize",
-    ConsentChoice.REMOVE: "remove   ",
-    ConsentChoice.ATTACH: "attach   ",
+    ConsentChoice.KEEP: "keep whole",
+    ConsentChoice.SUMMARIZE: "summarize ",
+    ConsentChoice.REMOVE: "leave out ",
+    ConsentChoice.ATTACH: "keep aside",
+    None: "not sent  ",
 }
+"""What each answer is called on a row; None: a message that does not fit, not answered yet."""
+
+ALL_KEYS = {ConsentChoice.SUMMARIZE: "alt+s", ConsentChoice.REMOVE: "alt+r", ConsentChoice.ATTACH: "alt+t"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,116 +46,159 @@ class ConsentAnswer:
     remember: ConsentChoice | None
 
 
+def safe_choice(item: ConsentItem) -> ConsentChoice | None:
+    """What Enter and Esc answer for ``item``: keep, or nothing for a message that cannot fit."""
+    return ConsentChoice.KEEP if ConsentChoice.KEEP in item.choices else None
+
+
 class ConsentRows(OptionList):
+    """The messages asked about; ← → change the highlighted one's answer (a deliberate act)."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
+        Binding("right", "screen.change(1)", "Next answer", show=False),
+        Binding("left", "screen.change(-1)", "Previous answer", show=False),
     ]
 
 
-class ConsentScreen(ModalScreen[ConsentAnswer | None]):
+class ConsentScreen(AskedOnScreen, ModalScreen[ConsentAnswer | None]):
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Not now", id="dialog_cancel"),
-        Binding("K", "choose_all('keep')", "Keep all"),
-        Binding("S", "choose_all('summarize')", "Summarize all"),
-        Binding("X", "choose_all('remove')", "Remove all"),
-        Binding("space", "cycle", "Change", show=False),
-        Binding("m", "remember", "Remember", show=False),
-        Binding("ctrl+s,a", "apply", "Apply"),
+        Binding("escape", "keep", "Keep them (safe)", id="dialog_cancel"),
+        Binding("alt+s", "answer_all('summarize')", "Summarize all", id="consent_summarize"),
+        Binding("alt+r", "answer_all('remove')", "Leave all out", id="consent_remove"),
+        Binding("alt+t", "answer_all('attach')", "Keep all aside", id="consent_attach"),
+        Binding("alt+m", "remember", "Remember", id="consent_remember"),
+        Binding("alt+a", "apply", "Apply rows", id="consent_apply"),
     ]
 
-    def __init__(self, request: ConsentRequest) -> None:
+    def __init__(self, request: ConsentRequest, *, sent: str | None = None) -> None:
         super().__init__()
         self.request = request
-        self.choices = {item.item_id: item.proposed for item in request.items}
-        self.all_choice: ConsentChoice | None = None
-        self._chosen: set[int] = set()
-        """Items the user gave an answer to here (a left-out message is answered only so)."""
+        self.sent = sent
+        """The message whose sending raised the question, if one did."""
+        self.choices: dict[int, ConsentChoice | None] = {i.item_id: safe_choice(i) for i in request.items}
         self.rows = ConsentRows(
             *(Option(self._row(i), id=f"consent-{i.item_id}") for i in request.items), id="consent-rows"
         )
-        self._remember = Checkbox("Remember the choice for all in this session (m)", id="consent-remember")
+        self._remember = Checkbox(
+            "Remember the answer for all in this session (Alt+M)", id="consent-remember"
+        )
 
     def compose(self) -> ComposeResult:
         request = self.request
         count = len(request.items)
+        left_out = sum(i.left_out for i in request.items)
+        attach = any(ConsentChoice.ATTACH in i.choices for i in request.items)
         with Vertical(classes="dialog"):
             yield Static(Content.styled("Your messages and the budget", "bold"), classes="title")
+            said = (
+                f"The conversation no longer fits. Heedful would like to summarize or leave out {count:,} "
+                f"of your messages ({request.tokens:,} tokens). Nothing happens to them unless you say so."
+            )
+            if left_out:
+                said += f" {left_out:,} of them no longer fit a request: not sent until you answer."
+            if self.sent is not None:
+                said += (
+                    f'\n\nYour message "{inert(self.sent[:60])}" is sent with them as they are; '
+                    "your answer counts from the next request. Go on typing: it goes to the composer."
+                )
+            yield Static(Content(said))
             yield Static(
                 Content(
-                    f"The conversation no longer fits. Heedful would like to summarize or remove {count:,} "
-                    f"of your messages ({request.tokens:,} tokens). Nothing happens to them unless you say "
-                    "so; until then they stay as they are, and may be left out of a request when it is full."
-                )
-            )
-            yield Static(
-                Content("↑↓ choose a message · space changes its answer · K S X answer all · a applies"),
+                    "Enter or Esc keeps them whole · Tab to a row, ← → changes its answer, Alt+A applies"
+                ),
                 classes="hint",
             )
             yield self.rows
             yield self._remember
             with Horizontal(classes="buttons"):
-                yield Button("Apply (a)", variant="primary", id="consent-apply")
-                yield Button("Not now (Esc)", id="consent-later")
+                yield Button("Keep them (Enter)", variant="primary", id="consent-keep")
+                yield Button("Summarize all (Alt+S)", id="consent-summarize")
+                yield Button("Leave all out (Alt+R)", id="consent-remove")
+                if attach:
+                    yield Button("Keep aside (Alt+T)", id="consent-attach")
 
     def on_mount(self) -> None:
-        self.rows.focus()
+        # Enter on the focused button is the safe answer; every other needs Tab, an arrow or Alt.
+        self.query_one("#consent-keep", Button).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer_all" and parameters == ("attach",):
+            return any(ConsentChoice.ATTACH in i.choices for i in self.request.items)
+        return True
 
     def _row(self, item: ConsentItem) -> Content:
         choice = self.choices[item.item_id]
+        suggested = f"  (Heedful suggests: {item.proposed.value})" if choice is not item.proposed else ""
         return Content.assemble(
             (f"[{CHOICE_LABELS[choice]}] ", "bold"),
             f" #{item.item_id} {item.tokens:,} tok  ",
-            inert(item.preview[:70]),
+            inert(item.preview[:60]),
+            (suggested, "dim"),
         )
 
-    def _refresh_row(self, index: int) -> None:
-        item = self.request.items[index]
-        self.rows.replace_option_prompt_at_index(index, self._row(item))
-
-    def action_cycle(self) -> None:
+    def action_change(self, step: int) -> None:
         index = self.rows.highlighted
         if index is None:
             return
         item = self.request.items[index]
-        order = list(item.choices)  # a message that cannot fit has no "keep"
-        self.choices[item.item_id] = order[(order.index(self.choices[item.item_id]) + 1) % len(order)]
-        self._chosen.add(item.item_id)
-        self._refresh_row(index)
-
-    def action_choose_all(self, choice: str) -> None:
-        self.all_choice = ConsentChoice(choice)
-        for item in self.request.items:
-            if self.all_choice in item.choices:
-                self.choices[item.item_id] = self.all_choice
-                self._chosen.add(item.item_id)
-        for index in range(len(self.request.items)):
-            self._refresh_row(index)
+        order: list[ConsentChoice | None] = list(item.choices)
+        if item.left_out:
+            order.append(None)  # back to "not answered"
+        current = self.choices[item.item_id]
+        at = order.index(current) if current in order else 0
+        self.choices[item.item_id] = order[(at + step) % len(order)]
+        self.rows.replace_option_prompt_at_index(index, self._row(item))
 
     def action_remember(self) -> None:
         self._remember.toggle()
 
+    def action_keep(self) -> None:
+        self._answer({i.item_id: safe_choice(i) for i in self.request.items}, ConsentChoice.KEEP)
+
+    def action_answer_all(self, choice: str) -> None:
+        wanted = ConsentChoice(choice)
+        self._answer(
+            {i.item_id: wanted if wanted in i.choices else safe_choice(i) for i in self.request.items}, wanted
+        )
+
     def action_apply(self) -> None:
-        remember = None
-        if self._remember.value:
-            if self.all_choice is None:
-                self.notify("Choose one answer for all first (K, S or X): that is what is remembered.")
-                return
-            remember = self.all_choice
-        # A message that cannot fit is not answered by its preset: it stays asked about.
-        left_out = {i.item_id for i in self.request.items if i.left_out} - self._chosen
-        self.dismiss(ConsentAnswer({k: v for k, v in self.choices.items() if k not in left_out}, remember))
+        answered = {choice for choice in self.choices.values() if choice is not None}
+        if self._remember.value and len(answered) != 1:
+            self.notify("To remember an answer for all, give every message the same one.")
+            return
+        self._answer(dict(self.choices), next(iter(answered), None))
+
+    def _answer(self, answers: dict[int, ConsentChoice | None], all_choice: ConsentChoice | None) -> None:
+        remember = all_choice if self._remember.value else None
+        given = {item_id: choice for item_id, choice in answers.items() if choice is not None}
+        self.dismiss(ConsentAnswer(given, remember))
+
+    def on_key(self, event: events.Key) -> None:
+        """An Enter that ends words typed through the dialog sends them, as it would have in the
+        composer, and takes the safe answer (keep; nothing for a message that cannot fit): the user
+        typing on never loses a message to the question, nor answers it with anything else."""
+        composer = chat_composer(self.app)
+        if event.key == "enter" and self.typed_through and composer is not None and composer.text.strip():
+            event.stop()
+            event.prevent_default()
+            drawn = self.shown_at is not None and event.time >= self.shown_at
+            if drawn:
+                self.action_keep()
+            composer.action_submit()
+            return
+        super().on_key(event)
 
     @on(OptionList.OptionSelected, "#consent-rows")
     def _selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a row applies the rows as shown: each keeps its message unless changed with ← →."""
         event.stop()
-        self.action_cycle()
-
-    @on(Button.Pressed, "#consent-apply")
-    def _apply_pressed(self) -> None:
         self.action_apply()
 
-    @on(Button.Pressed, "#consent-later")
-    def _later_pressed(self) -> None:
-        self.dismiss(None)
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        button = event.button.id or ""
+        if button == "consent-keep":
+            self.action_keep()
+        elif button.startswith("consent-"):
+            self.action_answer_all(button.removeprefix("consent-"))

@@ -13,16 +13,17 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from tui.sanitize import inert
+from tui.typing import TypingPassesThrough
 
 
-class ConfirmScreen(ModalScreen[bool]):
-    """Ask a yes/no question; Escape means no."""
+class ConfirmScreen(TypingPassesThrough, ModalScreen[bool]):
+    """Ask a yes/no question; Escape means no, and a plain key is typing (it goes to the composer)."""
 
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(False)", "Cancel", id="dialog_cancel"),
-        Binding("y", "dismiss(True)", "Yes", show=False),
-        Binding("n", "dismiss(False)", "No", show=False),
+        Binding("alt+y", "dismiss(True)", "Yes", show=False),
+        Binding("alt+n", "dismiss(False)", "No", show=False),
     ]
 
     def __init__(self, question: str, *, confirm: str = "Yes", danger: bool = False) -> None:
@@ -36,9 +37,11 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Static(Content(inert(self.question)), classes="question")
             with Horizontal(classes="buttons"):
                 yield Button(
-                    f"{self.confirm_label} (y)", variant="error" if self.danger else "primary", id="confirm"
+                    f"{self.confirm_label} (Alt+Y)",
+                    variant="error" if self.danger else "primary",
+                    id="confirm",
                 )
-                yield Button("Cancel (n)", id="cancel")
+                yield Button("Cancel (Esc)", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#cancel" if self.danger else "#confirm", Button).focus()

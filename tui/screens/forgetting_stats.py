@@ -12,18 +12,20 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.typing import TypingPassesThrough
+
 if TYPE_CHECKING:
     from engine.forgetting_stats import ForgettingStats
 
 TITLE = "Forgetting statistics of this session"
 
 
-class StatsScreen(ModalScreen[None]):
+class StatsScreen(TypingPassesThrough, ModalScreen[None]):
     """The numbers of :class:`engine.forgetting_stats.ForgettingStats`, one a line."""
 
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,f7", "dismiss(None)", "Close", id="dialog_cancel")
+        Binding("escape,f7", "dismiss(None)", "Close", id="dialog_cancel")
     ]
 
     def __init__(self, stats: ForgettingStats) -> None:

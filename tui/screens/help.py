@@ -11,26 +11,47 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+from tui.typing import TypingPassesThrough
+
 HELP = """\
 # Heedful keys
+
+**Typing is always typing.** The composer is home: whatever letters, digits, spaces and
+punctuation you type land there, wherever the focus is (on a message, in the context panel, in a
+dialog over the chat). Actions take Alt+letter, Enter, Esc or a function key, never a plain key.
 
 | key | what it does |
 |---|---|
 | Enter | send the message |
 | Ctrl+J, Alt+Enter | new line in the message |
-| Tab, Shift+Tab | move between the composer, the context panel and the messages |
+| Tab, Shift+Tab | move between the three areas: composer → context panel → conversation → composer |
+| Esc | in the panel or on a message: back to the composer; in the composer: stop a streaming reply |
+| ↑ ↓ | on a message: the message before or after |
 | PageUp, PageDown | scroll the conversation (in a draft taller than the composer: move through it) |
+| F4 | answer Heedful's question about your older messages (the header says when one waits) |
 | Ctrl+P | command palette: every action, and themes (dark, light, high contrast) |
 | Ctrl+Q | quit |
 
-The context panel (F2) lists what is active, retained and pruned. On a highlighted row, or on a
-focused message in the chat: p pins, r restores, f forgets, Enter shows why. In the panel, ↑ ↓ or
-j k move and / filters (Esc clears). On a message, e shows the summary sent in its place, t a
-reasoning model's thinking (never sent back to it), i edits your message (sending it goes on from
-there; the old branch stays in the store), d deletes it (kept in the store and logged), y copies it
-and c copies its code block. Each
-message says where it stands in the next request: ≈ summarized, ✂ pruned (dimmed), 📌 pinned,
-↺ recalled, ○ left out; nothing means verbatim.
+The context panel (F2) shows what the next request holds (a bar, and how many tokens each part
+takes of the budget), then your messages that are not sent, and the messages sent in full, sent as
+a summary, or not sent, each with its reason. On a highlighted row, or on a focused message in the
+chat: Alt+P pins, Alt+R restores, Alt+F forgets, Enter shows why. In the panel, ↑ ↓ (or Alt+J,
+Alt+K) move and Ctrl+F filters (Esc clears). On a message, Alt+E shows the summary sent in its
+place, Alt+T a reasoning model's thinking (never sent back to it), Alt+I edits your message
+(sending it goes on from there; the old branch stays in the store), Alt+D deletes it (after
+asking; kept in the store and logged), Alt+Y copies it and Alt+C copies its code block. Each
+message says where it stands in the next request: ≈ summarized (its summary is sent), ✂ pruned
+(dimmed), 📌 pinned, ↺ recalled, ○ not sent this time; nothing means sent in full. A count with ~
+is approximate (the model's own tokenizer is not available).
+
+**Consent.** Heedful never summarizes or leaves out your own words without asking, and it asks
+only when you act: when you send a large message (keep it whole, summarize it when room is short,
+or send it once), when you send a message while it has a question about older ones, or on F4.
+Until you answer, those messages stay whole (or, when one cannot fit, the panel says it is not
+sent), and the header shows "3 of your messages · F4". In the dialog, Enter and Esc keep your
+messages whole; summarize (Alt+S), leave out (Alt+R), keep aside (Alt+T), remember for all
+(Alt+M) and your own per-row answers (Tab to a row, ← →, Alt+A applies) each need a deliberate
+act. Keys you typed before the dialog appeared never answer it.
 
 Every message is saved before it is sent. A reply that fails or is stopped keeps what
 arrived and says so; Ctrl+R asks again.
@@ -63,15 +84,14 @@ CONFIGURING = """
 ## Changing keys
 
 In the config file, a `[keys]` table maps an action id to its keys, for example
-`retry = "ctrl+t"` or `pin = "P"` (several keys: `"P,ctrl+p"`).
+`retry = "ctrl+t"` or `pin = "alt+x"` (several keys: `"alt+x,ctrl+p"`). A plain letter is
+typing: bound to an action, it would act where you meant to write.
 """
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(TypingPassesThrough, ModalScreen[None]):
     CSS_PATH = "connect.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f1,q", "dismiss(None)", "Close", id="help_close")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1", "dismiss(None)", "Close", id="help_close")]
 
     def __init__(self, overrides: Mapping[str, str] | None = None) -> None:
         super().__init__()

@@ -1,5 +1,6 @@
 """Inspect one message: its text, where it stands in the context, its score parts, and its ledger
-history ("why is this gone?"). p, r and f act on it from here too."""
+history ("why is this gone?"). Alt+P, Alt+R and Alt+F act on it from here too; plain keys are
+typing, and go to the composer."""
 
 from __future__ import annotations
 
@@ -14,27 +15,31 @@ from textual.widgets import Static, TextArea
 
 from engine.redaction import redact
 from tui.sanitize import inert
+from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
     from engine.context_view import ItemDetail
 
 SCORE_PARTS = ("relevance", "neighbour", "entities", "recency", "role", "recurrence", "total")
+STATE_WORDS = {"active": "active (kept whole)", "summarized": "summarized", "pruned": "pruned (restorable)"}
 
 
 def describe(detail: ItemDetail) -> str:
-    """The facts above the text, as plain lines."""
+    """The facts above the text, as plain lines: one story (its state, its place in the next
+    request and why, its score or why it has none)."""
     view = detail.view
+    state = STATE_WORDS.get(view.state.value, view.state.value)
     lines = [
-        f"{view.role} #{view.id} · {view.tokens:,} tokens · state {view.state.value}"
+        f"{view.role} #{view.id} · {view.tokens:,} tokens · state {state}"
         + (" · pinned" if view.pinned else ""),
-        f"In the next request: {view.mark.value} ({view.section.value}): {view.reason}",
+        f"In the next request: {view.placement}: {view.reason}",
         f"Memory role: {detail.memory_role}",
     ]
     if detail.scores is not None:
         parts = detail.scores.as_dict()
         lines.append("Score: " + "  ".join(f"{name} {parts[name]:.2f}" for name in SCORE_PARTS))
     else:
-        lines.append("Score: not scored (recent turns and pinned messages are always sent)")
+        lines.append(f"Score: none: {detail.unscored or 'not scored for this request'}")
     return "\n".join(lines)
 
 
@@ -49,15 +54,15 @@ def history(detail: ItemDetail) -> str:
     )
 
 
-class InspectScreen(ModalScreen[str | None]):
+class InspectScreen(TypingPassesThrough, ModalScreen[str | None]):
     """Dismissed with None, or with the action ("pin", "restore", "forget") to carry out."""
 
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "dismiss(None)", "Close", id="dialog_cancel"),
-        Binding("p", "dismiss('pin')", "Pin/unpin"),
-        Binding("r", "dismiss('restore')", "Restore"),
-        Binding("f", "dismiss('forget')", "Forget"),
+        Binding("escape", "dismiss(None)", "Close", id="dialog_cancel"),
+        Binding("alt+p", "dismiss('pin')", "Pin/unpin"),
+        Binding("alt+r", "dismiss('restore')", "Restore"),
+        Binding("alt+f", "dismiss('forget')", "Forget"),
     ]
 
     def __init__(self, detail: ItemDetail) -> None:
@@ -77,4 +82,6 @@ class InspectScreen(ModalScreen[str | None]):
                 yield TextArea(inert(detail.text), read_only=True, soft_wrap=True, id="inspect-text")
                 yield Static(Content.styled("Ledger", "bold"))
                 yield Static(Content(inert(redact(history(detail)))), id="inspect-ledger")
-            yield Static(Content("p pin/unpin · r restore · f forget · Esc closes"), classes="hint")
+            yield Static(
+                Content("Alt+P pin/unpin · Alt+R restore · Alt+F forget · Esc closes"), classes="hint"
+            )

@@ -27,6 +27,7 @@ from engine.ledger_words import Told, about, change, happened, told_once
 from engine.redaction import redact
 from tui.filtering import nothing_matches
 from tui.sanitize import inert
+from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
     from engine.ledger import LedgerEntry
@@ -51,14 +52,14 @@ def row(told: Told) -> tuple[str, ...]:
     )
 
 
-class LedgerScreen(ModalScreen[int | None]):
+class LedgerScreen(TypingPassesThrough, ModalScreen[int | None]):
     """Dismissed with the id of a message to restore, or None."""
 
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,f6", "dismiss(None)", "Close", id="dialog_cancel"),
-        Binding("r", "restore", "Restore"),
-        Binding("slash", "filter", "Filter"),
+        Binding("escape,f6", "dismiss(None)", "Close", id="dialog_cancel"),
+        Binding("alt+r", "restore", "Restore"),
+        Binding("ctrl+f", "filter", "Filter"),
         Binding("f7", "stats", "Statistics"),
     ]
 
@@ -73,7 +74,7 @@ class LedgerScreen(ModalScreen[int | None]):
         self.table: DataTable[str | Text] = DataTable(
             cursor_type="row", zebra_stripes=True, id="ledger-table"
         )
-        self._filter = Input(placeholder="/ filter: words in a row (Esc closes)", id="ledger-filter")
+        self._filter = Input(placeholder="Ctrl+F filter: words in a row (Esc closes)", id="ledger-filter")
         self._title = Static(classes="title")
         self._detail = Static(id="ledger-detail")
         """The highlighted row in full: the table cuts its reason at the dialog's edge."""
@@ -88,7 +89,8 @@ class LedgerScreen(ModalScreen[int | None]):
             yield self._detail
             yield Static(
                 Content(
-                    "↑↓ move · r restores the message of the row · / filter · F7 statistics · Esc closes"
+                    "↑↓ move · Alt+R restores the message of the row · Ctrl+F filters · F7 statistics"
+                    " · Esc closes"
                 ),
                 classes="hint",
             )

@@ -91,14 +91,14 @@ class MemoryEditScreen(ModalScreen[str | None]):
 
 
 class MemoryScreen(ModalScreen[None]):
-    """Lists every memory, newest first; e edits, p pins or unpins, d deletes (after asking)."""
+    """Lists every memory, newest first; Alt+E edits, Alt+P pins or unpins, Alt+D deletes (after asking)."""
 
     CSS_PATH = "memory.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "dismiss(None)", "Close", id="memory_close", tooltip="Close the memory screen"),
-        Binding("e", "edit", "Edit", id="memory_edit", tooltip="Edit the highlighted memory's summary"),
-        Binding("p", "pin", "Pin", id="memory_pin", tooltip="Pin (never expires) or unpin the memory"),
-        Binding("d,delete", "delete", "Delete", id="memory_delete", tooltip="Delete the memory"),
+        Binding("alt+e", "edit", "Edit", id="memory_edit", tooltip="Edit the highlighted memory's summary"),
+        Binding("alt+p", "pin", "Pin", id="memory_pin", tooltip="Pin (never expires) or unpin the memory"),
+        Binding("alt+d,delete", "delete", "Delete", id="memory_delete", tooltip="Delete the memory"),
     ]
 
     def __init__(self, memory: MemoryService) -> None:
@@ -120,7 +120,9 @@ class MemoryScreen(ModalScreen[None]):
                 classes="intro",
             )
             yield OptionList(id="memory-list")
-            yield Static(Content("e edits · p pins or unpins · d deletes · Esc closes"), classes="hint")
+            yield Static(
+                Content("Alt+E edits · Alt+P pins or unpins · Alt+D deletes · Esc closes"), classes="hint"
+            )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -129,11 +131,13 @@ class MemoryScreen(ModalScreen[None]):
     @work(exclusive=True, group="memories")
     async def reload(self, highlight: int | None = None) -> None:
         try:
-            self.memories = await self.service.memories()
-            self.carried = await self.service.in_new_sessions()
+            memories = await self.service.memories()
+            carried = await self.service.in_new_sessions()
         except StoreError as err:
             self.notify(err.user_message, severity="error")
             return
+        # Both at once, with the rows: a reader of ``memories`` never sees them before they are shown.
+        self.memories, self.carried = memories, carried
         self._show(highlight)
 
     def _show(self, highlight: int | None) -> None:

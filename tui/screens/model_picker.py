@@ -16,6 +16,7 @@ from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.sanitize import inert
+from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
     from providers.model_offers import Listing
@@ -24,7 +25,7 @@ OFFLINE_ROW = "offline"
 """What the picker's last row chooses: the built-in offline model."""
 
 
-class SwitchProviderScreen(ModalScreen[bool]):
+class SwitchProviderScreen(TypingPassesThrough, ModalScreen[bool]):
     """Ask before a model change sends the conversation to another provider or base URL.
 
     Enter (on Cancel, focused) and Esc keep the current model; switching needs a deliberate act:
@@ -73,7 +74,7 @@ def _window(window: int | None) -> str:
     return f"{window:,} tokens" if window is not None else "window unknown"
 
 
-class ModelPickerScreen(ModalScreen[str | None]):
+class ModelPickerScreen(TypingPassesThrough, ModalScreen[str | None]):
     """Each provider's models, from the config and its server's ``GET /models``, with their
     windows. Dismissed with the name ``/model`` takes (``provider/model``), or None."""
 

@@ -11,7 +11,10 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from engine.budget import budget_percent
 from tui.sanitize import inert
+from tui.typing import TypingPassesThrough
+from tui.widgets.request_picture import approximate
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
@@ -32,10 +35,10 @@ def body(text: str) -> str:
     return inert(text[:SHOWN_CHARS]) + f"\n… {len(text) - SHOWN_CHARS:,} more characters"
 
 
-class PreviewScreen(ModalScreen[None]):
+class PreviewScreen(TypingPassesThrough, ModalScreen[None]):
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,f5", "dismiss(None)", "Close", id="dialog_cancel")
+        Binding("escape,f5", "dismiss(None)", "Close", id="dialog_cancel")
     ]
 
     def __init__(self, view: ContextView, *, exact: bool) -> None:
@@ -45,13 +48,14 @@ class PreviewScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         view = self.view
-        approx = "" if self.exact else "≈ "
+        approx = approximate(self.exact)
         with Vertical(classes="dialog"):
             yield Static(Content.styled("The next request", "bold"), classes="title")
             yield Static(
                 Content(
-                    f"{len(view.messages):,} messages, {approx}{view.tokens:,} tokens of a "
-                    f"{view.budget:,} budget (window {view.window:,}), sent exactly as below, in this order."
+                    f"{len(view.messages):,} messages, {approx}{view.tokens:,} of {view.budget:,} budget · "
+                    f"{budget_percent(view.tokens, view.budget)} (window {view.window:,}), sent exactly as "
+                    "below, in this order."
                 )
             )
             with VerticalScroll(id="preview-messages"):

@@ -101,11 +101,13 @@ class SessionsScreen(ModalScreen[int | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close", id="sessions_close", tooltip="Clear the search, or close"),
         Binding("slash", "search", "Search", id="sessions_search", tooltip="Search every message"),
-        Binding("r", "rename", "Rename", id="sessions_rename", tooltip="Rename the highlighted session"),
+        Binding("alt+r", "rename", "Rename", id="sessions_rename", tooltip="Rename the highlighted session"),
         Binding(
-            "d,delete", "delete", "Delete", id="sessions_delete", tooltip="Delete the highlighted session"
+            "alt+d,delete", "delete", "Delete", id="sessions_delete", tooltip="Delete the highlighted session"
         ),
-        Binding("u", "undo_delete", "Undo delete", id="sessions_undo", tooltip="Bring back the last deleted"),
+        Binding(
+            "alt+u", "undo_delete", "Undo delete", id="sessions_undo", tooltip="Bring back the last deleted"
+        ),
         Binding("down", "to_list", "To the list", show=False),
     ]
 
@@ -128,9 +130,9 @@ class SessionsScreen(ModalScreen[int | None]):
             yield search
             yield OptionList(id="session-list")
             hint = (
-                "Enter opens · / searches · r renames · d deletes · u undoes · Esc closes"
+                "Enter opens · / searches · Alt+R renames · Alt+D deletes · Alt+U undoes · Esc closes"
                 if self.archive is not None
-                else "Enter opens · r renames · d deletes · Esc closes"
+                else "Enter opens · Alt+R renames · Alt+D deletes · Esc closes"
             )
             yield Static(Content(hint), classes="hint")
         yield Footer()

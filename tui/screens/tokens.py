@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from tui.sanitize import inert
+from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView, ItemView
@@ -34,13 +35,11 @@ def left_out(view: ContextView) -> list[ItemView]:
     return sorted(missing, key=lambda item: item.role != "user")
 
 
-class TokensScreen(ModalScreen[None]):
+class TokensScreen(TypingPassesThrough, ModalScreen[None]):
     """A table of the next request: each part's role, form, sources and tokens, largest first."""
 
     CSS_PATH = "dialogs.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "dismiss(None)", "Close", id="dialog_cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close", id="dialog_cancel")]
 
     def __init__(self, view: ContextView, *, exact: bool) -> None:
         super().__init__()

@@ -76,6 +76,8 @@ class Composer(TextArea):
 
         composer: Composer
         text: str
+        draft: str = ""
+        """The composer's text when Enter was pressed (with large pastes as placeholders)."""
 
         @property
         def control(self) -> Composer:
@@ -117,6 +119,8 @@ class Composer(TextArea):
         docstring."""
         self._typed_at = 0.0
         """When the last of them, or a held Enter, was read."""
+        self.sending = ""
+        """The draft of the message being sent: it leaves the composer once it is stored."""
         self._held_enter: Timer | None = None
         """An Enter that came hard on the heels of other keys: it sends when this timer fires,
         unless more keys come first (it was then a line break in a paste)."""
@@ -133,7 +137,9 @@ class Composer(TextArea):
         in_burst = event.time - self._typed_at < TYPED_PASTE_GAP
         if self._held_enter is not None:
             self._release_enter(send=not in_burst)
-        if event.is_printable or (in_burst and event.key in ("enter", "tab")):
+        # A terminal reports Alt+c as "alt+c" with the character "c": a shortcut, not typing.
+        chord = any(modifier in event.key for modifier in ("alt+", "ctrl+", "super+", "meta+"))
+        if (event.is_printable and not chord) or (in_burst and event.key in ("enter", "tab")):
             event.stop()
             event.prevent_default()
             self._typed_at = event.time
@@ -159,6 +165,10 @@ class Composer(TextArea):
             event.stop()
             event.prevent_default()
             self.action_submit()
+
+    def take(self, character: str) -> None:
+        """A character typed somewhere it meant nothing (a dialog, the panel): the user's words."""
+        self._gather(character)
 
     def _gather(self, text: str) -> None:
         if not self._typed:
@@ -218,6 +228,19 @@ class Composer(TextArea):
         placeholders = re.compile("|".join(re.escape(p) for p in self._pastes))
         return placeholders.sub(lambda found: self._pastes[found.group()], self.text)
 
+    def sent(self) -> None:
+        """The message being sent is stored: take its draft out, and keep what was typed after it
+        (the user typing straight on after Enter). A draft changed meanwhile stays for the user."""
+        draft, self.sending = self.sending, ""
+        self.insert_typed()
+        text = self.text
+        if not draft or not text.startswith(draft):
+            return
+        rest = text[len(draft) :]
+        self.clear()
+        if rest:
+            self.insert(rest)
+
     def clear(self) -> EditResult:
         self._pastes.clear()
         return super().clear()
@@ -260,4 +283,4 @@ class Composer(TextArea):
 
     def action_submit(self) -> None:
         if self.text.strip():
-            self.post_message(self.Submitted(self, self.message))
+            self.post_message(self.Submitted(self, self.message, self.text))

@@ -1,8 +1,9 @@
-"""The right-hand context panel: the budget, then what is active, retained and pruned, and why.
+"""The right-hand context panel: a picture of the next request, what of yours is not sent, then
+the messages sent in full, sent as a summary and not sent, and the entities, each with its reason.
 
-Each section lists the messages and the entities in that state. The list is keyboard-driven (arrows
-or j/k, p pin, r restore, f forget, enter inspect, / filter); the panel only says what the user
-asked for, through :class:`tui.messages.ContextAction`: the screen carries it out.
+The list is keyboard-driven (arrows, Alt+P pin, Alt+R restore, Alt+F forget, Enter inspect, Ctrl+F
+filter: a plain key is typing, and goes to the composer); the panel only says what the user asked
+for, through :class:`tui.messages.ContextAction`: the screen carries it out.
 """
 
 from __future__ import annotations
@@ -10,55 +11,57 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
-from engine.context_view import EntityView, ItemView, Mark, Section
-from engine.curation_calls import CallsReport, CallUsage
+from engine.budget import budget_share
+from engine.context_view import SENT_AS_SUMMARY, EntityView, ItemView, Mark, Section
 from tui.filtering import nothing_matches
 from tui.messages import ContextAction
 from tui.sanitize import inert
+from tui.widgets.context_rows import (
+    MARK_LEGEND,
+    counted,
+    entity_matches,
+    entity_row,
+    entity_why,
+    item_matches,
+    item_row,
+    item_why,
+)
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
+from tui.widgets.request_picture import (
+    RequestPicture,
+    budget_line,
+    calls_line,
+    compact,
+    saved_line,
+    total_line,
+)
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
 
-BAR_WIDTH = 24
+__all__ = ["ContextList", "ContextPanel", "compact", "usage_level"]
+
 WARN_AT = 0.5
 HIGH_AT = 0.8
+SHORT_BELOW = 26
+"""Panel rows under which the notes, alerts and reasons collapse, so the list keeps its rows."""
 ROWS_PER_GROUP = 120
 """Rows shown per group (a section's messages, or its entities) unless a filter narrows them: a
 long session has thousands of pruned things, and laying out every row would slow each update."""
-PREVIEW_CHARS = 80
-MARK_SYMBOLS = {
-    Mark.VERBATIM: "·",
-    Mark.PINNED: "📌",
-    Mark.RECALLED: "↺",
-    Mark.SUMMARIZED: "≈",
-    Mark.PRUNED: "✂",
-    Mark.LEFT_OUT: "○",
-}
-MARK_LEGEND = "· verbatim  📌 pinned  ↺ recalled  ≈ summary  ✂ pruned  ○ left out"
 COUNTING = "counting…"
 """What the panel says until the open session's context is counted."""
-ROLE_NAMES = {"user": "you", "assistant": "ai", "system": "sys", "tool": "tool"}
-SECTION_TITLES = {Section.ACTIVE: "Active", Section.RETAINED: "Retained", Section.PRUNED: "Pruned"}
-
-
-def compact(n: int) -> str:
-    """1234 → "1.2k", 128000 → "128k"."""
-    if n < 1000:
-        return str(n)
-    if n < 10_000:
-        return f"{n / 1000:.1f}k"
-    if n < 1_000_000:
-        return f"{n // 1000}k"
-    return f"{n / 1_000_000:.1f}M"
+YOURS_NOT_SENT = "Your messages not sent"
+SENT_IN_FULL = "Sent in full"
+SENT_AS_SUMMARY_TITLE = SENT_AS_SUMMARY.capitalize()
+NOT_SENT = "Not sent"
 
 
 def usage_level(fraction: float) -> str:
@@ -70,62 +73,31 @@ def usage_level(fraction: float) -> str:
     return "-ok"
 
 
-def item_row(item: ItemView) -> Content:
-    """``≈ ai #12      340  The login fails…``: mark, who, id, tokens, then the start of the text."""
-    preview = inert(item.preview[:PREVIEW_CHARS])
-    who = f"{ROLE_NAMES.get(item.role, item.role)} #{item.id}"
-    return Content.assemble(
-        f"{MARK_SYMBOLS[item.mark]} ",
-        (f"{who:<9}", "bold"),
-        f"{compact(item.tokens):>5}  ",
-        (preview, "dim" if item.section is Section.PRUNED else ""),
-    )
-
-
-def entity_row(entity: EntityView) -> Content:
-    return Content.assemble(
-        "  ", (inert(entity.label[:PREVIEW_CHARS]), "bold"), f" {entity.kind} t{entity.last_turn}"
-    )
-
-
-def item_why(item: ItemView) -> str:
-    who = ROLE_NAMES.get(item.role, item.role)
-    return f"{who} #{item.id} · {item.tokens:,} tokens · {item.mark.value}: {item.reason}"
-
-
-def entity_why(entity: EntityView) -> str:
-    return f"{entity.label} · {entity.kind} · last mentioned in turn {entity.last_turn}: {entity.reason}"
-
-
-def _item_matches(item: ItemView, needle: str) -> bool:
-    return needle in f"#{item.id} {item.role} {item.mark.value} {item.reason} {item.preview}".casefold()
-
-
-def _entity_matches(entity: EntityView, needle: str) -> bool:
-    return needle in f"{entity.label} {entity.kind} {entity.reason}".casefold()
-
-
-def _say(static: LaidOutStatic, text: str) -> None:
-    """Show plain ``text`` unless it is already shown (the same text drawn again is wasted work)."""
-    if str(static.content) != text:
-        static.update(Content(text))
+def _say(static: LaidOutStatic, text: str | Content) -> None:
+    """Show ``text`` (plain, or Content) unless it is already shown (drawn again is wasted work)."""
+    content = Content(text) if isinstance(text, str) else text
+    shown = static.content
+    if not isinstance(shown, Content) or shown.markup != content.markup:  # == compares text alone
+        static.update(content)
 
 
 class ContextList(OptionList, LaidOutOnce):
-    """The panel's rows; vim keys as well as the arrows."""
+    """The panel's rows: the arrows, or Alt+J / Alt+K, move; Esc goes back to the composer."""
 
     # Its height is the panel's (1fr), never its rows': a new row count changes only its own
     # scrollbar, which OptionList redraws itself (and a scrollbar shown or hidden still asks for
     # a layout). Each new count laid out the whole screen: at 10,000 messages, 15-25 ms twice a turn.
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False, id="context_down"),
-        Binding("k", "cursor_up", "Up", show=False, id="context_up"),
+        Binding("alt+j", "cursor_down", "Down", show=False, id="context_down"),
+        Binding("alt+k", "cursor_up", "Up", show=False, id="context_up"),
+        Binding("escape", "screen.home", "Composer", id="home"),
     ]
 
 
 class ContextPanel(Vertical):
-    """Budget gauge, then active / retained / pruned messages and entities, each with its reason."""
+    """The next request's picture, your messages not sent, then messages and entities by how
+    they are sent, each with its reason."""
 
     DEFAULT_CSS = """
     ContextPanel {
@@ -138,17 +110,18 @@ class ContextPanel(Vertical):
         border-left: vkey $panel;
         background: $surface;
     }
-    ContextPanel > .title { text-style: bold; color: $primary; }
+    ContextPanel > #context-asking { color: $warning; text-style: bold; height: auto; }
+    ContextPanel > #context-total { text-style: bold; color: $primary; }
+    ContextPanel > #context-budget { color: $heedful-muted; }
+    ContextPanel > #context-bar { height: 1; }
     ContextPanel > #context-alerts { height: auto; max-height: 6; color: $warning; display: none; }
     ContextPanel > #context-alerts.-shown { display: block; }
-    ContextPanel > #context-bar.-ok { color: $success; }
-    ContextPanel > #context-bar.-warn { color: $warning; }
-    ContextPanel > #context-bar.-high { color: $error; }
     ContextPanel > #context-saved { color: $heedful-muted; }
     ContextPanel > #context-filter { display: none; height: 1; border: none; padding: 0; margin-top: 1; }
     ContextPanel.-filtering > #context-filter { display: block; }
     ContextPanel > ContextList {
         height: 1fr;
+        min-height: 8;
         margin-top: 1;
         border: none;
         padding: 0;
@@ -163,30 +136,45 @@ class ContextPanel(Vertical):
     }
     ContextPanel > #context-why { height: auto; max-height: 5; color: $text; margin-top: 1; }
     ContextPanel > #context-note { height: auto; max-height: 6; color: $heedful-muted; }
+    /* A short terminal (80x24): the list keeps its rows; notes, alerts and reasons are cut short. */
+    ContextPanel.-short > #context-budget { display: none; }
+    ContextPanel.-short > #context-alerts { max-height: 3; }
+    ContextPanel.-short > #context-saved { max-height: 1; }
+    ContextPanel.-short > ContextList { margin-top: 0; }
+    ContextPanel.-short > #context-why { max-height: 2; margin-top: 0; }
+    ContextPanel.-short > #context-note { max-height: 1; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("p", "item('pin')", "Pin/unpin", tooltip="Pin or unpin the highlighted message", id="pin"),
         Binding(
-            "r",
+            "alt+p", "item('pin')", "Pin/unpin", tooltip="Pin or unpin the highlighted message", id="pin"
+        ),
+        Binding(
+            "alt+r",
             "item('restore')",
             "Restore",
             tooltip="Send the highlighted message verbatim again",
             id="restore",
         ),
-        Binding("f", "item('forget')", "Forget", tooltip="Forget the highlighted message now", id="forget"),
-        Binding("slash", "filter", "Filter", tooltip="Filter the panel's rows", id="filter"),
-        Binding("c", "screen.consent", "Consent", tooltip="Answer Heedful's request about your messages"),
+        Binding(
+            "alt+f", "item('forget')", "Forget", tooltip="Forget the highlighted message now", id="forget"
+        ),
+        Binding("ctrl+f", "filter", "Filter", tooltip="Filter the panel's rows", id="filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         # Held rather than queried, so an update that races the app's shutdown is harmless.
+        self._asking = LaidOutStatic("", id="context-asking")
+        """While Heedful waits for an answer about the user's messages: which, and what happens meanwhile."""
+        self._total = LaidOutStatic(Content(COUNTING), id="context-total")
+        """The next request's tokens of the budget, and the percentage (the header's)."""
+        self._budget = LaidOutStatic("", id="context-budget")
+        self._bar = RequestPicture(legend=False, id="context-bar")
+        self._legend = RequestPicture(legend=True, id="context-legend")
         self._alerts = LaidOutStatic("", id="context-alerts")
         """What the user should know first (their messages not sent, suggestions), in words."""
-        self._total = LaidOutStatic(Content(COUNTING), id="context-total")
-        self._bar = LaidOutStatic("", classes="-ok", id="context-bar")
         self._saved = LaidOutStatic("", id="context-saved")
         self._filter = Input(placeholder="filter: words in a row", id="context-filter")
         self.rows = ContextList(id="context-rows")
@@ -200,44 +188,41 @@ class ContextPanel(Vertical):
         self._reused: dict[str, tuple[object, Option]] = {}
 
     def compose(self) -> ComposeResult:
-        yield Static("Context", classes="title")
-        yield self._alerts
+        yield self._asking
         yield self._total
+        yield self._budget
         yield self._bar
+        yield self._legend
+        yield self._alerts
         yield self._saved
         yield self._filter
         yield self.rows
         yield self._why
         yield self._note
 
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.height < SHORT_BELOW, "-short")
+
     # --- showing ---------------------------------------------------------------------------------
 
     def show(self, view: ContextView, *, model: str, exact: bool, counter: str) -> None:
         self.view = view
+        _say(self._asking, asking_line(view))
+        self._asking.display = view.consent is not None
+        _say(self._total, total_line(view.tokens, view.budget, exact=exact))
+        _say(self._budget, budget_line(view.budget, view.window))  # the header names the model
+        self._bar.show(view.parts, view.tokens, view.budget, exact=exact)
+        self._legend.show(view.parts, view.tokens, view.budget, exact=exact)
+        self._total.set_classes(usage_level(budget_share(view.tokens, view.budget)))
         self._show_alerts(view.alerts)
-        approx = "" if exact else "≈ "
-        _say(
-            self._total,
-            f"{approx}{view.tokens:,} of {view.budget:,} budget\n"
-            f"window {compact(view.window)} · {inert(model)}",
-        )
-        fraction = view.tokens / view.budget if view.budget else 1.0
-        filled = min(BAR_WIDTH, round(fraction * BAR_WIDTH))
-        _say(self._bar, "█" * filled + "░" * (BAR_WIDTH - filled) + f" {fraction:.0%}")
-        self._bar.set_classes(usage_level(fraction))
-        # Between turns the panel shows the next request's plan: its saving is not the last
-        # turn's, and is not in the session's total yet.
-        request = "in the next request" if view.upcoming else "this turn"
         _say(
             self._saved,
-            f"saved {approx}{compact(view.saved_tokens)} {request} · "
-            f"{compact(view.session_saved_tokens)} so far in this session"
-            + _calls_line(view.calls, "last turn" if view.upcoming else "this turn"),
+            saved_line(view, exact) + calls_line(view.calls, "last turn" if view.upcoming else "this turn"),
         )
         self._fill_rows()
-        notes = [*view.notes, MARK_LEGEND]
+        notes = list(view.notes)
         if not exact:
-            notes.append(f"≈ approximate counts ({counter}): the model's own tokenizer is not available.")
+            notes.append(f"~ approximate counts ({counter}): the model's own tokenizer is not available.")
         _say(self._note, "\n".join(inert(n) for n in notes))
 
     def show_counting(self) -> None:
@@ -246,9 +231,10 @@ class ContextPanel(Vertical):
         self.view = None
         self._show_alerts(())
         _say(self._total, COUNTING)
-        for part in (self._bar, self._saved, self._why):
-            _say(part, "")
-        _say(self._note, MARK_LEGEND)  # the last session's notes were about its request
+        self._bar.clear()
+        self._legend.clear()
+        for part in (self._budget, self._saved, self._why, self._note):
+            _say(part, "")  # the last session's notes were about its request
         self._by_option = {}
         self._options = {}
         self.rows.clear_options()
@@ -271,21 +257,42 @@ class ContextPanel(Vertical):
         self._reused, self._options = self._options, {}
         self._by_option = {}
         options: list[Option] = []
-        entities = {Section.ACTIVE: view.active, Section.RETAINED: view.retained, Section.PRUNED: view.pruned}
-        for section, title in SECTION_TITLES.items():
-            # Newest first: what changed last is what the user is most likely to look for.
-            items: Sequence[ItemView] = [i for i in reversed(view.items) if i.section is section]
-            found: Sequence[EntityView] = entities[section]
-            if needle:
-                items = [i for i in items if _item_matches(i, needle)]
-                found = [e for e in found if _entity_matches(e, needle)]
-            options.append(self._label(f"head-{section}", f"{title} ({len(items) + len(found):,})", "bold"))
-            options.extend(self._group("messages", section, items))
-            options.extend(self._group("entities", section, found))
-            if found and (unlisted := view.entities_not_shown.get(section, 0)):
-                options.append(self._label(f"unlisted-{section}", f"  … {unlisted:,} less relevant", "dim"))
+        # Newest first: what changed last is what the user is most likely to look for.
+        items: Sequence[ItemView] = list(reversed(view.items))
+        sent: Sequence[EntityView] = (*view.active, *view.retained)
+        unsent: Sequence[EntityView] = view.pruned
+        if needle:
+            items = [i for i in items if item_matches(i, needle)]
+            sent = [e for e in sent if entity_matches(e, needle)]
+            unsent = [e for e in unsent if entity_matches(e, needle)]
+        yours = [i for i in items if i.role == "user" and not i.in_prompt]
+        groups: list[tuple[str, str, Sequence[ItemView]]] = [
+            ("yours", YOURS_NOT_SENT, yours),
+            ("full", SENT_IN_FULL, [i for i in items if i.sent_in_full]),
+            ("summary", SENT_AS_SUMMARY_TITLE, [i for i in items if i.mark is Mark.SUMMARIZED]),
+            ("unsent", NOT_SENT, [i for i in items if not i.in_prompt and i.role != "user"]),
+        ]
+        for name, title, shown in groups:
+            if not shown:
+                continue  # an empty heading is one more line to read for nothing
+            options.append(self._label(f"head-{name}", f"{title} ({counted(len(shown), 'message')})", "bold"))
+            options.extend(self._group(name, shown, with_reason=name == "yours"))
+        for name, title, found, sections in (
+            ("entities-sent", "Entities in the request", sent, (Section.ACTIVE, Section.RETAINED)),
+            ("entities-unsent", "Entities not in the request", unsent, (Section.PRUNED,)),
+        ):
+            if not found:
+                continue
+            options.append(self._label(f"head-{name}", f"{title} ({len(found):,})", "bold"))
+            options.extend(self._group(name, found))
+            if unlisted := sum(view.entities_not_shown.get(section, 0) for section in sections):
+                options.append(self._label(f"unlisted-{name}", f"  … {unlisted:,} less relevant", "dim"))
         if needle and not self._by_option:
             options.insert(0, self._label("nothing-matches", nothing_matches(self._filter.value), "italic"))
+        if view.items:
+            options.extend(self._label(f"legend-{n}", line, "dim") for n, line in enumerate(MARK_LEGEND))
+        elif not needle:
+            options.append(self._label("no-messages", "No messages yet: only the system prompt.", "dim"))
         self._reused = {}
         self.rows.set_options(options)
         if keep is not None and keep in self._by_option:
@@ -295,34 +302,38 @@ class ContextPanel(Vertical):
         self.rows.scroll_to_highlight()
         self._show_why()
 
-    def _group(self, name: str, section: Section, shown: Sequence[ItemView | EntityView]) -> list[Option]:
-        """A section's messages or entities: a sub-heading, up to ROWS_PER_GROUP rows, and a count
-        of the rest."""
-        if not shown:
-            return []
-        options = [self._label(f"{name}-{section}", f" {name}", "dim italic")]
-        options.extend(self._option(row) for row in shown[:ROWS_PER_GROUP])
+    def _group(
+        self, name: str, shown: Sequence[ItemView | EntityView], *, with_reason: bool = False
+    ) -> list[Option]:
+        """A group's rows: up to ROWS_PER_GROUP, and a count of the rest."""
+        options = [self._option(row, with_reason=with_reason) for row in shown[:ROWS_PER_GROUP]]
         if len(shown) > ROWS_PER_GROUP:
             hidden = len(shown) - ROWS_PER_GROUP
-            options.append(self._label(f"{name}-more-{section}", f"  … {hidden:,} more: / filters", "dim"))
+            options.append(self._label(f"more-{name}", f"  … {hidden:,} more: Ctrl+F filters", "dim"))
         return options
 
-    def _option(self, shown: ItemView | EntityView) -> Option:
+    def _option(self, shown: ItemView | EntityView, *, with_reason: bool = False) -> Option:
         """The row's option: the one shown last time when nothing on it changed.
 
         Reusing it keeps its laid-out prompt (Content caches its height and render), so an update
         costs the rows that changed, not every row.
         """
+        key: object
         if isinstance(shown, EntityView):
             option_id, key = f"entity:{shown.ref}", (shown.kind, shown.label, shown.last_turn)
         else:
-            option_id, key = f"item-{shown.id}", (shown.mark, shown.section, shown.tokens)
+            option_id = f"item-{shown.id}"
+            key = (shown.mark, shown.section, shown.tokens, shown.reason if with_reason else None)
         self._by_option[option_id] = shown
         cached = self._reused.get(option_id)
         if cached is not None and cached[0] == key:
             option = cached[1]
         else:
-            prompt = entity_row(shown) if isinstance(shown, EntityView) else item_row(shown)
+            prompt = (
+                entity_row(shown)
+                if isinstance(shown, EntityView)
+                else item_row(shown, with_reason=with_reason)
+            )
             option = Option(prompt, id=option_id)
         self._options[option_id] = (key, option)
         return option
@@ -398,17 +409,14 @@ class ContextPanel(Vertical):
         self.rows.focus()
 
 
-def _calls_line(calls: CallsReport | None, turn: str) -> str:
-    """What curation's own model calls cost, beside what curation saved (nothing when none)."""
-    if calls is None or not calls.session.calls:
+def asking_line(view: ContextView) -> str:
+    """The panel's top line while Heedful waits for an answer about the user's messages."""
+    if view.consent is None:
         return ""
-
-    def spent(usage: CallUsage) -> str:
-        money = f" ≈ ${calls.price.of(usage):.4f}" if calls.price is not None else ""
-        return f"{compact(usage.tokens)} tokens{money}"
-
-    count = calls.session.calls
-    return (
-        f"\ncuration calls: {spent(calls.turn)} {turn} · {spent(calls.session)} "
-        f"in this session ({count} call{'s' if count != 1 else ''})"
-    )
+    items = view.consent.items
+    ids = " ".join(f"#{i.item_id}" for i in items[:4]) + (" …" if len(items) > 4 else "")
+    left_out = [f"#{i.item_id}" for i in items if i.left_out]
+    said = f"Heedful asks about {len(items):,} of your messages ({ids}) · F4 answers. Until then: "
+    if left_out:
+        return said + f"{', '.join(left_out)} not sent (no room); the rest sent whole."
+    return said + "they are sent whole."

@@ -10,9 +10,11 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
+from engine.budget import budget_percent
 from tui.sanitize import inert
-from tui.widgets.context_panel import compact, usage_level
+from tui.widgets.context_panel import usage_level
 from tui.widgets.laid_out_once import LaidOutStatic
+from tui.widgets.request_picture import approximate, compact
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView
@@ -32,6 +34,7 @@ class HeaderBar(Horizontal):
     HeaderBar > #header-model { width: auto; padding: 0 1; }
     HeaderBar > #header-model.-offline { background: $warning; color: $background; text-style: bold; }
     HeaderBar > #header-gauge { width: auto; padding: 0 1; }
+    HeaderBar > #header-asking { width: auto; padding: 0 1; background: $warning; color: $background; }
     HeaderBar > #header-gauge.-warn { color: $warning; }
     HeaderBar > #header-gauge.-high { color: $error; text-style: bold; }
     """
@@ -43,11 +46,14 @@ class HeaderBar(Horizontal):
         self._title = LaidOutStatic("", id="header-title")
         self._model = LaidOutStatic("", id="header-model")
         self._gauge = LaidOutStatic(Content(COUNTING), id="header-gauge")
+        self._asking = LaidOutStatic("", id="header-asking")
+        self._asking.display = False
 
     def compose(self) -> ComposeResult:
         yield Static("Heedful", id="header-app")
         yield self._title
         yield self._model
+        yield self._asking
         yield self._gauge
 
     def show_title(self, title: str) -> None:
@@ -61,12 +67,23 @@ class HeaderBar(Horizontal):
         model.set_class(offline, "-offline")
 
     def show_usage(self, view: ContextView, *, exact: bool) -> None:
-        approx = "" if exact else "≈"
+        approx = approximate(exact)
         gauge = self._gauge
+        # The panel's numbers, rounded: the next request's tokens of the budget, and the one percentage.
         gauge.update(
-            Content(f"context {approx}{compact(view.tokens)} / {compact(view.window)} ({view.fraction:.0%})")
+            Content(
+                f"context {approx}{compact(view.tokens)} of {compact(view.budget)} "
+                f"({budget_percent(view.tokens, view.budget)})"
+            )
         )
         gauge.set_classes(usage_level(view.fraction))
+
+    def show_asking(self, count: int) -> None:
+        """A badge while Heedful waits for an answer about ``count`` of the user's messages."""
+        said = f"{count:,} of your messages · F4" if count else ""
+        if str(self._asking.content) != said:
+            self._asking.update(Content(said))
+        self._asking.display = bool(count)
 
     def show_counting(self) -> None:
         gauge = self._gauge

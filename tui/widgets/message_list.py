@@ -38,6 +38,11 @@ EDGE_LINES = 8
 Direction = Literal["earlier", "later"]
 
 
+def counted(n: int, what: str) -> str:
+    """``1 later message``, ``2 later messages``: a count and words that agree with it."""
+    return f"{n:,} {what}{'' if n == 1 else 's'}"
+
+
 class MessageList(VerticalScroll, LaidOutOnce):
     """Shows messages; stays scrolled to the bottom while a reply streams unless the user scrolls up."""
 
@@ -328,9 +333,9 @@ class MessageList(VerticalScroll, LaidOutOnce):
         self._asked = None
 
     def _show_counts(self) -> None:
-        self._top.update(Content(f"↑ {self._earlier:,} earlier messages: scroll up to see them"))
+        self._top.update(Content(f"↑ {counted(self._earlier, 'earlier message')}: scroll up to see them"))
         self._top.set_class(bool(self._earlier), "-shown")
-        self._bottom.update(Content(f"↓ {self._later:,} later messages: scroll down, or Ctrl+End"))
+        self._bottom.update(Content(f"↓ {counted(self._later, 'later message')}: scroll down, or Ctrl+End"))
         self._bottom.set_class(bool(self._later), "-shown")
 
     def _first_visible(self, mounted: list[MessageView]) -> MessageView:

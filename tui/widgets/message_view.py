@@ -56,7 +56,7 @@ CONTEXT_MARKS = {
     Mark.RECALLED: "↺ recalled",
     Mark.SUMMARIZED: "≈ summarized",
     Mark.PRUNED: "✂ pruned",
-    Mark.LEFT_OUT: "○ left out",
+    Mark.LEFT_OUT: "○ not sent this time",
 }
 """How the meta line says where a message stands in the next request (verbatim says nothing)."""
 
@@ -64,33 +64,53 @@ CONTEXT_MARKS = {
 class MessageView(Vertical, LaidOutOnce, can_focus=True):
     """A message: a meta line (who, when, state, context), its text, and a problem line when it failed.
 
-    Focused, it takes the context panel's keys for itself: p pin, r restore, f forget, enter
-    inspect, and e shows or hides the summary of a summarized message. A reasoning model's
-    thinking (see :mod:`engine.thinking`) is one line above the answer, its length; t shows it.
+    Focused, it takes the context panel's keys for itself: Alt+P pin, Alt+R restore, Alt+F forget,
+    Enter inspect, and Alt+E shows or hides the summary of a summarized message (plain keys are
+    typing: they go to the composer). A reasoning model's thinking (see :mod:`engine.thinking`) is
+    one line above the answer, its length; Alt+T shows it. ↑ ↓ move to the next message.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # The same ids as the panel's: one [keys] entry remaps both.
-        Binding("p", "context('pin')", "Pin/unpin", tooltip="Pin or unpin this message", id="pin"),
+        Binding("alt+p", "context('pin')", "Pin/unpin", tooltip="Pin or unpin this message", id="pin"),
         Binding(
-            "r", "context('restore')", "Restore", tooltip="Send this message verbatim again", id="restore"
+            "alt+r",
+            "context('restore')",
+            "Restore",
+            tooltip="Send this message verbatim again",
+            id="restore",
         ),
-        Binding("f", "context('forget')", "Forget", tooltip="Forget this message now", id="forget"),
+        Binding("alt+f", "context('forget')", "Forget", tooltip="Forget this message now", id="forget"),
         Binding(
             "enter", "context('inspect')", "Why?", tooltip="Why this message is where it is", id="inspect"
         ),
-        Binding("e", "expand", "Summary", tooltip="Show or hide the summary sent instead", id="expand"),
-        Binding("t", "thinking", "Thinking", tooltip="Show or hide the model's thinking", id="thinking"),
+        Binding("alt+e", "expand", "Summary", tooltip="Show or hide the summary sent instead", id="expand"),
+        Binding("alt+t", "thinking", "Thinking", tooltip="Show or hide the model's thinking", id="thinking"),
         Binding(
-            "i", "message('edit')", "Edit", tooltip="Edit your message and send it again from here", id="edit"
+            "alt+i",
+            "message('edit')",
+            "Edit",
+            tooltip="Edit your message and send it again from here",
+            id="edit",
         ),
         Binding(
-            "d", "message('delete')", "Delete", tooltip="Delete this message (kept in the store)", id="delete"
+            "alt+d",
+            "message('delete')",
+            "Delete",
+            tooltip="Delete this message (kept in the store)",
+            id="delete",
         ),
-        Binding("y", "message('copy')", "Copy", tooltip="Copy this message", id="copy_message"),
+        Binding("alt+y", "message('copy')", "Copy", tooltip="Copy this message", id="copy_message"),
         Binding(
-            "c", "message('copy_code')", "Copy code", tooltip="Copy this message's code block", id="copy_code"
+            "alt+c",
+            "message('copy_code')",
+            "Copy code",
+            tooltip="Copy this message's code block",
+            id="copy_code",
         ),
+        Binding("up", "neighbour(-1)", "Previous", show=False, id="message_previous"),
+        Binding("down", "neighbour(1)", "Next", show=False, id="message_next"),
+        Binding("escape", "screen.home", "Composer", id="home"),
     ]
 
     DEFAULT_CSS = """
@@ -229,6 +249,16 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
             return
         self.post_message(ContextAction(action, self.message.id))
 
+    def action_neighbour(self, step: int) -> None:
+        """Focus the message before (or after) this one; at the edge, scroll on (a page may load)."""
+        listed = self.parent
+        siblings = [c for c in listed.children if isinstance(c, MessageView)] if listed else []
+        index = siblings.index(self) + step if self in siblings else -1
+        if 0 <= index < len(siblings):
+            siblings[index].focus()
+        elif isinstance(listed, Widget):
+            listed.call_later(listed.run_action, "scroll_up" if step < 0 else "scroll_down")
+
     def action_message(self, action: str) -> None:
         self.post_message(MessageAction(action, self.message.id))
 
@@ -251,7 +281,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
     def _show_thinking(self) -> None:
         thought = self._thought.strip()
         if self.has_class("-thinking-shown"):
-            head = Content.styled("💭 the model's thinking, not sent back to it · t hides it\n", "italic")
+            head = Content.styled("💭 the model's thinking, not sent back to it · Alt+T hides it\n", "italic")
             shown = Content(inert(thought[:THINKING_SHOWN]))
             if len(thought) > THINKING_SHOWN:
                 rest = len(thought) - THINKING_SHOWN
@@ -260,7 +290,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
             return
         words = f"{len(thought.split()):,} words"
         still = self._splitter is not None and self._splitter.thinking
-        text = f"💭 thinking… {words}" if still else f"💭 thought {words} · t shows the thinking"
+        text = f"💭 thinking… {words}" if still else f"💭 thought {words} · Alt+T shows the thinking"
         self._say("thinking", Content.styled(text, "italic"))
 
     def _body(self, text: str) -> Widget:

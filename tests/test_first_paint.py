@@ -1,0 +1,160 @@
+"""The first screen comes before the curation engine: it imports none of it, and what the user
+types and sends while the engine loads is kept and sent once it is ready."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+from textual.widgets import Footer
+
+from cli.chat import build_services
+from engine.chat import StoredMessage
+from tests.apphelpers import make_sessions, stored_messages, views, wait_for
+from tui.app import HeedfulApp
+from tui.screens.chat import ChatScreen
+
+if TYPE_CHECKING:
+    from tui.services import EngineServices
+
+NOT_FOR_THE_FIRST_FRAME = (
+    "tiktoken",
+    "openai",
+    "httpx",
+    "Stemmer",
+    "engine.planning",
+    "engine.context_building",
+    "engine.entities",
+    "engine.entity_scan",
+    "engine.memory_assessment",
+    "engine.memory_service",
+    "engine.scoring",
+    "engine.index",
+    "engine.forgetting",
+    "engine.curator",
+    "engine.summaries",
+    "engine.session_curations",
+    "engine.context_service",
+    "engine.turn",
+    "engine.tokens",
+    "providers.catalog",
+    "providers.openai_chat",
+)
+"""The tokenizer, the model client and the curation engine: what the first frame does without."""
+
+UP_TO_THE_FIRST_FRAME = """
+import asyncio, sys, threading
+from cli.chat import build_services
+from tui.app import HeedfulApp
+
+services, theme = build_services(env={}, defer_engine=True)
+asked, release = threading.Event(), threading.Event()
+load = services.load
+
+def held():
+    asked.set()  # the app asks for the engine once its first frame is drawn
+    release.wait(30)
+    return load()
+
+services.load = held
+app = HeedfulApp(services, theme=theme)
+
+async def main() -> None:
+    async with app.run_test():
+        await asyncio.to_thread(asked.wait, 30)
+        print(" ".join(sorted(sys.modules)))
+        release.set()
+
+asyncio.run(main())
+"""
+
+
+def loaded_modules(code: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return set(done.stdout.split())
+
+
+def test_the_modules_the_first_frame_needs_import_no_engine_tokenizer_or_client() -> None:
+    loaded = loaded_modules("import sys, cli.main, cli.chat, tui.app\nprint(' '.join(sys.modules))")
+    assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
+
+
+def test_the_app_draws_its_first_frame_before_importing_the_engine() -> None:
+    make_sessions(("earlier", ["where is the config?", "in ~/.config/heedful"]))
+    loaded = loaded_modules(UP_TO_THE_FIRST_FRAME)
+    assert "textual.app" in loaded  # it did run up to the first frame
+    assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
+
+
+def held_services(release: threading.Event) -> tuple[HeedfulApp, threading.Event]:
+    """The app as `heedful` starts it, its engine held back until ``release`` is set; and an event
+    set when the app asks for the engine."""
+    services, theme = build_services(env={}, defer_engine=True)
+    asked = threading.Event()
+    load = services.load
+
+    def held() -> EngineServices:
+        asked.set()
+        release.wait(30)
+        return load()
+
+    services.load = held
+    return HeedfulApp(services, theme=theme), asked
+
+
+async def test_what_is_typed_and_sent_while_the_engine_loads_is_kept_and_sent_once_it_is_ready() -> None:
+    make_sessions(("earlier", ["where is the config?", "in ~/.config/heedful"]))
+    release = threading.Event()
+    app, asked = held_services(release)
+    try:
+        async with app.run_test() as pilot:
+            await wait_for(pilot, asked.is_set)
+            screen = app.screen
+            assert isinstance(screen, ChatScreen)
+            # The first screen: the latest page, the badge, the composer (focused) and the footer.
+            assert [v.message.content for v in views(app)] == ["where is the config?", "in ~/.config/heedful"]
+            assert "offline model" in str(screen.header.query_one("#header-model").render())
+            assert screen.composer.has_focus and screen.query_one(Footer).is_mounted
+            assert not app.services.ready
+
+            await pilot.press(*"and the data?")
+            assert screen.composer.text == "and the data?"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "still loading" in str(screen.draft_hint.render()))
+            assert screen.composer.text == "and the data?"  # kept until it is sent
+            assert [m.content for m in stored_messages()][-1] == "in ~/.config/heedful"
+
+            release.set()
+            await wait_for(pilot, lambda: len(views(app)) == 4 and screen.settled)
+            sent: StoredMessage = views(app)[2].message
+            assert (sent.role, sent.content) == ("user", "and the data?")
+            assert [m.content for m in stored_messages()][2] == "and the data?"
+            assert screen.composer.text == ""
+            assert not screen.draft_hint.display
+    finally:
+        release.set()
+
+
+async def test_a_message_stopped_while_the_engine_loads_stays_in_the_composer() -> None:
+    release = threading.Event()
+    app, asked = held_services(release)
+    try:
+        async with app.run_test() as pilot:
+            await wait_for(pilot, asked.is_set)
+            screen = app.screen
+            assert isinstance(screen, ChatScreen)
+            await pilot.press(*"not yet")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: screen.busy)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not screen.busy)
+            assert screen.composer.text == "not yet"
+            assert not screen.draft_hint.display  # no longer announced as waiting
+            release.set()
+            # The stop stopped the send, not the loading: the panel and the gauge fill in.
+            await wait_for(pilot, lambda: screen.context is not None and screen.settled)
+            assert stored_messages() == []  # nothing was sent behind the user's back
+    finally:
+        release.set()

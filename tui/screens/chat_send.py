@@ -1,0 +1,53 @@
+"""Sending a message from the composer: a large one is asked about first (keep it whole, summarize
+it when room is short, or send it once), and a question Heedful has about older messages is asked
+as it goes (see tui/screens/consent.py)."""
+
+from __future__ import annotations
+
+from engine.consent import ConsentChoice
+from tui.screens.chat_parts import ChatPart
+from tui.screens.large_message import LargeChoice, LargeMessageScreen, large_question
+from tui.widgets.composer import describe_size
+
+EXACT_COUNT_CHARS = 100_000
+CHARS_PER_TOKEN = 4
+"""For the "is this message larger than a whole request?" check before sending: messages up to
+EXACT_COUNT_CHARS are counted (a few ms), longer ones estimated at CHARS_PER_TOKEN."""
+
+
+class Sending(ChatPart):
+    def submit(self, text: str, draft: str) -> None:
+        """Send ``text`` (``draft``: the composer's text it came from), asking first if it is large."""
+        screen = self.screen
+        branch, screen.editing = screen.editing, None
+        budget = screen.context.budget if screen.context is not None else None
+        # Exact for ordinary messages; rough beyond EXACT_COUNT_CHARS, where counting exactly would
+        # hold up the UI for up to a second and the answer is plain anyway. Cancel keeps the text.
+        if budget is None:  # nothing counted yet (the engine may still be loading): the turn waits
+            self.send(text, draft, branch)
+            return
+        counter = screen.services.counter
+        estimate = counter.count(text) if len(text) <= EXACT_COUNT_CHARS else len(text) // CHARS_PER_TOKEN
+        if estimate <= budget:
+            self.send(text, draft, branch)
+            return
+
+        def answered(choice: LargeChoice | None) -> None:
+            if choice is None:
+                screen.editing = branch
+                return
+            then = {"keep": ConsentChoice.KEEP, "summarize": ConsentChoice.SUMMARIZE}.get(choice)
+            self.send(text, draft, branch, answer=then)
+
+        window = screen.context.window if screen.context is not None else budget
+        question = large_question(
+            estimate, describe_size(text), budget=budget, window=window, model=screen.services.model_name
+        )
+        screen.app.push_screen(LargeMessageScreen(question), answered)
+
+    def send(self, text: str, draft: str, branch: int | None, *, answer: ConsentChoice | None = None) -> None:
+        """Send the message, then ask what Heedful needs to know about older ones, if anything."""
+        screen = self.screen
+        screen.composer.sending = draft
+        screen.run_turn(text, branch_from=branch, answer=answer)
+        screen.context_actions.ask_on_send(text)

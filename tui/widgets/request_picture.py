@@ -1,0 +1,188 @@
+"""The picture at the top of the context panel: one stacked bar of what the next request holds, a
+legend of its parts with their tokens, and the room left in the budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from textual.content import Content
+from textual.widgets import Static
+
+from engine.budget import budget_percent
+from engine.context_view import Part, RequestPart
+from engine.curation_calls import CallsReport, CallUsage
+
+if TYPE_CHECKING:
+    from engine.context_view import ContextView
+
+BAR_WIDTH = 32
+LEGEND_WIDTH = 38
+"""Cells of the legend's lines: the panel's narrowest content (at 80 and 100 columns) is 39."""
+PART_STYLES = {
+    Part.SYSTEM: ("█", "$heedful-muted"),
+    Part.MEMORY: ("█", "$secondary"),
+    Part.PINNED: ("█", "$warning"),
+    Part.SUMMARIES: ("▒", "$foreground"),
+    Part.OLDER: ("█", "$primary"),
+    Part.RECALLED: ("█", "$success"),
+    Part.RECENT: ("█", "$foreground"),
+}
+"""Each part's cell and colour, in the bar and the legend alike (a summary's cell is shaded, so
+it reads apart from the recent turns in any theme)."""
+ROOM = "░"
+
+
+def compact(n: int) -> str:
+    """1234 → "1.2k", 128000 → "128k"."""
+    if n < 1000:
+        return str(n)
+    if n < 10_000:
+        return f"{n / 1000:.1f}k"
+    if n < 1_000_000:
+        return f"{n // 1000}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def approximate(exact: bool) -> str:
+    """The mark before a count that is an estimate ("~1,583"); "≈" means a summary, never this."""
+    return "" if exact else "~"
+
+
+def total_line(tokens: int, budget: int, *, exact: bool) -> str:
+    """``Next request: ~1,583 of 1,750 budget``: the same numbers as the header and F5 (the
+    heading goes where it would not fit the narrowest panel)."""
+    said = f"{approximate(exact)}{tokens:,} of {budget:,} budget"
+    return f"Next request: {said}" if len(said) <= LEGEND_WIDTH - 14 else said
+
+
+def budget_line(budget: int, window: int) -> str:
+    """What the budget is, once: a share of the model's window, the rest left for the reply."""
+    share = f"{budget / window:.0%} of" if window else "of"
+    return f"budget = {share} the {window:,}-token window"
+
+
+class RequestPicture(Static):
+    """The bar (``legend=False``) or its legend, drawn at the width the widget has when drawn."""
+
+    DEFAULT_CSS = "RequestPicture { height: auto; }"
+
+    def __init__(self, *, legend: bool, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._is_legend = legend
+        self._shown: tuple[tuple[RequestPart, ...], int, int, bool] | None = None
+
+    def show(self, parts: Sequence[RequestPart], tokens: int, budget: int, *, exact: bool) -> None:
+        shown = (tuple(parts), tokens, budget, exact)
+        if shown != self._shown:
+            self._shown = shown
+            self.refresh(layout=self._is_legend)  # the legend's lines may change its height
+
+    def clear(self) -> None:
+        if self._shown is not None:
+            self._shown = None
+            self.refresh(layout=True)
+
+    def render(self) -> Content:
+        if self._shown is None:
+            return Content("")
+        parts, tokens, budget, exact = self._shown
+        width = self.content_size.width or LEGEND_WIDTH + 1
+        if self._is_legend:
+            return legend(parts, tokens, budget, exact=exact, width=max(16, width - 1))
+        return bar(parts, tokens, budget, max(8, width - len(budget_percent(tokens, budget)) - 2))
+
+
+def widths(parts: Sequence[RequestPart], scale: int, cells: int) -> list[int]:
+    """Cells of the bar for each part, ``scale`` tokens filling ``cells``: rounded on the running
+    total (no drift), and at least one cell for any part that is there at all."""
+    out: list[int] = []
+    running = drawn = 0
+    for part in parts:
+        running += part.tokens
+        end = min(cells, round(running * cells / scale)) if scale else 0
+        width = max(1, end - drawn)
+        out.append(width)
+        drawn += width
+    while drawn > cells and max(out, default=0) > 1:  # the minimum cells pushed it past the end
+        widest = out.index(max(out))
+        out[widest] -= 1
+        drawn -= 1
+    return out
+
+
+def bar(parts: Sequence[RequestPart], tokens: int, budget: int, width: int = BAR_WIDTH) -> Content:
+    """One cell row, ``width`` cells of bar: each part in its colour, then the room left (or
+    nothing left, when over), and the percentage of the budget (the header's)."""
+    scale = max(tokens, budget)
+    cells = widths(parts, scale, width)
+    pieces: list[tuple[str, str] | str] = [
+        (PART_STYLES[part.part][0] * width, PART_STYLES[part.part][1])
+        for part, width in zip(parts, cells, strict=True)
+    ]
+    room = width - sum(cells)
+    if room > 0:
+        pieces.append((ROOM * room, "$heedful-muted"))
+    pieces.append((f" {budget_percent(tokens, budget)}", "bold"))
+    return Content.assemble(*pieces)
+
+
+def legend(
+    parts: Sequence[RequestPart], tokens: int, budget: int, *, exact: bool, width: int = LEGEND_WIDTH
+) -> Content:
+    """``█ system 120  █ recent turns 640 … ░ room left 167``, wrapped to ``width`` cells."""
+    approx = approximate(exact)
+    entries: list[tuple[str, str, str]] = [
+        (*PART_STYLES[p.part], f"{p.part.value} {approx}{compact(p.tokens)}") for p in parts
+    ]
+    left = budget - tokens
+    if left >= 0:
+        entries.append((ROOM, "$heedful-muted", f"room left {approx}{compact(left)}"))
+    else:
+        entries.append(("!", "$error", f"over by {approx}{compact(-left)}"))
+    lines: list[Content] = []
+    line: list[tuple[str, str] | str] = []
+    used = 0
+    for mark, style, words in entries:
+        cells = len(mark) + 1 + len(words)
+        if line and used + 2 + cells > width:
+            lines.append(Content.assemble(*line))
+            line, used = [], 0
+        if line:
+            line.append("  ")
+            used += 2
+        line.extend([(mark, style), f" {words}"])
+        used += cells
+    if line:
+        lines.append(Content.assemble(*line))
+    return Content("\n").join(lines)
+
+
+def saved_line(view: ContextView, exact: bool) -> str:
+    """What the request leaves out against sending every message whole, how much of that is the
+    user's own (dropping their document is no saving of theirs), and the session's saving so far.
+    Between turns it is the next request's, not in the session's total yet."""
+    approx = approximate(exact)
+    mine = sum(i.tokens for i in view.items if i.role == "user" and not i.in_prompt)
+    yours = f"{approx}{compact(mine)} of it yours · " if mine else ""
+    request = "next request" if view.upcoming else "this request"
+    return (
+        f"{request} leaves out {approx}{compact(view.saved_tokens)}\n"
+        f"{yours}{approx}{compact(view.session_saved_tokens)} saved so far in this session"
+    )
+
+
+def calls_line(calls: CallsReport | None, turn: str) -> str:
+    """What curation's own model calls cost, beside what curation saved (nothing when none)."""
+    if calls is None or not calls.session.calls:
+        return ""
+
+    def spent(usage: CallUsage) -> str:
+        money = f" ~${calls.price.of(usage):.4f}" if calls.price is not None else ""
+        return f"{compact(usage.tokens)} tokens{money}"
+
+    count = calls.session.calls
+    return (
+        f"\ncuration calls: {spent(calls.turn)} {turn} · {spent(calls.session)} "
+        f"in this session ({count} call{'s' if count != 1 else ''})"
+    )
