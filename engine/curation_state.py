@@ -53,19 +53,29 @@ def rebuild(
         curation.add(item, log=False, stored=analysis is not None)
         record = snapshot.items.get(message.id)
         if record is not None:
-            curation.load_record(
-                message.id,
-                state=record.state,
-                pinned=record.pinned,
-                kept_by_user=record.kept_by_user,
-                forgotten=record.forgotten,
-                summary=record.summary,
-            )
+            _load_record(curation, message.id, record)
+    _load_entities(curation, snapshot)
+    return curation
+
+
+def _load_record(curation: SessionCuration, item_id: int, record: ItemRecord) -> None:
+    """What the store says of one item (its state, pin, consent and summary), onto the curation."""
+    curation.load_record(
+        item_id,
+        state=record.state,
+        pinned=record.pinned,
+        kept_by_user=record.kept_by_user,
+        forgotten=record.forgotten,
+        summary=record.summary,
+    )
+
+
+def _load_entities(curation: SessionCuration, snapshot: CurationSnapshot) -> None:
+    """The stored entity verdicts onto the curation's registry, marked as saved."""
     for stored in snapshot.entities:
         if stored.state is not None:
             curation.registry.load_verdict(stored.ref, stored.state, stored.reason)
     curation.mark_saved_entities(snapshot.entities)
-    return curation
 
 
 def catch_up(
@@ -86,18 +96,8 @@ def catch_up(
     snapshot = store.load_curation(session_id, after=after)
     for item_id, record in snapshot.items.items():
         if item_id in curation.by_id:
-            curation.load_record(
-                item_id,
-                state=record.state,
-                pinned=record.pinned,
-                kept_by_user=record.kept_by_user,
-                forgotten=record.forgotten,
-                summary=record.summary,
-            )
-    for stored in snapshot.entities:
-        if stored.state is not None:
-            curation.registry.load_verdict(stored.ref, stored.state, stored.reason)
-    curation.mark_saved_entities(snapshot.entities)
+            _load_record(curation, item_id, record)
+    _load_entities(curation, snapshot)
     curation.saved_in_session = snapshot.saved_tokens
     curation.policy = snapshot.policy
 
