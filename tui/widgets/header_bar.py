@@ -37,7 +37,11 @@ class HeaderBar(Horizontal):
     HeaderBar > #header-asking { width: auto; padding: 0 1; background: $warning; color: $background; }
     HeaderBar > #header-gauge.-warn { color: $warning; }
     HeaderBar > #header-gauge.-high { color: $error; text-style: bold; }
+    HeaderBar.-narrow > #header-app { display: none; }
     """
+
+    NARROW = 100
+    """Narrower than this, the app's name goes and the badge is short: the gauge's percentage stays."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -48,6 +52,7 @@ class HeaderBar(Horizontal):
         self._gauge = LaidOutStatic(Content(COUNTING), id="header-gauge")
         self._asking = LaidOutStatic("", id="header-asking")
         self._asking.display = False
+        self._asking_count = 0
 
     def compose(self) -> ComposeResult:
         yield Static("Heedful", id="header-app")
@@ -78,9 +83,17 @@ class HeaderBar(Horizontal):
         )
         gauge.set_classes(usage_level(view.fraction))
 
+    def on_resize(self) -> None:
+        narrow = self.size.width < self.NARROW
+        if narrow != self.has_class("-narrow"):
+            self.set_class(narrow, "-narrow")
+            self.show_asking(self._asking_count)
+
     def show_asking(self, count: int) -> None:
         """A badge while Heedful waits for an answer about ``count`` of the user's messages."""
-        said = f"{count:,} of your messages · F4" if count else ""
+        self._asking_count = count
+        mine = "of yours" if self.has_class("-narrow") else "of your messages"
+        said = f"{count:,} {mine} · F4" if count else ""
         if str(self._asking.content) != said:
             self._asking.update(Content(said))
         self._asking.display = bool(count)
