@@ -78,10 +78,9 @@ async def test_reply_streams_from_an_openai_compatible_server(fake_server: FakeO
     app = make_app(base_url=fake_server.base_url, model="fake-model")
     async with app.run_test() as pilot:
         header = chat(app).query_one(HeaderBar)
-        assert (
-            text_of(header.query_one("#header-model"))
-            == f"fake-model on {fake_server.host}:{fake_server.port}"
-        )
+        # The first frame names the model; the provider it talks to, once the engine has loaded.
+        where = f"fake-model on {fake_server.host}:{fake_server.port}"
+        await wait_for(pilot, lambda: text_of(header.query_one("#header-model")) == where)
         await send(pilot, "hi")
         reply = views(app)[1]
         assert body(reply).strip() == ("Streaming works " * 20).strip()
