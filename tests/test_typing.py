@@ -298,3 +298,22 @@ def test_a_plain_key_in_the_config_is_refused_as_typing() -> None:
     keymap, problems = check_keymap({"pin": "p", "retry": "ctrl+t,/", "forget": "alt+x"})
     assert keymap == {"forget": "alt+x"}, "a plain key would act where the user meant to write"
     assert len(problems) == 2 and all("is typing, not an action key" in p for p in problems)
+
+
+async def test_an_enter_ending_words_typed_through_the_dialog_sends_them_and_answers_once(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    """Words typed while the question is up go to the composer; the Enter that ends them sends them
+    and takes the safe answer, once: the dialog closes and the chat screen stays."""
+    small_window(fake_server)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until_heedful_asks(pilot, app)
+        screen = chat(app)
+        await pilot.press("f4")
+        await asked(pilot, app, ConsentScreen)
+        await pilot.press(*"and one more thing", "enter")
+        await wait_for(pilot, lambda: app.screen is screen and screen.settled)
+        assert screen in app.screen_stack and len(app.screen_stack) == 2
+        assert stored_messages()[-2].content == "and one more thing"
+        assert not not_keep(user_actions())

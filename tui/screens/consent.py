@@ -170,6 +170,9 @@ class ConsentScreen(AskedOnScreen, ModalScreen[ConsentAnswer | None]):
         self._answer(dict(self.choices), next(iter(answered), None))
 
     def _answer(self, answers: dict[int, ConsentChoice | None], all_choice: ConsentChoice | None) -> None:
+        if self.app.screen is not self:
+            return  # answered already (an Enter seen both by the dialog and its button): a second
+            # dismiss would pop the chat screen under it
         remember = all_choice if self._remember.value else None
         given = {item_id: choice for item_id, choice in answers.items() if choice is not None}
         self.dismiss(ConsentAnswer(given, remember))
