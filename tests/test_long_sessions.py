@@ -185,7 +185,8 @@ async def test_ctrl_home_and_ctrl_end_jump_to_either_end_and_a_new_message_shows
         await wait_for(pilot, lambda: shown_numbers(app)[:1] == [0])
         # Sending from the start of the session: the conversation's end is shown, with the reply.
         await send(pilot, "and now?")
-        assert views(app)[-2].message.content == "and now?"
+        # The jump to the end is a page read after the turn: wait for it, not for a fixed time.
+        await wait_for(pilot, lambda: views(app)[-2].message.content == "and now?")
         assert views(app)[-1].message.is_reply
         listing = chat(app).message_list
         await wait_for(pilot, lambda: listing.is_vertical_scroll_end)
