@@ -59,7 +59,7 @@ async def test_a_page_coming_in_above_a_followed_reply_keeps_the_view_on_its_gro
         assert [event.direction for event in app.asked] == ["earlier"]
 
         older = [message(n) for n in range(first - PAGE, first)]
-        await listing.extend("earlier", MessagePage(older, first - PAGE, 1))
+        await listing.extend(app.asked[-1], MessagePage(older, first - PAGE, 1))
         # The reply grows in the same frame as the page is laid out.
         await reply.write("".join(f"\n\nline {n}" for n in range(10)))
         await reply.close_stream()
@@ -88,7 +88,7 @@ async def test_scrolling_up_while_a_page_above_is_laid_out_is_not_undone() -> No
         assert [event.direction for event in app.asked] == ["earlier"]
 
         older = [message(n) for n in range(first - PAGE, first)]
-        await listing.extend("earlier", MessagePage(older, first - PAGE, PAGE))
+        await listing.extend(app.asked[-1], MessagePage(older, first - PAGE, PAGE))
         listing.scroll_home(animate=False, immediate=True)  # in the same frame as the page's layout
         for _ in range(20):  # until the page is in place and the view settled
             await pilot.pause()
@@ -98,3 +98,54 @@ async def test_scrolling_up_while_a_page_above_is_laid_out_is_not_undone() -> No
         assert listing.scroll_y <= EDGE_LINES
         # At the top of what is mounted, with more above: the next page is asked for.
         assert [event.direction for event in app.asked] == ["earlier", "earlier"]
+
+
+async def test_a_page_asked_for_before_a_new_message_started_a_window_at_the_end_is_not_put_after() -> None:
+    """The session's first page, shown by Ctrl+Home, asks for the page after it; the user sends
+    before it comes. The new message starts a window at the end: the old page must not follow it."""
+    app = ListHost()
+    async with app.run_test(size=(60, 40)) as pilot:
+        listing = app.query_one(MessageList)
+        stored = 5 * PAGE
+        await listing.show(MessagePage([message(n) for n in range(3)], 0, stored - 3))
+        await pilot.pause()
+        asked = app.asked[-1]
+        assert asked.direction == "later"
+
+        await listing.add(message(stored, content="and now?"))
+        await listing.extend(
+            asked, MessagePage([message(n) for n in range(3, 3 + PAGE)], 3, stored - 3 - PAGE)
+        )
+        await pilot.pause()
+        assert [view.message.content for view in listing.mounted][-1:] == ["and now?"]
+        assert listing.at_latest
+        # The new window asks for what is before it instead.
+        assert app.asked[-1].direction == "earlier" and app.asked[-1].beyond == stored
+
+
+async def test_a_page_asked_for_above_a_message_that_went_meanwhile_is_dropped() -> None:
+    """A new message unmounts the oldest while the page above it is being read: mounted as it
+    came, that page would leave a gap where the oldest was. It is dropped, and the next one asked
+    for is above the new oldest."""
+    app = ListHost()
+    async with app.run_test(size=(60, 30)) as pilot:
+        listing = app.query_one(MessageList)
+        first = 3 * PAGE
+        await listing.show(MessagePage([message(n) for n in range(first, first + 2 * PAGE)], first, 0))
+        await pilot.pause()
+        listing.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        asked = app.asked[-1]
+        assert (asked.direction, asked.beyond) == ("earlier", first)
+
+        await listing.add(message(first + 2 * PAGE, content="and now?"))  # the oldest, #first, goes
+        assert listing.view_for(first) is None
+        await listing.extend(
+            asked, MessagePage([message(n) for n in range(first - PAGE, first)], first - PAGE, 1)
+        )
+        await pilot.pause()
+        assert listing.view_for(first - 1) is None
+        assert not listing.paging
+        listing.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        assert (app.asked[-1].direction, app.asked[-1].beyond) == ("earlier", first + 1)

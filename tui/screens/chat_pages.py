@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from engine.chat import MessagePage, Session, StoredMessage
 from engine.errors import StoreError
 from tui.screens.chat_parts import ChatPart
-from tui.widgets.message_list import PAGE, Direction
+from tui.widgets.message_list import PAGE
 
 if TYPE_CHECKING:
     from engine.protocols import ChatStore
@@ -59,25 +59,25 @@ class SessionPages(ChatPart):
         session = self.screen.session
         if session is not None:
             self.screen.run_worker(
-                self._read_next(session.id, event.direction, event.beyond),
+                self._read_next(session.id, event),
                 group=PAGE_GROUP,
                 exit_on_error=False,
             )
 
-    async def _read_next(self, session_id: int, direction: Direction, beyond: int) -> None:
-        if direction == "earlier":
-            read = partial(self.store.message_page, session_id, before=beyond, limit=PAGE)
+    async def _read_next(self, session_id: int, asked: MessageList.NeedsMore) -> None:
+        if asked.direction == "earlier":
+            read = partial(self.store.message_page, session_id, before=asked.beyond, limit=PAGE)
         else:
-            read = partial(self.store.message_page, session_id, after=beyond, limit=PAGE)
+            read = partial(self.store.message_page, session_id, after=asked.beyond, limit=PAGE)
         messages = self.screen.message_list
         try:
             page = await asyncio.to_thread(read)
         except StoreError:
-            messages.page_failed()
+            messages.page_failed(asked)
             raise
         session = self.screen.session
         if session is not None and session.id == session_id:
-            await messages.extend(direction, page)
+            await messages.extend(asked, page)
 
     def jump(self, *, to_start: bool) -> None:
         """Show the open session from its first message, or its latest (Ctrl+Home, Ctrl+End).

@@ -75,8 +75,8 @@ class MessageList(VerticalScroll, LaidOutOnce):
         """Shown messages stored before the first mounted one."""
         self._later = 0
         """Shown messages stored after the last mounted one."""
-        self._asked: Direction | None = None
-        """A page asked for and not yet given (one at a time)."""
+        self._asked: MessageList.NeedsMore | None = None
+        """The page asked for and not yet given (one at a time): only that one is mounted."""
         self._placing = False
         """A page was just shown and is not scrolled into place yet."""
         self._placed: dict[int, ItemView] = {}
@@ -132,18 +132,33 @@ class MessageList(VerticalScroll, LaidOutOnce):
         self._placing = False
         self._maybe_ask()
 
-    async def extend(self, direction: Direction, page: MessagePage) -> None:
-        """Mount a page asked for with :class:`NeedsMore`, keeping the view where it is, and
-        unmount the far side beyond :data:`MOUNTED_LIMIT`.
+    async def extend(self, asked: NeedsMore, page: MessagePage) -> None:
+        """Mount the page ``asked`` for, keeping the view where it is, and unmount the far side
+        beyond :data:`MOUNTED_LIMIT`.
 
         No other page is asked for until this one is laid out and the view put back: a page asked
-        for in between would be placed by where things were before.
+        for in between would be placed by where things were before. A page that no longer
+        adjoins what is mounted is dropped: asked for before a jump or a new message replaced the
+        window (it put old messages after the new one), or before its edge message went.
         """
+        if asked is not self._asked:
+            return
+        if self._edge(asked.direction) != asked.beyond:
+            self._asked = None
+            self._maybe_ask(asked.direction)
+            return
         # One layout for the whole change, not one for the mount, one per Markdown body and one
         # for the unmount: when pages were of 20, one took 430 ms to load at 10,000 messages this
         # way, 282 batched.
         with self.app.batch_update():
-            await self._extend(direction, page)
+            await self._extend(asked.direction, page)
+
+    def _edge(self, direction: Direction) -> int | None:
+        """The id of the mounted message at the ``earlier`` or ``later`` edge."""
+        mounted = self.mounted
+        if not mounted:
+            return None
+        return mounted[0 if direction == "earlier" else -1].message.id
 
     async def _extend(self, direction: Direction, page: MessagePage) -> None:
         views = [self._view(m) for m in page.messages if _shown(m) and m.id not in self._views]
@@ -325,12 +340,13 @@ class MessageList(VerticalScroll, LaidOutOnce):
             self._ask("later", mounted[-1].message.id)
 
     def _ask(self, direction: Direction, beyond: int) -> None:
-        self._asked = direction
-        self.post_message(self.NeedsMore(direction, beyond))
+        self._asked = self.NeedsMore(direction, beyond)
+        self.post_message(self._asked)
 
-    def page_failed(self) -> None:
-        """The page asked for could not be read: ask again when the user scrolls again."""
-        self._asked = None
+    def page_failed(self, asked: NeedsMore) -> None:
+        """The page ``asked`` for could not be read: ask again when the user scrolls again."""
+        if asked is self._asked:
+            self._asked = None
 
     def _show_counts(self) -> None:
         self._top.update(Content(f"↑ {counted(self._earlier, 'earlier message')}: scroll up to see them"))
@@ -355,7 +371,9 @@ class MessageList(VerticalScroll, LaidOutOnce):
             # list has a scrollbar, and would ignore the scroll otherwise.
             self.scroll_to(y=keep.virtual_region.y - offset, animate=False, immediate=True, force=True)
         came, self._asked = self._asked, None
-        self._maybe_ask(came)  # still at that edge (a short page): the next one
+        self._maybe_ask(
+            came.direction if came is not None else None
+        )  # still at that edge (a short page): the next one
 
     def _leaving(self, views: Sequence[MessageView], *, later: bool) -> Sequence[MessageView]:
         """Count ``views`` among the later (or earlier) messages, before they are unmounted: the
