@@ -132,6 +132,16 @@ class HistoryCut:
 
 
 @dataclass(frozen=True, slots=True)
+class BuildProgress:
+    """How far a long session's curation, read its latest messages first, has got."""
+
+    read: int
+    """The latest messages read so far: a request meanwhile is planned from these."""
+    total: int
+    """The messages the whole curation will hold."""
+
+
+@dataclass(frozen=True, slots=True)
 class MessagePage:
     """A run of a session's shown messages (superseded ones are not shown), oldest first."""
 

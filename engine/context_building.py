@@ -36,12 +36,20 @@ def empty_view(curation: SessionCuration, tokens: int) -> ContextView:
         over_budget=False,
         upcoming=True,
         uncurated_through=curation.cut.after if curation.cut is not None else 0,
+        building=curation.building,
     )
 
 
 def cut_note(curation: SessionCuration) -> tuple[str, ...]:
-    """What the panel says of a session too long to curate whole (nothing for any other)."""
+    """What the panel says of a session too long to curate whole, or whose curation is still being
+    read (nothing for any other)."""
     cut = curation.cut
+    building = curation.building
+    if building is not None:
+        return (
+            f"Curating: {building.read:,} of {building.total:,} messages read; this request was "
+            f"planned from the latest {building.read:,}.",
+        )
     if cut is None:
         return ()
     return (
@@ -84,6 +92,7 @@ def build_view(
         alerts=alerts(curation, result, new_id),
         upcoming=upcoming,
         uncurated_through=curation.cut.after if curation.cut is not None else 0,
+        building=curation.building,
         parts=request_parts(result, items),
     )
 

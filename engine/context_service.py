@@ -130,12 +130,10 @@ class ContextService:
         """Summarize older turns now; the user's own messages come back as a consent request."""
 
         def work() -> tuple[ContextView, ConsentRequest | None]:
-            from engine.curation_state import save
-
             with self.curations.lock:
                 curation = self.curations.get(session_id)
                 delta, request = curation.compact()
-                save(self.store, session_id, curation, delta)
+                self.curations.save(session_id, curation, delta)
                 return self.curations.preview(session_id), request
 
         return await asyncio.to_thread(work)
@@ -160,11 +158,9 @@ class ContextService:
         return await asyncio.to_thread(self._change_now, session_id, action)
 
     def _change_now(self, session_id: int, action: Callable[[SessionCuration], CurationDelta]) -> ContextView:
-        from engine.curation_state import save
-
         with self.curations.lock:
             curation = self.curations.get(session_id)
-            save(self.store, session_id, curation, action(curation))
+            self.curations.save(session_id, curation, action(curation))
             return self.curations.preview(session_id)
 
     def _inspect(self, session_id: int, item_id: int) -> ItemDetail:

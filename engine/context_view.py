@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from engine.budget import budget_share
+from engine.chat import BuildProgress
 from engine.consent import ConsentRequest
 from engine.curation_calls import CallsReport
 from engine.curation_result import ContextMessage
@@ -150,6 +151,8 @@ class ContextView:
     uncurated_through: int = 0
     """In a session too long to curate whole, the last message left out of curation (those up to
     it are only stored); 0 when every message is curated."""
+    building: BuildProgress | None = None
+    """The session's curation is still being read: the plan is of the latest messages read so far."""
     parts: tuple[RequestPart, ...] = ()
     """What the request's :attr:`tokens` are made of, in prompt order (they add up to them)."""
 

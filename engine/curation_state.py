@@ -78,6 +78,30 @@ def _load_entities(curation: SessionCuration, snapshot: CurationSnapshot) -> Non
     curation.mark_saved_entities(snapshot.entities)
 
 
+def catch_up(
+    curation: SessionCuration, store: ChatStore, session_id: int, *, counter: TokenCounter, page: int = 500
+) -> None:
+    """Bring a curation read from the store (by :func:`rebuild`) up to what was written since:
+    the messages after its last, and the stored states of its items and entities."""
+    after = curation.cut.after if curation.cut is not None else 0
+    last = curation.items[-1].id if curation.items else after
+    while messages := store.messages_after(session_id, last, limit=page):
+        for message in messages:
+            if in_conversation(message) and message.id not in curation.by_id:
+                tokens = message.tokens if message.tokens is not None else counter.count(message.sent_text)
+                curation.add_message(
+                    message.id, message.role, message.content, tokens, digest=message.is_digest
+                )
+        last = messages[-1].id
+    snapshot = store.load_curation(session_id, after=after)
+    for item_id, record in snapshot.items.items():
+        if item_id in curation.by_id:
+            _load_record(curation, item_id, record)
+    _load_entities(curation, snapshot)
+    curation.saved_in_session = snapshot.saved_tokens
+    curation.policy = snapshot.policy
+
+
 def save(store: ChatStore, session_id: int, curation: SessionCuration, delta: CurationDelta) -> None:
     """Write a delta (state changes, entity records and ledger entries) in one store transaction,
     and the analyses of messages added since the last save."""

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from engine.analysis import Analysis
 from engine.budget import DEFAULT_PROFILE, Budget, Profile
-from engine.chat import HistoryCut
+from engine.chat import BuildProgress, HistoryCut
 from engine.consent import ConsentChoice, ConsentItem
 from engine.curation_result import (
     CurationDelta,
@@ -76,6 +76,9 @@ class SessionCuration(Planning, UserActions):
         asks about thousands of items every turn, and rebuilding them all costs time and garbage."""
         self.cut: HistoryCut | None = None
         """Where a session too long to curate whole was cut: only the messages after it are items."""
+        self.building: BuildProgress | None = None
+        """While a long session's curation is still being read (its latest messages first), how far
+        it has got: requests meanwhile are planned from the messages read so far."""
         self.memory = ""
         """The memory section this session's prompts carry (see :mod:`engine.memory`); "" for none."""
         self._memory_cost = 0
@@ -114,12 +117,15 @@ class SessionCuration(Planning, UserActions):
         summary: str | None,
         forgotten: bool = False,
     ) -> None:
-        """Give an item the state the store remembers for it (when a session is rebuilt)."""
+        """Give an item the state the store remembers for it (when a session is rebuilt, or caught
+        up with the store)."""
         item = self._item(item_id)
         item.state, item.pinned, item.kept_by_user, item.summary = state, pinned, kept_by_user, summary
         item.forgotten = forgotten
         if pinned:
             self._fixed.add(item_id)
+        elif item.role != "system":
+            self._fixed.discard(item_id)  # unpinned since (see engine.curation_state.catch_up)
         self.settle_text(item)
 
     def adopt_summary(self, summary: StoredSummary, model: str) -> CurationDelta:

@@ -16,7 +16,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engine.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
-from engine.chat import SessionSettings, StoredMessage
+from engine.chat import BuildProgress, HistoryCut, SessionSettings, StoredMessage
+from engine.curation_build import Build, grow
 from engine.curation_calls import CallsReport, CallTally, CallUsage, Price
 from engine.model_summaries import SummaryLevel
 from engine.pins import DEFAULT_PIN_LIMIT
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from engine.advice_rules import Guidance
     from engine.analysis import Analysis
     from engine.context_view import ContextView
+    from engine.curation_result import CurationDelta
     from engine.curator import SessionCuration
     from engine.curator_advice import AdviceOutcome, CuratorBrief
     from engine.items import Item
@@ -39,6 +41,9 @@ CURATED_LIMIT = 10_000
 before stay in the store, shown and searchable, and the panel says so. Building a session's
 curation takes time in proportion to its length, before its first request can be sent: this many
 keep that to a few seconds when none of them has been analysed yet (a session just imported)."""
+BUILD_CHUNK = 500
+"""The latest messages of a long session curated before its first use; the rest are read in a
+thread (see :mod:`engine.curation_build`), and a request meanwhile is planned from those read so far."""
 REBUILD_PAGE = 500
 """Messages read at a time when a session's curation is rebuilt."""
 KEPT_CURATIONS = 2
@@ -82,6 +87,11 @@ class SessionCurations:
         self._fallbacks: dict[int, int] = {}
         """Each session's turns in a row, up to the last, on which the curator gave no advice."""
         self._tallies: dict[int, CallTally] = {}
+        self.incremental = True
+        """A long session's curation is read in the background, its latest messages first, and
+        used meanwhile; False: built whole before its first use."""
+        self.builds: dict[int, Build] = {}
+        """The sessions whose curation is being read in the background (see engine.curation_build)."""
 
     # --- per-session settings (each falls back to the config's) -----------------------------------
 
@@ -110,35 +120,92 @@ class SessionCurations:
         self.forget(session_id)
 
     def get(self, session_id: int) -> SessionCuration:
-        """The session's curation, rebuilt from the store if it is not cached. Hold :attr:`lock`."""
-        from engine.analysis import ANALYSIS_VERSION
-        from engine.curation_state import rebuild
-
+        """The session's curation, rebuilt from the store if it is not cached (a long session's
+        from its latest messages, the rest read in the background: see :attr:`incremental`).
+        Hold :attr:`lock`."""
         curation = self._cached.pop(session_id, None)
         if curation is None:
-            cut = self.store.history_cut(session_id, CURATED_LIMIT)
-            after = cut.after if cut is not None else 0
-            curation = rebuild(
-                self._history(session_id, after),
-                self.store.load_curation(session_id, after=after),
-                window=self.window(),
-                counter=self.counter,
-                profile=self.profile_for(session_id),
-                text_source=self.store.message_text,
-                cut=cut,
-            )
-            # Analysed now (a session from before analyses were stored, or edited since): kept
-            # so that the next opening reads them.
-            self.store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
-            self._give_memory(curation, session_id)
+            curation = self._open(session_id)
         else:
             curation.fit_window(self.window())  # the server may have said the window is smaller
         self._cached[session_id] = curation  # the most recently used last
         for stale in list(self._cached)[:-KEPT_CURATIONS]:
             del self._cached[stale]
+            self.builds.pop(stale, None)
         self._fit_summaries(curation, session_id)
         curation.pin_limit = self.pin_limit
         return curation
+
+    def _open(self, session_id: int) -> SessionCuration:
+        """A session's curation built now: whole, or, for one longer than :data:`BUILD_CHUNK`
+        messages, its latest ones, with a thread reading the rest."""
+        chunk = BUILD_CHUNK
+        first = (
+            self.store.history_cut(session_id, chunk) if self.incremental and chunk < CURATED_LIMIT else None
+        )
+        if first is None:
+            curation = self.read(session_id, self.store.history_cut(session_id, CURATED_LIMIT))
+            self._give_memory(curation, session_id)
+            return curation
+        curation = self.read(session_id, first)
+        self._give_memory(curation, session_id)
+        whole = self.store.history_cut(session_id, CURATED_LIMIT)
+        total = CURATED_LIMIT if whole is not None else first.earlier + chunk
+        build = Build(total, CURATED_LIMIT)
+        curation.building = BuildProgress(chunk, total)
+        self.builds[session_id] = build
+        threading.Thread(
+            target=grow, args=(self, session_id, build, chunk), name="curation-build", daemon=True
+        ).start()
+        return curation
+
+    def read(self, session_id: int, cut: HistoryCut | None) -> SessionCuration:
+        """The session's curation of its messages after ``cut``, read from the store. Needs no lock."""
+        from engine.analysis import ANALYSIS_VERSION
+        from engine.curation_state import rebuild
+
+        after = cut.after if cut is not None else 0
+        curation = rebuild(
+            self._history(session_id, after),
+            self.store.load_curation(session_id, after=after),
+            window=self.window(),
+            counter=self.counter,
+            profile=self.profile_for(session_id),
+            text_source=self.store.message_text,
+            cut=cut,
+        )
+        # Analysed now (a session from before analyses were stored, or edited since): kept
+        # so that the next opening reads them.
+        self.store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
+        return curation
+
+    def adopt(self, session_id: int, curation: SessionCuration) -> None:
+        """Put a curation read in the background in the place of the session's (keeping its place
+        among those kept). Hold :attr:`lock`."""
+        self._give_memory(curation, session_id)
+        self._cached[session_id] = curation
+        self._fit_summaries(curation, session_id)
+        curation.pin_limit = self.pin_limit
+
+    def changed(self, session_id: int) -> None:
+        """The session's curation was changed (a plan applied, a message taken): the one being read
+        in the background catches up with the store before it takes its place. Hold :attr:`lock`."""
+        build = self.builds.get(session_id)
+        if build is not None:
+            build.changes += 1
+
+    def save(self, session_id: int, curation: SessionCuration, delta: CurationDelta) -> None:
+        """Write a change of the session's curation to the store (see
+        :func:`engine.curation_state.save`). Hold :attr:`lock`."""
+        from engine.curation_state import save
+
+        self.changed(session_id)
+        save(self.store, session_id, curation, delta)
+
+    def building(self, session_id: int) -> BuildProgress | None:
+        """How far the session's curation has been read, while it is being read; else None."""
+        curation = self._cached.get(session_id)
+        return curation.building if curation is not None else None
 
     def _fit_summaries(self, curation: SessionCuration, session_id: int) -> None:
         """Give the curation the model's summaries (those stored, and a book of those wanted), or
@@ -210,6 +277,7 @@ class SessionCurations:
         A curation rebuilt from the store after the message was written (the session let go and
         opened again meanwhile, by another worker) read it there already.
         """
+        self.changed(session_id)
         curation = self._cached.get(session_id)
         if curation is not None and in_conversation(message) and message.id not in curation.by_id:
             curation.add_message(
@@ -253,6 +321,7 @@ class SessionCurations:
     def forget(self, session_id: int) -> None:
         """Drop the cached curation: the next use rebuilds it from the store. Hold :attr:`lock`."""
         self._cached.pop(session_id, None)
+        self.builds.pop(session_id, None)
 
     def refresh_memory(self) -> None:
         """The memories changed (assessed, edited, deleted, expired): cached curations take them up.

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 
-from engine.curation_state import save
 from engine.model_summaries import StoredSummary, SummaryOutcome, SummaryRequest
 from engine.protocols import ModelSummarizer
 from engine.session_curations import SessionCurations
@@ -89,7 +88,7 @@ class SummaryService:
                 return
             delta = curation.adopt_summary(stored, stored.model)
             if delta.items or delta.ledger:
-                save(store, session_id, curation, delta)
+                self.curations.save(session_id, curation, delta)
 
     def _hand_back(self, session_id: int, requests: list[SummaryRequest]) -> None:
         # Synchronous: this runs while the task is being cancelled.

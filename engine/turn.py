@@ -275,8 +275,6 @@ class TurnService:
             outcome: The curator model's answer for this turn (None: this turn had no curator pass;
                 a request planned again is planned with the advice it had).
         """
-        from engine.curation_state import save
-
         with self.curations.lock:
             curation = self.curations.get(session_id)
             new = last_user_item(curation)
@@ -288,7 +286,7 @@ class TurnService:
             result = curation.plan(
                 new, system_prompt=self.curations.system_prompt_for(session_id), guidance=guidance
             )
-            save(self.store, session_id, curation, curation.apply(result))
+            self.curations.save(session_id, curation, curation.apply(result))
             return _Planned(result, new.id, [PromptMessage(m.role, m.content) for m in result.messages])
 
     def _brief(self, session_id: int) -> CuratorBrief | None:

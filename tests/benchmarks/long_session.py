@@ -30,7 +30,12 @@ app, so its peak RSS and its CPU time are the app's own. It measures:
 Targets (issue 8): open ≤ 1 s, turn overhead ≤ 100 ms, streaming ≤ 50% of a core and ≤ 250 ms
 behind, 1 MB reply on screen ≤ 1.5 s, peak RSS ≤ 150 MB.
 
-    .venv/bin/python tests/benchmarks/long_session.py [--messages N] [--reuse DB]
+With ``--brief``, only the figures issue 34 asks of a session of any size (100,000 messages:
+``--messages 100000``): the latest message on screen from launch (headless); a message sent as
+soon as it is there, to its requests out (the curator's, the reply's) and what the panel said of
+it; the curation whole; one turn outside the model once it is; peak RSS.
+
+    .venv/bin/python tests/benchmarks/long_session.py [--messages N] [--reuse DB] [--brief]
 """
 
 from __future__ import annotations
@@ -422,6 +427,57 @@ async def measure(server: ServerControl) -> None:
     print(f"peak RSS: {rss:.0f} MB")
 
 
+async def measure_brief(server: ServerControl, launched: float) -> None:
+    """The few figures issue 34 asks of a session of any size: the latest message on screen from
+    launch; a message sent as soon as it is there, to its request out; the curation whole; a turn
+    outside the model once it is; peak RSS."""
+    from sessions import paths
+    from sessions.store import SqliteChatStore
+    from tests.apphelpers import chat, make_app, write_config
+    from tests.curator_answers import NEUTRAL
+
+    store = SqliteChatStore(paths.database_path())
+    session = store.latest_session()
+    assert session is not None
+    last_id = store.message_page(session.id, limit=1).messages[0].id
+    store.close()
+    write_config(CURATION_MODELS)
+    server.settings(json_reply=json.dumps(NEUTRAL))
+    app = make_app(base_url=server.base_url, model=MODEL)
+    ticks: list[float] = []
+    async with app.run_test(size=SIZE):
+        app.set_interval(0.01, lambda: ticks.append(time.perf_counter()))
+        screen = chat(app)
+        shown = await poll(lambda: screen.message_list.view_for(last_id) is not None, 120)
+        count = server.count()
+        screen.composer.text = "what about the deploy fails, right away"
+        sent = time.perf_counter()
+        screen.composer.action_submit()
+        await poll(lambda: not screen.busy and server.count() > count, 600)
+        requests = await server.requests_since(count, ("json", "stream"))
+        out = {r["kind"]: r["received_at"] - sent for r in reversed(requests)}
+        notes = [n for n in (screen.context.notes if screen.context else ()) if n.startswith("Curating")]
+        planned = f" ({notes[0]})" if notes else ""
+        ready = await poll(
+            lambda: (
+                screen.context is not None
+                and getattr(screen.context, "building", None) is None
+                and screen.settled
+            ),
+            600,
+        )
+        stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
+        print(
+            f"latest message on screen {shown - launched:.2f} s after launch (headless); a message sent "
+            f"then: curator's request out after {1000 * out.get('json', float('nan')):.0f} ms, the reply's "
+            f"after {1000 * out.get('stream', float('nan')):.0f} ms{planned}; "
+            f"curation whole {ready - launched:.1f} s after launch; longest event-loop stall "
+            f"{1000 * stall:.0f} ms; {memory().strip()}"
+        )
+        await turns(screen, server, "one turn, outside the model")
+    print(f"peak RSS: {peak_rss():.0f} MB")
+
+
 async def measure_empty(server: ServerControl) -> None:
     """The app on an empty data dir, TURNS turns: the peak RSS of the app itself, with no history."""
     from tests.apphelpers import chat, make_app
@@ -447,9 +503,19 @@ def main() -> None:
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--server", help=argparse.SUPPRESS)
     parser.add_argument("--empty", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--brief",
+        action="store_true",
+        help="only: latest message on screen, a message sent at once, one turn, peak RSS (any size)",
+    )
+    parser.add_argument("--launched", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        asyncio.run((measure_empty if args.empty else measure)(ServerControl(args.server)))
+        server = ServerControl(args.server)
+        if args.brief:
+            asyncio.run(measure_brief(server, args.launched))
+        else:
+            asyncio.run((measure_empty if args.empty else measure)(server))
         return
     with tempfile.TemporaryDirectory() as scratch:
         os.environ["HEEDFUL_DATA_DIR"] = f"{scratch}/data"
@@ -472,6 +538,10 @@ def main() -> None:
         # would count as the app's.
         with FakeOpenAIServer(reply=REPLY) as server:
             command = [sys.executable, __file__, "--measure", "--server", server.base_url]
+            if args.brief:
+                # perf_counter is the system's monotonic clock: the same in both processes.
+                subprocess.run([*command, "--brief", "--launched", str(time.perf_counter())], check=True)
+                return
             subprocess.run(command, check=True)
             server.reply, server.chunk_delay, server.piece_chars = REPLY, 0.0, None
             empty = {**os.environ, "HEEDFUL_DATA_DIR": f"{scratch}/empty"}

@@ -288,6 +288,7 @@ class ChatScreen(Screen[None]):
             view, model=self.services.model_name, exact=counter.exact, counter=counter.description
         )
         self.message_list.show_context(view)
+        self.context_actions.follow_build(view)
 
     # --- turns ---------------------------------------------------------------------------------
 

@@ -3,16 +3,24 @@ and the consent dialog. The engine decides (engine/context_service.py); the pane
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from engine.consent import ConsentChoice
+from tui import heap
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_pins import PinActions
 from tui.screens.consent import ConsentAnswer, ConsentScreen
 from tui.screens.inspect import InspectScreen
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
+    from engine.context_view import ContextView
     from tui.screens.chat import ChatScreen
+
+BUILD_POLL = 0.3
+"""How often, while a long session's curation is still being read, the panel checks how far it got."""
 
 
 class ContextActions(ChatPart):
@@ -20,6 +28,43 @@ class ContextActions(ChatPart):
         super().__init__(screen)
         self.asked: set[int] = set()
         """Messages the consent dialog has asked about: a send raises it again only for new ones."""
+
+    _build_timer: Timer | None = None
+    _build_heap: contextlib.ExitStack | None = None
+    """Full collections held off while a curation is read in the background (see tui/heap.py)."""
+
+    def follow_build(self, view: ContextView) -> None:
+        """While the session's curation is still being read, show the next request planned anew
+        whenever more of it is ready (the panel says how much), until all of it is."""
+        if view.building is None:
+            self._built()
+            return
+        if self._build_heap is None:
+            self._build_heap = contextlib.ExitStack()
+            self._build_heap.enter_context(heap.loading())
+        if self._build_timer is None:
+            self._build_timer = self.screen.set_timer(BUILD_POLL, self._check_build)
+
+    def _built(self) -> None:
+        """The curation is whole (or another session shown): it lives until the next switch."""
+        if self._build_heap is not None:
+            self._build_heap.close()
+            self._build_heap = None
+            heap.settle()
+
+    def _check_build(self) -> None:
+        from tui.screens.chat import USAGE_GROUP
+
+        self._build_timer = None
+        screen = self.screen
+        shown = screen.context.building if screen.context is not None else None
+        if shown is None or screen.session is None:
+            self._built()
+            return
+        if screen.services.turns.curations.building(screen.session.id) == shown or not screen.settled:
+            self._build_timer = screen.set_timer(BUILD_POLL, self._check_build)
+            return
+        screen.run_worker(screen.refresh_usage(), group=USAGE_GROUP, exclusive=True, exit_on_error=False)
 
     def run(self, action: str, item_id: int) -> None:
         self.background(self._run(action, item_id))
@@ -78,8 +123,16 @@ class ContextActions(ChatPart):
         that is curated: the engine knows nothing about it, so it can be neither pinned nor inspected."""
         from engine.session_curations import CURATED_LIMIT
 
-        if self.screen.context is None or item_id > self.screen.context.uncurated_through:
+        context = self.screen.context
+        if context is None or item_id > context.uncurated_through:
             return False
+        if context.building is not None:
+            self.screen.notify(
+                f"#{item_id} is not curated yet: the session's messages are still being read, the "
+                "latest first. Try again in a moment.",
+                severity="warning",
+            )
+            return True
         self.screen.notify(
             f"#{item_id} is older than the latest {CURATED_LIMIT:,} messages, the ones curated in a session "
             "this long: it stays in the store but is not sent, pinned or inspected.",

@@ -1,0 +1,134 @@
+"""Opening a long session: its curation is read in the background, the latest messages first, and
+a message sent meanwhile goes out at once, planned from what is read so far (the panel says so)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from engine import session_curations
+
+try:
+    from engine import curation_build
+except ImportError:  # before the reading in the background was built
+    curation_build = session_curations  # type: ignore[assignment]
+from engine.chat import HistoryCut
+from engine.curator import SessionCuration
+from engine.session_curations import SessionCurations
+from sessions import paths
+from sessions.store import open_store
+from tests.apphelpers import chat, make_app, make_sessions, wait_for
+from tests.fake_openai import FakeOpenAIServer
+
+MESSAGES = 1_000
+CHUNK = 50
+
+
+class Held:
+    def __init__(self) -> None:
+        self.read = threading.Event()
+        """A part was read in the background, and waits."""
+        self.go = threading.Event()
+        """Parts read take their place from now on."""
+
+
+@pytest.fixture
+def held_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[Held]:
+    """Each part of a session's curation read in the background (after the first chunk, read when
+    the session is opened) waits, once read, until the event is set before it takes its place:
+    the test decides when the reading is complete, and what changes meanwhile."""
+    monkeypatch.setattr(session_curations, "BUILD_CHUNK", CHUNK, raising=False)
+    monkeypatch.setattr(curation_build, "BUILD_DELAY", 0.0, raising=False)
+    held_build = Held()
+    rebuild = getattr(SessionCurations, "read", None)
+
+    def held(self: SessionCurations, session_id: int, cut: HistoryCut | None) -> SessionCuration:
+        assert rebuild is not None
+        read: SessionCuration = rebuild(self, session_id, cut)
+        if threading.current_thread().name == "curation-build":
+            held_build.read.set()
+            held_build.go.wait(30)
+        return read
+
+    monkeypatch.setattr(SessionCurations, "read", held, raising=False)
+    yield held_build
+    held_build.go.set()
+
+
+def sent(server: FakeOpenAIServer, n: int) -> str:
+    return json.dumps(server.requests[n]["body"]["messages"])
+
+
+async def test_enter_right_after_opening_a_long_session_sends_from_what_is_read_then_from_all(
+    fake_server: FakeOpenAIServer, held_build: Held
+) -> None:
+    make_sessions(("Long", [f"turn {n // 2} talks about crane{n}." for n in range(MESSAGES)]))
+    fake_server.reply = "Noted."
+    app = make_app(base_url=fake_server.base_url, model="gpt-4o-mini")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = chat(app)
+        await wait_for(pilot, lambda: screen.context is not None, 20)
+        screen.composer.insert("what about crane999?")
+        pressed = time.perf_counter()
+        await pilot.press("enter")
+        # Out while the rest of the session is still unread (its reading is held): not waited for.
+        await wait_for(pilot, lambda: len(fake_server.requests) == 1 and screen.settled, 20)
+        assert fake_server.requests[0]["received_at"] - pressed < 5
+        first = sent(fake_server, 0)
+        assert "talks about crane999." in first and "talks about crane900." not in first
+        assert "talks about crane0." not in first
+        said = (
+            f"Curating: {CHUNK} of {MESSAGES:,} messages read; "
+            f"this request was planned from the latest {CHUNK}."
+        )
+        assert screen.context is not None and said in screen.context.notes
+        assert said in str(screen.query_one("#context-note").render())
+
+        # Once all of it is read, the panel says nothing of it, and the next request is planned
+        # from the whole session (it fits the window: sent whole).
+        held_build.go.set()
+        await wait_for(pilot, lambda: screen.context is not None and screen.context.building is None, 30)
+        await wait_for(pilot, lambda: screen.settled)
+        assert screen.context is not None
+        assert not any("Curating" in note for note in screen.context.notes)
+        screen.composer.insert("and crane1?")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(fake_server.requests) == 2 and screen.settled, 20)
+        second = sent(fake_server, 1)
+        assert "turn 0 talks about crane0." in second and "what about crane999?" in second
+
+
+def test_a_curation_changed_while_the_rest_is_read_keeps_the_change(held_build: Held) -> None:
+    """A message taken and a pin made after the rest was read are in the curation that takes the
+    place of the one they were made on."""
+    from engine.tokens import LazyTokenCounter, load_counter
+
+    session_id = make_sessions(("Long", [f"turn {n // 2} talks about crane{n}." for n in range(150)]))["Long"]
+    store = open_store(paths.database_path()).store
+    counter = LazyTokenCounter(lambda: load_counter("gpt-4"))
+    curations = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="")
+    try:
+        with curations.lock:
+            partial = curations.get(session_id)
+            assert [i.id for i in partial.items] == [m.id for m in store.messages(session_id)][-CHUNK:]
+        assert held_build.read.wait(30)  # the rest is read, and held
+        with curations.lock:
+            pinned = partial.items[0].id
+            curations.save(session_id, partial, partial.pin(pinned))
+            message = store.add_message(session_id, "user", "a new question about herons")
+            curations.take(session_id, message)
+        held_build.go.set()
+        deadline = time.monotonic() + 30
+        while curations.building(session_id) is not None:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        with curations.lock:
+            whole = curations.get(session_id)
+    finally:
+        store.close()
+    assert whole is not partial and len(whole.items) == 151 and whole.items[-1].id == message.id
+    assert whole.by_id[pinned].pinned
