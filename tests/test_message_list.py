@@ -9,6 +9,7 @@ from textual.app import App, ComposeResult
 from textual.content import Content
 
 from engine.chat import MessagePage, MessageStatus, StoredMessage
+from tests.apphelpers import wait_for
 from themes import DEFAULT_THEME, THEMES
 from tui.widgets.message_list import EDGE_LINES, PAGE, MessageList
 
@@ -83,7 +84,7 @@ async def test_scrolling_up_while_a_page_above_is_laid_out_is_not_undone() -> No
         first = 3 * PAGE
         latest = [message(n) for n in range(first, first + PAGE)]
         await listing.show(MessagePage(latest, first, 0))
-        await pilot.pause()
+        await wait_for(pilot, lambda: app.asked)  # placed on the end, near the top: the page above
         assert listing.is_vertical_scroll_end and listing.max_scroll_y <= EDGE_LINES
         assert [event.direction for event in app.asked] == ["earlier"]
 
@@ -108,7 +109,7 @@ async def test_a_page_asked_for_before_a_new_message_started_a_window_at_the_end
         listing = app.query_one(MessageList)
         stored = 5 * PAGE
         await listing.show(MessagePage([message(n) for n in range(3)], 0, stored - 3))
-        await pilot.pause()
+        await wait_for(pilot, lambda: app.asked)
         asked = app.asked[-1]
         assert asked.direction == "later"
 
@@ -132,9 +133,9 @@ async def test_a_page_asked_for_above_a_message_that_went_meanwhile_is_dropped()
         listing = app.query_one(MessageList)
         first = 3 * PAGE
         await listing.show(MessagePage([message(n) for n in range(first, first + 2 * PAGE)], first, 0))
-        await pilot.pause()
+        await wait_for(pilot, lambda: not listing.paging)  # placed on the end
         listing.scroll_home(animate=False, immediate=True)
-        await pilot.pause()
+        await wait_for(pilot, lambda: app.asked)
         asked = app.asked[-1]
         assert (asked.direction, asked.beyond) == ("earlier", first)
 
@@ -147,5 +148,5 @@ async def test_a_page_asked_for_above_a_message_that_went_meanwhile_is_dropped()
         assert listing.view_for(first - 1) is None
         assert not listing.paging
         listing.scroll_home(animate=False, immediate=True)
-        await pilot.pause()
+        await wait_for(pilot, lambda: len(app.asked) == 2)
         assert (app.asked[-1].direction, app.asked[-1].beyond) == ("earlier", first + 1)

@@ -9,6 +9,7 @@ from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Static
 
+from engine.ledger import EntryKind
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import (
@@ -46,14 +47,16 @@ BY_THE_USER = re.compile(r"\b(by you|you chose|you asked|you pinned|your edit|yo
 
 
 def user_actions() -> list[tuple[str, str, str, str]]:
-    """Every ledger entry the user made: kind, target, action, reason."""
+    """Every ledger entry the user made: kind, target, action, reason. An overflow note is
+    Heedful's account of a request ("messages you chose to keep whole are sent past the budget"),
+    not something the user did."""
     store = open_store(paths.database_path()).store
     try:
         return [
             (e.kind.value, e.target, e.action, e.reason)
             for s in store.list_sessions()
             for e in store.ledger(s.id)
-            if BY_THE_USER.search(e.reason)
+            if BY_THE_USER.search(e.reason) and e.kind != EntryKind.OVERFLOW
         ]
     finally:
         store.close()

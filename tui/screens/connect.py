@@ -7,10 +7,10 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
 from tui.sanitize import inert
+from tui.screens.dialog import Dialog
 from tui.services import AppServices
 
 
@@ -62,7 +62,7 @@ Restart Heedful after changing the file.
 """
 
 
-class ConnectScreen(ModalScreen[None]):
+class ConnectScreen(Dialog[None]):
     CSS_PATH = "connect.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f3,q", "dismiss(None)", "Close", id="connect_close")

@@ -17,12 +17,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.consent import ConsentChoice
 from tui.sanitize import inert
+from tui.screens.dialog import Dialog
 from tui.typing import AskedOnScreen, chat_composer
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class ConsentRows(OptionList):
     ]
 
 
-class ConsentScreen(AskedOnScreen, ModalScreen[ConsentAnswer | None]):
+class ConsentScreen(AskedOnScreen, Dialog[ConsentAnswer | None]):
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "keep", "Keep them (safe)", id="dialog_cancel"),
@@ -170,9 +170,6 @@ class ConsentScreen(AskedOnScreen, ModalScreen[ConsentAnswer | None]):
         self._answer(dict(self.choices), next(iter(answered), None))
 
     def _answer(self, answers: dict[int, ConsentChoice | None], all_choice: ConsentChoice | None) -> None:
-        if self.app.screen is not self:
-            return  # answered already (an Enter seen both by the dialog and its button): a second
-            # dismiss would pop the chat screen under it
         remember = all_choice if self._remember.value else None
         given = {item_id: choice for item_id, choice in answers.items() if choice is not None}
         self.dismiss(ConsentAnswer(given, remember))

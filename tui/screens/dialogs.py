@@ -9,14 +9,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from tui.sanitize import inert
+from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
 
-class ConfirmScreen(TypingPassesThrough, ModalScreen[bool]):
+class ConfirmScreen(TypingPassesThrough, Dialog[bool]):
     """Ask a yes/no question; Escape means no, and a plain key is typing (it goes to the composer)."""
 
     CSS_PATH = "dialogs.tcss"
@@ -51,7 +51,7 @@ class ConfirmScreen(TypingPassesThrough, ModalScreen[bool]):
         self.dismiss(event.button.id == "confirm")
 
 
-class TextPromptScreen(ModalScreen[str | None]):
+class TextPromptScreen(Dialog[str | None]):
     """Ask for one line of text (a new title, say); Escape cancels."""
 
     CSS_PATH = "dialogs.tcss"

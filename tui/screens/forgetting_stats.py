@@ -9,9 +9,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 TITLE = "Forgetting statistics of this session"
 
 
-class StatsScreen(TypingPassesThrough, ModalScreen[None]):
+class StatsScreen(TypingPassesThrough, Dialog[None]):
     """The numbers of :class:`engine.forgetting_stats.ForgettingStats`, one a line."""
 
     CSS_PATH = "dialogs.tcss"

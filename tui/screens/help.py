@@ -8,9 +8,9 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
 HELP = """\
@@ -90,7 +90,7 @@ typing: bound to an action, it would act where you meant to write.
 """
 
 
-class HelpScreen(TypingPassesThrough, ModalScreen[None]):
+class HelpScreen(TypingPassesThrough, Dialog[None]):
     CSS_PATH = "connect.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1", "dismiss(None)", "Close", id="help_close")]
 

@@ -10,11 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
 from engine.redaction import redact
 from tui.sanitize import inert
+from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def history(detail: ItemDetail) -> str:
     )
 
 
-class InspectScreen(TypingPassesThrough, ModalScreen[str | None]):
+class InspectScreen(TypingPassesThrough, Dialog[str | None]):
     """Dismissed with None, or with the action ("pin", "restore", "forget") to carry out."""
 
     CSS_PATH = "dialogs.tcss"

@@ -11,17 +11,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from tui.sanitize import inert
+from tui.screens.dialog import Dialog
 from tui.typing import AskedOnScreen
 
 LargeChoice = Literal["keep", "summarize", "once"]
 BUTTONS: dict[str, LargeChoice] = {"large-keep": "keep", "large-summarize": "summarize", "large-once": "once"}
 
 
-class LargeMessageScreen(AskedOnScreen, ModalScreen[LargeChoice | None]):
+class LargeMessageScreen(AskedOnScreen, Dialog[LargeChoice | None]):
     """Dismissed with how to send the message, or None (Esc: not sent, still in the composer)."""
 
     CSS_PATH = "dialogs.tcss"

@@ -19,7 +19,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
 from engine.forgetting_stats import forgetting_stats
@@ -27,6 +26,7 @@ from engine.ledger_words import Told, about, change, happened, told_once
 from engine.redaction import redact
 from tui.filtering import nothing_matches
 from tui.sanitize import inert
+from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def row(told: Told) -> tuple[str, ...]:
     )
 
 
-class LedgerScreen(TypingPassesThrough, ModalScreen[int | None]):
+class LedgerScreen(TypingPassesThrough, Dialog[int | None]):
     """Dismissed with the id of a message to restore, or None."""
 
     CSS_PATH = "dialogs.tcss"

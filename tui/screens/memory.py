@@ -10,7 +10,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -19,6 +18,7 @@ from engine.memory import MAX_SUMMARY_CHARS, PROMPT_MEMORIES, Memory, describe_e
 from engine.memory_service import MemoryService
 from engine.moments import local_text
 from tui.sanitize import inert
+from tui.screens.dialog import Dialog
 from tui.screens.dialogs import ConfirmScreen
 
 EMPTY = (
@@ -63,7 +63,7 @@ def _carried(memory: Memory, now: datetime, carried: set[int] | None) -> Content
     return Content("")
 
 
-class MemoryEditScreen(ModalScreen[str | None]):
+class MemoryEditScreen(Dialog[str | None]):
     """Edit a memory's summary; Enter saves, Escape cancels."""
 
     CSS_PATH = "memory.tcss"
@@ -90,7 +90,7 @@ class MemoryEditScreen(ModalScreen[str | None]):
         self.dismiss(value)
 
 
-class MemoryScreen(ModalScreen[None]):
+class MemoryScreen(Dialog[None]):
     """Lists every memory, newest first; Alt+E edits, Alt+P pins or unpins, Alt+D deletes (after asking)."""
 
     CSS_PATH = "memory.tcss"

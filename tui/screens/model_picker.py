@@ -11,11 +11,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.sanitize import inert
+from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ OFFLINE_ROW = "offline"
 """What the picker's last row chooses: the built-in offline model."""
 
 
-class SwitchProviderScreen(TypingPassesThrough, ModalScreen[bool]):
+class SwitchProviderScreen(TypingPassesThrough, Dialog[bool]):
     """Ask before a model change sends the conversation to another provider or base URL.
 
     Enter (on Cancel, focused) and Esc keep the current model; switching needs a deliberate act:
@@ -74,7 +74,7 @@ def _window(window: int | None) -> str:
     return f"{window:,} tokens" if window is not None else "window unknown"
 
 
-class ModelPickerScreen(TypingPassesThrough, ModalScreen[str | None]):
+class ModelPickerScreen(TypingPassesThrough, Dialog[str | None]):
     """Each provider's models, from the config and its server's ``GET /models``, with their
     windows. Dismissed with the name ``/model`` takes (``provider/model``), or None."""
 

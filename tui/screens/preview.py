@@ -8,11 +8,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from engine.budget import budget_percent
 from tui.sanitize import inert
+from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 from tui.widgets.request_picture import approximate
 
@@ -35,7 +35,7 @@ def body(text: str) -> str:
     return inert(text[:SHOWN_CHARS]) + f"\n… {len(text) - SHOWN_CHARS:,} more characters"
 
 
-class PreviewScreen(TypingPassesThrough, ModalScreen[None]):
+class PreviewScreen(TypingPassesThrough, Dialog[None]):
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f5", "dismiss(None)", "Close", id="dialog_cancel")

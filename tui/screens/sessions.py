@@ -10,7 +10,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -19,6 +18,7 @@ from engine.errors import StoreError
 from engine.moments import local_text
 from engine.protocols import ChatStore
 from tui.sanitize import inert
+from tui.screens.dialog import Dialog
 from tui.screens.dialogs import ConfirmScreen, TextPromptScreen
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def describe_hit(hit: SearchHit, *, current: bool) -> Content:
     return Content.assemble(*pieces)
 
 
-class SessionsScreen(ModalScreen[int | None]):
+class SessionsScreen(Dialog[int | None]):
     """Lists sessions, newest first, or the messages matching a search, best first.
 
     Dismisses with a :class:`SessionChoice` (the session to open and, from a search hit, the message

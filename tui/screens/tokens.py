@@ -10,10 +10,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from tui.sanitize import inert
+from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def left_out(view: ContextView) -> list[ItemView]:
     return sorted(missing, key=lambda item: item.role != "user")
 
 
-class TokensScreen(TypingPassesThrough, ModalScreen[None]):
+class TokensScreen(TypingPassesThrough, Dialog[None]):
     """A table of the next request: each part's role, form, sources and tokens, largest first."""
 
     CSS_PATH = "dialogs.tcss"

@@ -1,0 +1,27 @@
+"""The base of every dialog over the chat: it is answered once.
+
+Textual's ``dismiss`` pops whichever screen is on top; a dialog answered twice in one frame (an
+Enter seen by a button and a binding) popped the chat screen under it with the second answer.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from textual.await_complete import AwaitComplete
+from textual.screen import ModalScreen
+
+Result = TypeVar("Result")
+
+
+class Dialog(ModalScreen[Result]):
+    """A modal screen whose first answer closes it; later ones, and any given while another screen
+    is over it, are ignored."""
+
+    _answered = False
+
+    def dismiss(self, result: Result | None = None) -> AwaitComplete:
+        if self._answered or self.app.screen is not self:
+            return AwaitComplete()  # nothing to wait for
+        self._answered = True
+        return super().dismiss(result)
