@@ -26,6 +26,9 @@ class Sending(ChatPart):
         if budget is None:  # nothing counted yet (the engine may still be loading): the turn waits
             self.send(text, draft, branch)
             return
+        if len(text.encode("utf-8", "surrogatepass")) <= budget:
+            self.send(text, draft, branch)  # a token is a byte or more: it fits, and nothing is counted
+            return
         counter = screen.services.counter
         estimate = counter.count(text) if len(text) <= EXACT_COUNT_CHARS else len(text) // CHARS_PER_TOKEN
         if estimate <= budget:
