@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
+import inspect
+import re
 import sys
 import threading
+from pathlib import Path
 
 import mdurl._decode
 import mdurl._encode
 from markdown_it import MarkdownIt
-from textual._compositor import CompositorMap
+from textual._compositor import Compositor, CompositorMap
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Static
 
+from tests.apphelpers import wait_for
 from tui import textual_fixes
 
 LINKS = "see [the docs](https://example.com/a b%20c?x=1#y) and <https://example.org/é>"
@@ -67,6 +73,8 @@ async def test_a_layout_arranges_the_screen_once() -> None:
     textual_fixes.install()
     app = _Lines()
     async with app.run_test(size=(40, 10)) as pilot:
+        await wait_for(pilot, lambda: app.query_one("#line-0", Static).region.height == 1)  # laid out
+        await pilot.pause()
         compositor = app.screen._compositor
         arranged: list[bool] = []
         arrange = compositor._arrange_root
@@ -83,3 +91,21 @@ async def test_a_layout_arranges_the_screen_once() -> None:
         await pilot.pause()
         assert off_screen.region.y > 10  # known, below the screen
         assert arranged.count(False) == 1  # the whole screen, once
+
+
+def test_the_textual_in_use_is_the_one_every_private_use_was_checked_against() -> None:
+    """Fails when Textual changes (pyproject.toml pins it): check each patch and private name in
+    tui/textual_fixes.py against the new version (is the bug fixed upstream? is the name still
+    there and meaning the same?), then move CHECKED_WITH on."""
+    installed = importlib.metadata.version("textual")
+    pinned = re.search(r'"textual==([^"]+)"', Path("pyproject.toml").read_text(encoding="utf-8"))
+    assert pinned is not None and pinned.group(1) == installed == textual_fixes.CHECKED_WITH
+    for module_name, path in textual_fixes.PRIVATE_NAMES:
+        found: object = importlib.import_module(module_name)
+        for part in path.split("."):
+            found = getattr(found, part)  # AttributeError names the one gone
+    widget = Widget()
+    app = App[None]()
+    assert isinstance(widget._anchor_released, bool)
+    assert isinstance(app._exit_renderables, list)
+    assert "_full_map_invalidated" in inspect.getsource(Compositor.__init__)

@@ -22,6 +22,7 @@ for its region after the layout then has the whole screen arranged a second time
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib.metadata import version
 
 from markdown_it.common.normalize_url import normalizeLink, normalizeLinkText
 from textual._compositor import Compositor, ReflowResult
@@ -30,6 +31,24 @@ from textual.color import Color
 from textual.geometry import Size
 from textual.style import Style
 from textual.widget import Widget
+
+CHECKED_WITH = "8.2.8"
+"""The Textual (pinned in pyproject.toml) that these patches, and Heedful's other uses of its
+private names (:data:`PRIVATE_NAMES`), were checked against. On any other the patches are not
+applied, and tests/test_textual_fixes.py fails until each use is checked again."""
+
+PRIVATE_NAMES = (
+    ("textual._compositor", "Compositor.reflow"),  # patched here; not yet reported upstream
+    ("textual._styles_cache", "StylesCache.get_inner_outer"),  # patched here: Textualize/textual#6665
+    ("textual.app", "App._fatal_error"),  # tui/app.py: the crash report through the redaction gate
+    ("textual.app", "App._close_messages_no_wait"),  # tui/app.py, as Textual's own _fatal_error
+    ("textual._time", "get_time"),  # tui/typing.py: a key's time against when a dialog was drawn
+    ("textual.widgets._markdown", "MarkdownParagraph"),  # tui/widgets/message_markdown.py
+    ("textual.widgets._footer", "FooterKey"),  # tui/widgets/help_footer.py
+)
+"""Private names of Textual that Heedful uses (module, attribute path); instance attributes it
+reads (App._exit_renderables, Widget._anchor_released, Compositor._full_map_invalidated) are
+checked by the tests."""
 
 
 @lru_cache(1024)
@@ -58,8 +77,11 @@ def _reflow_keeping_map(self: Compositor, parent: Widget, size: Size) -> ReflowR
 
 
 def install() -> None:
-    """Apply the fixes still needed by the libraries in use (idempotent)."""
+    """Apply the fixes still needed by the libraries in use (idempotent); Textual's only on the
+    version they were checked against."""
     _fill_mdurl_tables()
+    if version("textual") != CHECKED_WITH:
+        return
     method = StylesCache.__dict__.get("get_inner_outer")
     if hasattr(method, "cache_clear"):  # still the leaking lru_cache: a fixed Textual has none
         method.cache_clear()  # type: ignore[union-attr]
