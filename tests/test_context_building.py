@@ -4,6 +4,7 @@ one. Each view built with the reuse must equal one built from scratch."""
 from __future__ import annotations
 
 from engine import context_building
+from engine.chat import Role
 from engine.context_building import build_view
 from engine.context_view import ContextView, Mark, Section
 from engine.curator import SessionCuration
@@ -18,7 +19,7 @@ def _curation() -> SessionCuration:
     curation = SessionCuration(window=1_200, counter=CharEstimateCounter())
     for n in range(24):
         topic = TOPICS[n % len(TOPICS)]
-        role = "user" if n % 2 == 0 else "assistant"
+        role: Role = "user" if n % 2 == 0 else "assistant"
         text = f"Message {n} about {topic}: " + " ".join(f"detail {k} of {topic}" for k in range(12))
         curation.add_message(n + 1, role, text, len(text) // 4)
     return curation
@@ -64,6 +65,7 @@ def test_a_reply_too_big_for_the_budget_is_left_out_and_the_note_says_so_in_the_
     curation.add_message(2, "assistant", huge, len(huge) // 4)
     new = curation.add_message(3, "user", "Thanks. What failed?", 5)
     view = build_view(curation, curation.plan(new), new_id=new.id)
-    assert view.item(2) is not None and view.item(2).mark is Mark.LEFT_OUT
+    left_out = view.item(2)
+    assert left_out is not None and left_out.mark is Mark.LEFT_OUT
     said = "1 message did not fit and was left out of this request only; nothing about it changed."
     assert said in view.notes

@@ -18,7 +18,8 @@ from engine.chat import MessageStatus
 from sessions import paths
 from sessions.store import INTERRUPTED_BY_EXIT, open_store
 from tests.apphelpers import make_app, views, wait_for
-from tests.fake_openai import FakeOpenAIServer, _text_of
+from tests.fake_openai import FakeOpenAIServer
+from tests.fake_openai_errors import _text_of
 from tests.pty_app import PtyApp, integrity_check, read_store, running_apps, send_message
 from tui.widgets.message_view import MessageView
 

@@ -10,12 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine import session_curations
-
-try:
-    from engine import curation_build
-except ImportError:  # before the reading in the background was built
-    curation_build = session_curations  # type: ignore[assignment]
+from engine import curation_build, session_curations
 from engine.chat import HistoryCut
 from engine.curator import SessionCuration
 from engine.session_curations import SessionCurations
@@ -42,7 +37,7 @@ def held_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[Held]:
     the session is opened) waits, once read, until the event is set before it takes its place:
     the test decides when the reading is complete, and what changes meanwhile."""
     monkeypatch.setattr(session_curations, "BUILD_CHUNK", CHUNK, raising=False)
-    monkeypatch.setattr(curation_build, "BUILD_DELAY", 0.0, raising=False)
+    monkeypatch.setattr(curation_build, "BUILD_DELAY", 0.0)
     held_build = Held()
     rebuild = getattr(SessionCurations, "read", None)
 

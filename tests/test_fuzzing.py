@@ -244,7 +244,7 @@ def test_replay_stops_on_hostile_lines_with_the_line_number(
 
 # --- The config loader -------------------------------------------------------------------------------
 
-TOML_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=10)
+TOML_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=10)
 TOML_VALUES = st.recursive(
     st.booleans() | st.integers() | st.floats() | TOML_TEXT | st.dates() | st.datetimes() | st.times(),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TOML_TEXT, inner, max_size=3),

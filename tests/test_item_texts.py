@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.chat import Role
 from engine.curation_state import save
 from engine.items import ItemState
 from engine.protocols import ItemRecord
@@ -19,7 +20,7 @@ def _session(store: SqliteChatStore, count: int) -> list[int]:
     session = store.create_session("long")
     ids = []
     for n in range(count):
-        role = "user" if n % 2 == 0 else "assistant"
+        role: Role = "user" if n % 2 == 0 else "assistant"
         text = f"Message {n} about the harbour crane number {n}. " * 20
         ids.append(store.add_message(session.id, role, text, tokens=COUNTER.count(text)).id)
     return ids

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli.chat import build_services
-from engine.chat import MessageStatus, PromptMessage
+from engine.chat import MessageStatus, PromptMessage, Role
 from engine.curator import SessionCuration
 from engine.errors import StoreError
 from engine.memory import MEMORY_HEADER, AssessedBy, Memory, expiry_for, memory_budget
@@ -212,7 +212,7 @@ async def test_a_long_session_is_read_back_only_as_far_as_its_assessment_looks(
     monkeypatch.setattr("engine.memory_service.ASSESSED_CHARS", 1_000)
     monkeypatch.setattr("engine.memory_service.UNASSESSED_PAGE", 20)
     sid = store.create_session("long").id
-    roles = ("user", "assistant")
+    roles: tuple[Role, Role] = ("user", "assistant")
     ids = [store.add_message(sid, roles[n % 2], f"{n:03}: " + "x" * 95).id for n in range(200)]
     pages: list[int] = []
     read_page = store.message_page

@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,8 @@ def write_transcript(path: Path, turns: int = 30, *, pinned: tuple[int, ...] = (
     return rows
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object] | None, str]:
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
+    """The exit code, the JSON document printed (None on failure) and stderr."""
     code = main(["replay", *args])
     captured = capsys.readouterr()
     return code, json.loads(captured.out) if code == 0 else None, captured.err
@@ -71,9 +73,9 @@ def test_output_follows_the_contract_and_fits_the_budget(
     }
     assert out["context_window"] == 2000 and out["budget_tokens"] == 1400
     assert out["messages"] == len(rows) and out["turns"] == 30
-    assert set(out["curate_ms"]) == {"p50", "p95", "max"}  # type: ignore[arg-type]
+    assert set(out["curate_ms"]) == {"p50", "p95", "max"}
     originals = {str(r["id"]): str(r["content"]) for r in rows}
-    contexts = [out["final"], *(p["context"] for p in out["probes"])]  # type: ignore[union-attr, index]
+    contexts = [out["final"], *(p["context"] for p in out["probes"])]
     for context in contexts:
         assert set(context) == {"tokens", "messages", "entities"}
         assert set(context["entities"]) == {"active", "retained", "pruned"}
@@ -87,7 +89,7 @@ def test_output_follows_the_contract_and_fits_the_budget(
                 (source,) = message["sources"]
                 if source != "q1":
                     assert message["content"] == originals[source]
-    probe_context = out["probes"][0]["context"]  # type: ignore[index]
+    probe_context = out["probes"][0]["context"]
     assert probe_context["messages"][-1] == {
         "role": "user",
         "content": "Where did Maya move, and when?",
@@ -98,7 +100,7 @@ def test_output_follows_the_contract_and_fits_the_budget(
     sent = " ".join(m["content"] for m in probe_context["messages"])
     assert "Maya moved to Lisbon" in sent
     # Not everything fits: the engine had to forget, and said so in the ledger.
-    assert any(e["action"] in ("prune", "transform") for e in out["ledger"])  # type: ignore[union-attr]
+    assert any(e["action"] in ("prune", "transform") for e in out["ledger"])
 
 
 def test_consent_keep_never_changes_user_items(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -107,7 +109,7 @@ def test_consent_keep_never_changes_user_items(tmp_path: Path, capsys: pytest.Ca
     code, out, _ = run(capsys, str(transcript), "--context-window", "2000", "--consent", "keep")
     assert code == 0 and out is not None
     user_ids = {str(r["id"]) for r in rows if r["role"] == "user"}
-    changed = [e for e in out["ledger"] if e["target"] in user_ids and e["action"] in ("prune", "transform")]  # type: ignore[union-attr]
+    changed = [e for e in out["ledger"] if e["target"] in user_ids and e["action"] in ("prune", "transform")]
     assert changed == []
 
 
@@ -120,10 +122,10 @@ def test_consent_summarize_records_consent_for_every_user_item_it_changes(
     assert code == 0 and out is not None
     ledger = out["ledger"]
     user_ids = {str(r["id"]) for r in rows if r["role"] == "user"}
-    summarized = {e["target"] for e in ledger if e["target"] in user_ids and e["action"] == "transform"}  # type: ignore[union-attr]
-    consented = {e["target"] for e in ledger if e["kind"] == "consent" and e["action"] == "summarize"}  # type: ignore[union-attr]
+    summarized = {e["target"] for e in ledger if e["target"] in user_ids and e["action"] == "transform"}
+    consented = {e["target"] for e in ledger if e["kind"] == "consent" and e["action"] == "summarize"}
     assert summarized and summarized <= consented
-    summaries = [m for m in out["final"]["messages"] if m["form"] == "summary"]  # type: ignore[index]
+    summaries = [m for m in out["final"]["messages"] if m["form"] == "summary"]
     assert summaries and all(m["sources"] for m in summaries)
 
 
@@ -132,7 +134,7 @@ def test_pinned_messages_are_always_sent(tmp_path: Path, capsys: pytest.CaptureF
     write_transcript(transcript, pinned=(0,))
     code, out, _ = run(capsys, str(transcript), "--context-window", "2000", "--consent", "remove")
     assert code == 0 and out is not None
-    sources = [s for m in out["final"]["messages"] for s in m["sources"]]  # type: ignore[index]
+    sources = [s for m in out["final"]["messages"] for s in m["sources"]]
     assert "u0" in sources
 
 
@@ -148,7 +150,7 @@ def test_probes_do_not_change_state_and_replay_is_deterministic(
     _, first, _ = run(capsys, str(transcript), "--context-window", "1500", "--probes", str(probes))
     _, again, _ = run(capsys, str(transcript), "--context-window", "1500")
     assert first is not None and again is not None
-    one, two = (p["context"] for p in first["probes"])  # type: ignore[union-attr]
+    one, two = (p["context"] for p in first["probes"])
     # Identical questions get identical contexts (only the probe's own id differs): the first
     # probe changed nothing that the second could see.
     assert one["messages"][:-1] == two["messages"][:-1] and one["entities"] == two["entities"]
@@ -195,7 +197,7 @@ def test_the_data_dir_keeps_the_replayed_session_when_set(
         conn.close()
 
 
-def replay_command(transcript: Path, window: int, env: dict[str, str] | None = None) -> dict[str, object]:
+def replay_command(transcript: Path, window: int, env: dict[str, str] | None = None) -> Any:
     """``python -m cli replay`` run as the shell would; its output document."""
     output = transcript.with_suffix(".out.json")
     command = ["replay", str(transcript), "--context-window", str(window), "--output", str(output)]
@@ -208,8 +210,7 @@ def replay_command(transcript: Path, window: int, env: dict[str, str] | None = N
         env=env,
     )
     assert done.returncode == 0, done.stderr
-    document: dict[str, object] = json.loads(output.read_text())
-    return document
+    return json.loads(output.read_text())
 
 
 def test_the_installed_command_runs_offline(tmp_path: Path) -> None:
@@ -235,11 +236,11 @@ def test_tool_results_expire_once_unreferenced_even_with_room_to_spare(
     probes.write_text(json.dumps({"id": "q", "content": "Which port refused the connection again?"}) + "\n")
     code, out, _ = run(capsys, str(transcript), "--context-window", "100000", "--probes", str(probes))
     assert code == 0 and out is not None
-    final_sources = [s for m in out["final"]["messages"] for s in m["sources"]]  # type: ignore[index]
+    final_sources = [s for m in out["final"]["messages"] for s in m["sources"]]
     assert "t1" not in final_sources and "u1" in final_sources
-    assert any(e["target"] == "t1" and e["action"] == "prune" for e in out["ledger"])  # type: ignore[union-attr]
+    assert any(e["target"] == "t1" and e["action"] == "prune" for e in out["ledger"])
     # Referred to again, it is recalled verbatim.
-    probe_sources = [s for m in out["probes"][0]["context"]["messages"] for s in m["sources"]]  # type: ignore[index]
+    probe_sources = [s for m in out["probes"][0]["context"]["messages"] for s in m["sources"]]
     assert "t1" in probe_sources
 
 
@@ -273,13 +274,13 @@ def test_a_live_model_writes_the_summaries_and_the_calls_are_reported(
     code, live, _ = run(capsys, *args, "--base-url", fake_server.base_url, "--model", "fake-model")
     assert code == 0 and live is not None
     calls = live["curation_calls"]
-    assert calls["model"] == "fake-model" and calls["summaries_written"] > 0  # type: ignore[index]
-    assert calls["calls"] > calls["summaries_written"] and calls["prompt_tokens"] > 0  # type: ignore[index]
-    sent = "\n".join(m["content"] for m in live["final"]["messages"])  # type: ignore[index]
+    assert calls["model"] == "fake-model" and calls["summaries_written"] > 0
+    assert calls["calls"] > calls["summaries_written"] and calls["prompt_tokens"] > 0
+    sent = "\n".join(m["content"] for m in live["final"]["messages"])
     assert "MODEL SUMMARY" in sent, "the model's summaries stand in for older replies"
     assert "ECONNREFUSED" in sent and "db-stage-2" in sent, "every entity of a summarized reply is kept"
     users = {str(r["id"]): str(r["content"]) for r in rows if r["role"] == "user"}
-    assert not [e for e in live["ledger"] if e["target"] in users and e["action"] != "tag"], (  # type: ignore[union-attr]
+    assert not [e for e in live["ledger"] if e["target"] in users and e["action"] != "tag"], (
         "without consent, no user message was touched"
     )
     assert {r["body"]["model"] for r in fake_server.requests} == {"fake-model"}

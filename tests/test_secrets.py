@@ -160,10 +160,10 @@ async def test_a_key_the_server_echoes_in_an_error_is_not_passed_on(
     from engine.chat import PromptMessage
     from engine.errors import ModelError
     from providers.openai_chat import OpenAIChatModel
-    from tests import fake_openai
+    from tests import fake_openai_errors
 
-    body = {**fake_openai.ERRORS["500"][1], "message": f"upstream refused the key {KEY}"}
-    monkeypatch.setitem(fake_openai.ERRORS, "500", (500, body))
+    body = {**fake_openai_errors.ERRORS["500"][1], "message": f"upstream refused the key {KEY}"}
+    monkeypatch.setitem(fake_openai_errors.ERRORS, "500", (500, body))
     fake_server.faults.append("500")
     model = OpenAIChatModel(
         model="fake-model", base_url=fake_server.base_url, api_key=KEY, context_window=8192, read_timeout=5

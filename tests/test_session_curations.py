@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from engine.chat import MessageStatus, StoredMessage
+from engine.chat import MessageStatus, Role, StoredMessage
 from engine.context_service import ContextService
 from engine.curation_state import save
 from engine.curator import SessionCuration
@@ -27,7 +27,7 @@ def _sessions(store: SqliteChatStore, count: int) -> list[int]:
     for n in range(count):
         session = store.create_session(f"session {n}")
         for m in range(4):
-            role = "user" if m % 2 == 0 else "assistant"
+            role: Role = "user" if m % 2 == 0 else "assistant"
             text = f"Session {n}, message {m}: the harbour crane {n * 10 + m} stalled."
             store.add_message(session.id, role, text, tokens=COUNTER.count(text))
         ids.append(session.id)
@@ -140,7 +140,7 @@ def test_a_reopened_session_judges_its_entities_as_if_it_had_stayed_open(store: 
         reply = f"The deploy of src/service_{n}.py failed with Error{n}Failure again. " + "Details. " * 20
         _turn(live, store, session, f"Step {n}: and now?", reply)
     early, other = "path:src/service_0.py", "path:src/service_1.py"
-    assert live.get(session).registry.records[early].state.value == "pruned"
+    assert live.get(session).registry.records[early].state is EntityState.PRUNED
     # Too long to be sent: only the mention itself can bring src/service_0.py back.
     text = "Also src/service_0.py is back. " + "Filler words. " * 300
     stray = store.add_message(session, "assistant", text, tokens=COUNTER.count(text))
