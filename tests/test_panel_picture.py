@@ -59,6 +59,14 @@ async def test_header_panel_and_preview_say_the_same_budget_and_percentage(
         await wait_for(pilot, lambda: type(app.screen).__name__ == "PreviewScreen")
         said = " ".join(str(s.render()) for s in app.screen.query(Static)).replace("~", "")
         assert f"{view.tokens:,} of 1,750 budget · {percent}" in said
+        # /tokens marks the estimate as everything else does: "≈" means a summary, never this.
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is chat(app))
+        chat(app).composer.insert("/tokens")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "TokensScreen")
+        said = " ".join(str(s.render()) for s in app.screen.query(Static))
+        assert f"~{view.tokens:,} tokens of a 1,750 budget" in said and "≈" not in said
 
 
 async def test_at_80x24_the_list_keeps_eight_rows_and_your_message_not_sent_comes_first() -> None:

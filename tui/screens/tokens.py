@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
+from tui.widgets.request_picture import approximate
 
 if TYPE_CHECKING:
     from engine.context_view import ContextView, ItemView
@@ -48,7 +49,7 @@ class TokensScreen(TypingPassesThrough, Dialog[None]):
 
     def compose(self) -> ComposeResult:
         view = self.view
-        approx = "" if self.exact else "≈ "
+        approx = approximate(self.exact)
         with Vertical(classes="dialog"):
             yield Static(Content.styled("What the next request costs", "bold"), classes="title")
             yield Static(
