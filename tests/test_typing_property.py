@@ -169,7 +169,11 @@ async def carry_out(pilot: Pilot[None], app: HeedfulApp, step: Typing | Act, typ
         await pilot.press(step.kind)
 
 
-@pytest.mark.timeout(600)  # 40 examples: about a minute on a quiet machine; TYPING_EXAMPLES for more
+EXAMPLES = int(os.environ.get("TYPING_EXAMPLES", "40"))
+"""About a second each on a quiet machine; more for a deeper run (README, Development)."""
+
+
+@pytest.mark.timeout(120 + 10 * EXAMPLES)
 def test_no_ordinary_keys_ever_act_for_the_user_and_every_typed_message_is_kept(
     fake_server: FakeOpenAIServer,
 ) -> None:
@@ -179,7 +183,7 @@ def test_no_ordinary_keys_ever_act_for_the_user_and_every_typed_message_is_kept(
         app = running.app
 
         @settings(
-            max_examples=int(os.environ.get("TYPING_EXAMPLES", "40")),
+            max_examples=EXAMPLES,
             deadline=None,
             database=None,
             phases=[Phase.generate],  # each example goes on from the last: shrinking one means nothing
