@@ -71,7 +71,9 @@ def build_view(
     earlier = _earlier_views(curation)
     records = curation.registry.records
     groups, not_shown = list_entities(result.entities, records, result.turn, earlier.entities)
-    items = _ItemPlacer(result, new_id, earlier.items).place(curation.items)
+    # Messages before the cut that the plan recalls are listed first, as recalled.
+    placed = [*result.cold, *curation.items] if result.cold else curation.items
+    items = _ItemPlacer(result, new_id, earlier.items).place(placed)
     return ContextView(
         turn=result.turn,
         tokens=result.tokens,
