@@ -54,7 +54,8 @@ def cut_note(curation: SessionCuration) -> tuple[str, ...]:
         return ()
     return (
         f"Only the latest {cut.kept:,} messages of this session are curated and sent from: the "
-        f"{cut.earlier:,} before them stay in the store (scroll up or search to read them).",
+        f"{cut.earlier:,} before them stay in the store (scroll up or search to read them), and are "
+        "recalled when a message names what only they hold.",
     )
 
 
