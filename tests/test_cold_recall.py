@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from engine import session_curations
 from engine.chat import MessageStatus, StoredMessage
 from engine.cold_recall import RECALLS, cold_items
+from engine.context_service import ContextService
 from engine.context_view import Mark
 from engine.curation_result import cost
 from engine.curator import SessionCuration
@@ -101,8 +102,8 @@ async def test_a_question_about_a_message_before_the_cut_sends_that_message(
     assert recalls[0].kind is EntryKind.OPERATION
     assert "read from the messages before the curated ones" in recalls[0].reason
     view = next(e.view for e in events if isinstance(e, ContextCurated))
-    shown = next(i for i in view.items if i.id == fact_id)
-    assert shown.mark is Mark.RECALLED and "before the curated ones" in shown.reason
+    shown = [(i.mark, i.reason) for i in view.items if i.id == fact_id]
+    assert len(shown) == 1 and shown[0][0] is Mark.RECALLED and "before the curated ones" in shown[0][1]
     assert view.tokens <= view.budget
 
 
@@ -124,6 +125,18 @@ async def test_a_question_that_matches_nothing_before_the_cut_recalls_nothing(
     assert FACT in sent(fake_server)
 
 
+async def test_the_preview_of_a_draft_shows_the_earlier_message_it_would_recall(
+    monkeypatch: pytest.MonkeyPatch, store: SqliteChatStore, model: OpenAIChatModel
+) -> None:
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
+    session_id, fact_id = long_session(store)
+    turns = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+    view = await ContextService(turns.curations).draft(session_id, "Who has my Harbourview key?")
+    assert [i.mark for i in view.items if i.id == fact_id] == [Mark.RECALLED]
+    assert any(fact_id in m.sources for m in view.messages)
+    assert not [e for e in store.ledger(session_id) if e.action == "recall"]  # a preview changes nothing
+
+
 async def test_a_message_the_user_took_out_before_the_cut_is_not_recalled(
     monkeypatch: pytest.MonkeyPatch,
     store: SqliteChatStore,
@@ -132,8 +145,6 @@ async def test_a_message_the_user_took_out_before_the_cut_is_not_recalled(
 ) -> None:
     session_id, fact_id = long_session(store)
     whole = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
-    from engine.context_service import ContextService
-
     with whole.curations.lock:
         whole.curations.get(session_id)
     await ContextService(whole.curations).forget(session_id, fact_id)
