@@ -22,18 +22,26 @@ def any_word_query(words: Sequence[str]) -> str | None:
     return " OR ".join(quoted) or None
 
 
+SCANNED = 2_000
+"""The most matching messages ranked for one query, the latest first: a word that fills an earlier
+part of a long session would otherwise have every message it is in ranked (0.4 s at 100,000)."""
+
+
 def earlier_matches(
     conn: sqlite3.Connection, session_id: int, upto: int, match: str, limit: int
 ) -> list[StoredMessage]:
-    """The session's messages with ids up to ``upto`` matching the FTS5 query ``match``, by bm25."""
+    """The session's messages with ids up to ``upto`` matching the FTS5 query ``match``, by bm25
+    among the latest :data:`SCANNED` that match."""
     columns = ", ".join(f"m.{c.strip()}" for c in message_records.MESSAGE_COLUMNS.split(","))
     rows = conn.execute(
-        f"SELECT {columns} FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+        f"SELECT * FROM (SELECT {columns}, bm25(messages_fts) AS rank"
+        " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
         " LEFT JOIN item_state i ON i.message_id = m.id"
-        " WHERE messages_fts MATCH ? AND m.session_id = ? AND m.id <= ?"
+        " WHERE messages_fts MATCH ? AND messages_fts.rowid <= ? AND m.session_id = ?"
         " AND m.status NOT IN ('superseded', 'failed', 'streaming') AND COALESCE(i.forgotten, 0) = 0"
-        " ORDER BY bm25(messages_fts), m.id DESC LIMIT ?",
-        (match, session_id, upto, limit),
+        " ORDER BY messages_fts.rowid DESC LIMIT ?)"
+        " ORDER BY rank, id DESC LIMIT ?",
+        (match, upto, session_id, SCANNED, limit),
     ).fetchall()
     return [message_records.decode(row) for row in rows]
 
