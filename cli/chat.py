@@ -237,6 +237,7 @@ def load_engine(
         retry_policy=RetryPolicy(retries=config.max_retries),
         memory=memory,
         curation_models=models.curation_for,
+        recall=store,
     )
     memory.on_change = turns.curations.refresh_memory
     turns.curations.pin_limit = config.curation.pin_limit

@@ -54,7 +54,8 @@ def cut_note(curation: SessionCuration) -> tuple[str, ...]:
         return ()
     return (
         f"Only the latest {cut.kept:,} messages of this session are curated and sent from: the "
-        f"{cut.earlier:,} before them stay in the store (scroll up or search to read them).",
+        f"{cut.earlier:,} before them stay in the store (scroll up or search to read them), and are "
+        "recalled when a message names what only they hold.",
     )
 
 
@@ -71,7 +72,9 @@ def build_view(
     earlier = _earlier_views(curation)
     records = curation.registry.records
     groups, not_shown = list_entities(result.entities, records, result.turn, earlier.entities)
-    items = _ItemPlacer(result, new_id, earlier.items).place(curation.items)
+    # Messages before the cut that the plan recalls are listed first, as recalled.
+    placed = [*result.cold, *curation.items] if result.cold else curation.items
+    items = _ItemPlacer(result, new_id, earlier.items).place(placed)
     return ContextView(
         turn=result.turn,
         tokens=result.tokens,

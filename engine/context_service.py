@@ -202,5 +202,6 @@ class ContextService:
             )
             head = text[:DRAFT_CHARS]
             draft = curation.analyse(DRAFT_ID, "user", head, curations.counter.count(head))
-            result = curation.plan(draft, system_prompt=curations.system_prompt_for(session_id))
+            cold = curations.earlier_candidates(session_id, curation, draft) if session_id is not None else []
+            result = curation.plan(draft, system_prompt=curations.system_prompt_for(session_id), cold=cold)
             return build_view(curation, result, new_id=DRAFT_ID, upcoming=True)

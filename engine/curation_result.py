@@ -72,6 +72,8 @@ class CurationResult:
     """What the pinned messages cost in this request."""
     pin_limit_tokens: int = 0
     """The pin limit in tokens (0: none known)."""
+    cold: tuple[Item, ...] = ()
+    """Messages before the session's curated cut that this request recalls (not its items)."""
 
     @property
     def asked_left_out(self) -> frozenset[int]:

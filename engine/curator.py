@@ -65,6 +65,8 @@ class SessionCuration(Planning, UserActions):
         self._summary_section = SummarySection(counter)
         self._recalled: set[int] = set()
         """Items the last applied plan recalled (sent verbatim while pruned or summarized)."""
+        self._cold_recalled: set[int] = set()
+        """Messages before the cut that the last applied plan recalled (see engine.cold_recall)."""
         self._left_out: set[int] = set()
         """Items the last applied plan left out of its request (waiting for consent, or too big)."""
         self._restored: set[int] = set()
@@ -179,7 +181,10 @@ class SessionCuration(Planning, UserActions):
         if result.curator_note is not None:
             ledger.append(result.curator_note)
         for operation in result.operations:
-            item = self.by_id[operation.target]
+            item = self.by_id.get(operation.target)
+            if item is None:  # a message before the cut, recalled: logged, nothing of it is held
+                ledger.append(LedgerEntry.of(operation))
+                continue
             if operation.op is OpKind.TAG and operation.detail:
                 item.memory_role = MemoryRole(operation.detail)
                 item.prior = None  # the role weighs into the cached prior
@@ -227,6 +232,7 @@ class SessionCuration(Planning, UserActions):
         recalled = {i for i in sent if i in self.by_id and self.by_id[i].state is not ItemState.ACTIVE}
         self._hold_recalled(recalled, result)
         self._note_recalls(recalled, result.turn)
+        self._cold_recalled = {i.id for i in result.cold}
         self._restored = set()
         self._left_out = set(result.left_out)
         self._prioritized = dict(result.prioritized)

@@ -91,6 +91,25 @@ class TermIndex:
         n = len(self._lengths)
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
+    def frequency(self, term: str) -> int:
+        """How many indexed documents have ``term``."""
+        found = self._postings.get(term)
+        return _frequency(found) if found is not None else 0
+
+    def score_outside(self, query: Mapping[str, float], terms: Mapping[str, int]) -> float:
+        """The BM25 score a document of ``terms`` that is not indexed (a message before a long
+        session's cut) would have for ``query``, on the scale of :meth:`scores`."""
+        n = len(self._lengths)
+        average = (self._total_length / n if n else 0.0) or 1.0
+        length = sum(terms.values())
+        total = 0.0
+        for term, weight in query.items():
+            tf = terms.get(term)
+            if not tf or weight <= 0 or self.frequency(term) > n * self.COMMON_SHARE:
+                continue
+            total += self.idf(term) * weight * self._weight(min(tf, MAX_COUNT), length, average)
+        return total
+
     def scores(self, query: Mapping[str, float]) -> dict[int, float]:
         """BM25 score of every document that shares a term with ``query`` (term → weight)."""
         if not self._lengths:

@@ -31,6 +31,9 @@ class PlanDraft:
     excluded: set[int] = field(default_factory=set)
     """Fixed, recent and new items: never candidates for forgetting."""
     candidates: list[Item] = field(default_factory=list)
+    cold: list[Item] = field(default_factory=list)
+    """Messages before the session's curated cut that the new message refers to (see
+    :mod:`engine.cold_recall`): not the session's items, recalled while they fit."""
     chosen: set[int] = field(default_factory=set)
     """Items sent verbatim (besides fixed ones and the new message)."""
     left_out: list[int] = field(default_factory=list)

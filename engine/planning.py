@@ -25,6 +25,7 @@ from engine.advice_rules import (
     summarize_all,
 )
 from engine.budget import Budget, Profile
+from engine.cold_recall import admit, recall_earlier
 from engine.consent import ConsentChoice, ConsentItem, ConsentRequest
 from engine.curation_result import ContextMessage, CurationResult, cost
 from engine.curator_advice import AdviceOutcome, AdviceSource
@@ -59,13 +60,21 @@ class Planning(UserRoom):
     _memory_cost: int
     _summary_section: SummarySection
     _recalled: set[int]
+    _cold_recalled: set[int]
     _restored: set[int]
     _prioritized: dict[int, str]
     _consent_items: dict[tuple[int, ConsentChoice], ConsentItem]
     _recall_turns: dict[int, list[int]]
     pin_limit: float
 
-    def plan(self, new: Item, *, system_prompt: str = "", guidance: Guidance | None = None) -> CurationResult:
+    def plan(
+        self,
+        new: Item,
+        *,
+        system_prompt: str = "",
+        guidance: Guidance | None = None,
+        cold: Sequence[Item] = (),
+    ) -> CurationResult:
         """The prompt for ``new`` (the newest user message) and the operations that get there.
 
         In phases, each on a :class:`PlanDraft`: what is always sent, the recent turns, scores,
@@ -74,12 +83,23 @@ class Planning(UserRoom):
 
         Args:
             guidance: The curator model's checked advice for ``new`` (ignored if for another message).
+            cold: Messages before the session's curated cut that may answer ``new``, read from the
+                store (see :mod:`engine.cold_recall`): recalled like pruned items when it refers to them.
         """
         if guidance is not None and guidance.for_item != new.id:
             guidance = None
         draft = self._fixed_part(new, system_prompt, guidance)
         self._take_recent(draft)
         scores = self._score(draft)
+        if cold:
+            draft.cold = admit(
+                cold,
+                scores,
+                term_index=self._terms,
+                entity_index=self._entities,
+                new_refs=new.refs,
+                threshold=self.profile.recall_threshold,
+            )
         self._choose(draft, scores)
         self._operate(draft, scores)
         messages, verbatim, summary_message, stand_ins = self._assemble(draft, scores, system_prompt)
@@ -114,6 +134,7 @@ class Planning(UserRoom):
             past_budget=tuple(draft.past_budget),
             pinned_tokens=draft.pinned_cost,
             pin_limit_tokens=int(self.budget.tokens * self.pin_limit),
+            cold=tuple(i for i in draft.cold if i.id in draft.chosen),
         )
 
     def _fixed_part(self, new: Item, system_prompt: str, guidance: Guidance | None) -> PlanDraft:
@@ -234,6 +255,7 @@ class Planning(UserRoom):
         ]
         if guidance is not None:
             eligible, draft.retained, draft.set_aside = advised(eligible, candidates, guidance, named)
+        eligible.extend(draft.cold)  # earlier messages the new one refers to compete as pruned ones do
         retained = draft.retained
         # Best first (what the curator retains before all); newest first among equal scores (the
         # list is newest first and sorting is stable).
@@ -350,6 +372,8 @@ class Planning(UserRoom):
                     draft.operations.append(operation)
                     if operation.after is not None:
                         draft.after_state[item.id] = operation.after
+        if draft.cold:
+            recall_earlier(draft, scores, self.profile.recall_threshold, self._cold_recalled)
         # The user's messages asked about have their own note (engine.user_room).
         if left := len([i for i in draft.left_out if i not in draft.asked_left_out]):
             were, them = (
@@ -394,6 +418,8 @@ class Planning(UserRoom):
         verbatim = [
             i for i in self.items if i is not new and (i.id in chosen or (i.pinned and i.role != "system"))
         ]
+        if draft.cold:  # from before the cut: first in the conversation
+            verbatim[:0] = [i for i in draft.cold if i.id in chosen]
         # In the conversation's order: the new message is the last, except in the preview of a
         # request already answered (the screen's "next request"), where its replies follow it.
         sent = sorted([*verbatim, new], key=lambda i: i.position)

@@ -103,7 +103,7 @@ def score_items(
 
     neighbour = _neighbour_credit(relevance, session, by_id, excluded)
 
-    return ScoreTable(
+    table = ScoreTable(
         items,
         relevance=relevance,
         entities=entity_score,
@@ -112,6 +112,8 @@ def score_items(
         half_life=profile.half_life,
         registry=registry,
     )
+    table.query, table.top = query, top
+    return table
 
 
 class ScoreTable(Mapping[int, Scores]):
@@ -161,6 +163,25 @@ class ScoreTable(Mapping[int, Scores]):
                 if key in total:
                     total[key] += w_entities * min(1.0, value)
         self.total = total
+        self.query: Mapping[str, float] = {}
+        """The weighted terms the items were scored against (see :func:`score_items`)."""
+        self.top = 0.0
+        """The best raw BM25 score among the items: relevance is each one's share of it."""
+
+    def add_outside(self, scored: Sequence[tuple[Item, float, float]]) -> None:
+        """Score items that are not the session's (messages before its cut, see
+        :mod:`engine.cold_recall`), each with its relevance and entity overlap measured apart; they
+        have no neighbours here."""
+        relevance, entities = dict(self._relevance), dict(self._entities)
+        for item, item_relevance, item_entities in scored:
+            self._items[item.id] = item
+            relevance[item.id], entities[item.id] = item_relevance, item_entities
+            prior = item.prior
+            if prior is None:
+                prior = item.prior = _prior(item, self._registry)
+            recency = WEIGHTS["recency"] * 0.5 ** (max(0, self._turn - item.turn) / self._half_life)
+            self.total[item.id] = recency + prior + WEIGHTS["relevance"] * item_relevance
+        self._relevance, self._entities = relevance, entities
 
     def named(self, threshold: float) -> set[int]:
         """The items the new message refers to directly: by wording, or by a rare shared entity."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from engine.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
 from engine.chat import BuildProgress, HistoryCut, SessionSettings, StoredMessage
+from engine.cold_store import ColdStore
 from engine.curation_build import Build, grow
 from engine.curation_calls import CallsReport, CallTally, CallUsage, Price
 from engine.model_summaries import SummaryLevel
@@ -63,8 +64,12 @@ class SessionCurations:
         system_prompt: str,
         profile: Profile = DEFAULT_PROFILE,
         memory: MemorySource | None = None,
+        recall: ColdStore | None = None,
     ) -> None:
         self.store = store
+        self.recall = recall
+        """Where the messages before a long session's cut are found again (see
+        engine.cold_recall); None: requests recall only curated messages."""
         self.counter = counter
         self.window = window
         """The model's context window (asked each time: the model can change)."""
@@ -332,6 +337,17 @@ class SessionCurations:
             for session_id, curation in self._cached.items():
                 self._give_memory(curation, session_id)
 
+    def earlier_candidates(self, session_id: int, curation: SessionCuration, new: Item) -> list[Item]:
+        """The messages before the session's curated cut that may answer ``new``, read from the
+        store for its plan (none for a session curated whole). Hold :attr:`lock`."""
+        if self.recall is None or curation.cut is None:
+            return []
+        from engine.cold_recall import ColdRecall
+
+        return ColdRecall(self.recall, self.counter).candidates(
+            session_id, curation.cut.after, new, curation.term_index
+        )
+
     def new_session_memory_budget(self) -> int:
         """The tokens a new session's request gives its memory section (the config's profile, the
         current model's window)."""
@@ -368,7 +384,8 @@ class SessionCurations:
             memory = self.counter.count(curation.memory) + MESSAGE_OVERHEAD_TOKENS if curation.memory else 0
             return empty_view(curation, system + memory + REPLY_PRIMING_TOKENS)
         guidance = self.guidance.get(session_id) if session_id is not None else None
-        result = curation.plan(new, system_prompt=system_prompt, guidance=guidance)
+        cold = self.earlier_candidates(session_id, curation, new) if session_id is not None else []
+        result = curation.plan(new, system_prompt=system_prompt, guidance=guidance, cold=cold)
         curation.prepare_summaries()
         return build_view(curation, result, new_id=new.id, calls=self.calls(session_id), upcoming=True)
 

@@ -154,6 +154,11 @@ class SessionItems:
         elif self.text_source is not None:
             item.let_go_of_text(self.text_source)
 
+    @property
+    def term_index(self) -> TermIndex:
+        """The items' BM25 index (read, never changed, from outside)."""
+        return self._terms
+
     def items_mentioning(self, ref: str) -> Iterable[int]:
         """Ids of the items that mention the entity ``ref``."""
         return self._entities.items_with(ref)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from engine.budget import DEFAULT_PROFILE, Profile
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
+from engine.cold_store import ColdStore
 from engine.conversation_tail import NothingToRetry, cut_reply, since_last_user_message
 from engine.curation_result import CurationResult
 from engine.early_stream import EarlyStream
@@ -120,6 +121,7 @@ class TurnService:
         memory: MemorySource | None = None,
         curation_models: Callable[[ChatModel], CurationModels] | None = None,
         view_delay: float = VIEW_DELAY,
+        recall: ColdStore | None = None,
     ) -> None:
         """
         Args:
@@ -128,6 +130,8 @@ class TurnService:
                 heuristics and offline summaries only.
             view_delay: How long the model may take before the plan's view is begun (0: at once;
                 see :mod:`engine.pending_view`).
+            recall: Where the messages before a long session's curated cut are found again, for
+                requests that refer to them (see :mod:`engine.cold_recall`); None: never.
         """
         self.store = store
         self.counter = counter
@@ -144,6 +148,7 @@ class TurnService:
             system_prompt=system_prompt,
             profile=profile,
             memory=memory,
+            recall=recall,
         )
         self._curation_models = curation_models
         self._helpers = NO_CURATION_MODELS
@@ -284,7 +289,10 @@ class TurnService:
             if guidance is None:
                 guidance = self.curations.guidance.get(session_id)
             result = curation.plan(
-                new, system_prompt=self.curations.system_prompt_for(session_id), guidance=guidance
+                new,
+                system_prompt=self.curations.system_prompt_for(session_id),
+                guidance=guidance,
+                cold=self.curations.earlier_candidates(session_id, curation, new),
             )
             self.curations.save(session_id, curation, curation.apply(result))
             return _Planned(result, new.id, [PromptMessage(m.role, m.content) for m in result.messages])

@@ -39,6 +39,7 @@ from sessions import (
 from sessions.memory_methods import MemoryMethods
 from sessions.migrations import check_version, migrate
 from sessions.paths import ensure_private_dir
+from sessions.recall_records import RecallMethods
 from sessions.search_records import SearchHit as SearchHit  # re-exported: callers import it from here
 from sessions.search_records import fts_query as fts_query
 from sessions.session_stamps import SessionStamps
@@ -56,7 +57,7 @@ def _now() -> str:
     return message_records.now_text()
 
 
-class SqliteChatStore(MemoryMethods):
+class SqliteChatStore(MemoryMethods, RecallMethods):
     """Sessions, messages and app state in one SQLite file.
 
     Every method commits before it returns and raises :class:`StoreError` (with a sentence for the

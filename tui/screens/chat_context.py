@@ -135,7 +135,8 @@ class ContextActions(ChatPart):
             return True
         self.screen.notify(
             f"#{item_id} is older than the latest {CURATED_LIMIT:,} messages, the ones curated in a session "
-            "this long: it stays in the store but is not sent, pinned or inspected.",
+            "this long: it stays in the store, is sent only when a message names what it holds, and is "
+            "not pinned or inspected.",
             severity="warning",
         )
         return True

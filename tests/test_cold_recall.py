@@ -1,0 +1,193 @@
+"""Recall across a whole long session: a message from before the curated cut that the new message
+refers to is read back from the store (FTS5) and sent, explained in the ledger and the panel.
+
+Real SQLite store, real openai client against the loopback fake server; the curated limit is
+made small so that the session is longer than it without writing 10,000 messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import session_curations
+from engine.chat import MessageStatus, StoredMessage
+from engine.cold_recall import RECALLS, cold_items
+from engine.context_service import ContextService
+from engine.context_view import Mark
+from engine.curation_result import cost
+from engine.curator import SessionCuration
+from engine.ledger import EntryKind
+from engine.prompt import REPLY_PRIMING_TOKENS
+from engine.tokens import LazyTokenCounter, load_counter
+from engine.turn import TurnService
+from engine.turn_events import ContextCurated, UserMessageSaved
+from providers.openai_chat import OpenAIChatModel
+from sessions.store import SqliteChatStore
+from tests.fake_openai import FakeOpenAIServer
+
+COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
+LIMIT = 20
+"""The curated limit in these tests: the latest 20 messages."""
+FACT = "My locker at the Harbourview gym has the code 4417, and the spare key is with Ottoline."
+FILLER = [
+    "We walked along the river and talked about the weather today.",
+    "The soup recipe needs more salt and a little pepper next time.",
+    "Tomorrow the train leaves early, so pack the bags tonight.",
+    "The garden needs watering twice a week in this heat.",
+]
+
+
+@pytest.fixture
+async def model(fake_server: FakeOpenAIServer) -> AsyncIterator[OpenAIChatModel]:
+    fake_server.reply = "Noted."
+    opened = OpenAIChatModel(
+        model="fake-model",
+        base_url=fake_server.base_url,
+        api_key="test-key",
+        context_window=4_000,
+        read_timeout=5.0,
+        connect_timeout=2.0,
+    )
+    yield opened
+    await opened.aclose()
+
+
+def long_session(store: SqliteChatStore) -> tuple[int, int]:
+    """A session of 60 messages whose second holds :data:`FACT`; the id of that message."""
+    session = store.create_session("Long")
+    fact_id = 0
+    for n in range(30):
+        said = FACT if n == 0 else f"{FILLER[n % len(FILLER)]} (day {n})"
+        message = store.add_message(session.id, "user", said, tokens=COUNTER.count(said))
+        fact_id = fact_id or message.id
+        answer = f"Thanks, I will remember that. {FILLER[(n + 1) % len(FILLER)]}"
+        store.add_message(session.id, "assistant", answer, tokens=COUNTER.count(answer))
+    return session.id, fact_id
+
+
+async def ask(turns: TurnService, session_id: int, text: str) -> list[object]:
+    events: list[object] = []
+    async for event in turns.send(session_id, text):
+        events.append(event)
+    assert any(isinstance(e, UserMessageSaved) for e in events)
+    return events
+
+
+def sent(fake_server: FakeOpenAIServer) -> list[str]:
+    return [m["content"] for m in fake_server.requests[-1]["body"]["messages"]]
+
+
+async def test_a_question_about_a_message_before_the_cut_sends_that_message(
+    monkeypatch: pytest.MonkeyPatch,
+    store: SqliteChatStore,
+    model: OpenAIChatModel,
+    fake_server: FakeOpenAIServer,
+) -> None:
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
+    session_id, fact_id = long_session(store)
+    turns = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+    events = await ask(turns, session_id, "What was the code of my Harbourview locker?")
+
+    assert FACT in sent(fake_server)
+    # Sent in the conversation's order: before every curated message, the question last.
+    assert sent(fake_server).index(FACT) == 0
+    assert sent(fake_server)[-1] == "What was the code of my Harbourview locker?"
+    recalls = [e for e in store.ledger(session_id) if e.action == "recall"]
+    assert [e.target for e in recalls] == [str(fact_id)]
+    assert recalls[0].kind is EntryKind.OPERATION
+    assert "read from the messages before the curated ones" in recalls[0].reason
+    view = next(e.view for e in events if isinstance(e, ContextCurated))
+    shown = [(i.mark, i.reason) for i in view.items if i.id == fact_id]
+    assert len(shown) == 1 and shown[0][0] is Mark.RECALLED and "before the curated ones" in shown[0][1]
+    assert view.tokens <= view.budget
+
+
+async def test_a_question_that_matches_nothing_before_the_cut_recalls_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+    store: SqliteChatStore,
+    model: OpenAIChatModel,
+    fake_server: FakeOpenAIServer,
+) -> None:
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
+    session_id, _ = long_session(store)
+    turns = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+    await ask(turns, session_id, "Which telescope should I buy for astronomy?")
+
+    assert FACT not in sent(fake_server)
+    assert not [e for e in store.ledger(session_id) if e.action == "recall"]
+    # The turn after it, about the fact again, brings it back: nothing was lost by the cut.
+    await ask(turns, session_id, "Who has the spare key of my Harbourview locker?")
+    assert FACT in sent(fake_server)
+
+
+async def test_the_preview_of_a_draft_shows_the_earlier_message_it_would_recall(
+    monkeypatch: pytest.MonkeyPatch, store: SqliteChatStore, model: OpenAIChatModel
+) -> None:
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
+    session_id, fact_id = long_session(store)
+    turns = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+    view = await ContextService(turns.curations).draft(session_id, "Who has my Harbourview key?")
+    assert [i.mark for i in view.items if i.id == fact_id] == [Mark.RECALLED]
+    assert any(fact_id in m.sources for m in view.messages)
+    assert not [e for e in store.ledger(session_id) if e.action == "recall"]  # a preview changes nothing
+
+
+async def test_a_message_the_user_took_out_before_the_cut_is_not_recalled(
+    monkeypatch: pytest.MonkeyPatch,
+    store: SqliteChatStore,
+    model: OpenAIChatModel,
+    fake_server: FakeOpenAIServer,
+) -> None:
+    session_id, fact_id = long_session(store)
+    whole = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+    with whole.curations.lock:
+        whole.curations.get(session_id)
+    await ContextService(whole.curations).forget(session_id, fact_id)
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
+    turns = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+    await ask(turns, session_id, "What was the code of my Harbourview locker?")
+    assert FACT not in sent(fake_server)
+
+
+def _stored(message_id: int, role: str, text: str) -> StoredMessage:
+    return StoredMessage(
+        id=message_id,
+        session_id=1,
+        role="user" if role == "user" else "assistant",
+        content=text,
+        status=MessageStatus.COMPLETE,
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        tokens=COUNTER.count(text),
+    )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    window=st.integers(min_value=300, max_value=3_000),
+    sizes=st.lists(st.integers(min_value=1, max_value=120), min_size=1, max_size=8),
+)
+def test_messages_recalled_from_before_the_cut_never_take_a_request_past_its_budget(
+    window: int, sizes: list[int]
+) -> None:
+    curation = SessionCuration(window=window, counter=COUNTER)
+    for n in range(12):
+        text = f"{FILLER[n % len(FILLER)]} Entry {n}."
+        curation.add_message(1_000 + n, "user" if n % 2 == 0 else "assistant", text, COUNTER.count(text))
+    new = curation.add_message(2_000, "user", "Where is the Zanzibar ledger?", 8)
+    texts = ["The Zanzibar ledger " + "is kept safe " * size for size in sizes]
+    cold = cold_items([_stored(n + 1, "user", text) for n, text in enumerate(texts)], COUNTER)
+    result = curation.plan(new, cold=cold)
+    recalled = [m for m in result.messages if m.sources and m.sources[0] < 1_000]
+    assert len(recalled) == len(result.cold) <= RECALLS
+    if not result.over_budget:
+        assert result.tokens <= result.budget_tokens
+    # With room for the whole conversation, the summary reserve and one of them, one is recalled.
+    everything = sum(cost(i.tokens) for i in curation.items) + REPLY_PRIMING_TOKENS
+    reserve = int(result.budget_tokens * curation.profile.memory_share)
+    if result.budget_tokens >= everything + reserve + min(cost(i.tokens) for i in cold):
+        assert result.cold, "an earlier message that the question names and that fits is recalled"
