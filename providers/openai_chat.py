@@ -12,11 +12,8 @@ user what happened and what to do; cancellation is never translated.
 from __future__ import annotations
 
 import contextlib
-import re
-import time
 from collections.abc import AsyncGenerator, Sequence
-from datetime import UTC
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
@@ -24,7 +21,7 @@ from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
 from engine.redaction import StreamRedactor, redact, remember_secret
 from engine.thinking import CLOSE, OPEN
 from providers.client_factory import KeptClient, loaded
-from providers.failures import server_detail, shorten
+from providers.openai_errors import Endpoint, Phase, translate
 from providers.stream_chunks import read_chunk
 from providers.windows import window_in
 
@@ -39,9 +36,6 @@ PLACEHOLDER_API_KEY = "not-needed"
 
 WRITE_TIMEOUT = 30.0
 POOL_TIMEOUT = 10.0
-
-_Phase = Literal["request", "stream", "models"]
-"""Where an error happened: before the reply started, while it streamed, or listing models."""
 
 
 class OpenAIChatModel:
@@ -79,6 +73,9 @@ class OpenAIChatModel:
         self._window_asked = False
         self._server_window: int | None = None
         self._key_hint = key_hint
+        self._endpoint = Endpoint(
+            model, base_url, self._api_key is not None, key_hint, connect_timeout, read_timeout
+        )
         self._client = KeptClient(lambda: self._new_client())  # looked up when made (tests wrap it)
 
     @property
@@ -156,7 +153,7 @@ class OpenAIChatModel:
         await self.warm_up()  # not the import on the event loop
         import openai
 
-        phase: _Phase = "request"
+        phase: Phase = "request"
         finish_reason: str | None = None
         usage: UsageReport | None = None
         chunks = 0
@@ -226,7 +223,7 @@ class OpenAIChatModel:
             if chunks == 0:
                 raise ModelError(
                     ModelErrorKind.BAD_RESPONSE,
-                    f"The server at {self._where()} answered, but not with a stream of chat replies. "
+                    f"The server at {self._endpoint.where} answered, but not with a stream of chat replies. "
                     "Check that the base URL points at an OpenAI-compatible API.",
                 )
             raise ModelError(
@@ -258,209 +255,9 @@ class OpenAIChatModel:
         except (openai.OpenAIError, ValueError, AttributeError, TypeError) as err:
             raise self._translate(err, "models") from err
 
-    # --- errors ------------------------------------------------------------------------------
-
-    def _where(self) -> str:
-        return self._base_url or "the default OpenAI endpoint"
-
-    def _translate(self, err: Exception, phase: _Phase) -> ModelError:
-        """The :class:`ModelError` that tells the user what ``err`` means, without the API key.
-
-        Some servers quote the key they refused; the message is stored with the reply and shown,
-        so :class:`ModelError` passes it through the redaction gate (:mod:`engine.redaction`), and
-        every quote of the server was redacted before it was cut (:func:`shorten`).
-        """
-        return self._describe(err, phase)
-
-    def _describe(self, err: Exception, phase: _Phase) -> ModelError:
-        import openai
-
-        kind = ModelErrorKind
-        if isinstance(err, openai.AuthenticationError):
-            return ModelError(kind.AUTH, self._auth_message())
-        if isinstance(err, openai.PermissionDeniedError):
-            hint = f" Check that the key in {self._key_hint} may use it." if self._key_hint else ""
-            return ModelError(
-                kind.AUTH, f"The server refused access to {self._model} (403): {server_detail(err)}.{hint}"
-            )
-        if isinstance(err, openai.RateLimitError):
-            return self._rate_limit(err)
-        if isinstance(err, openai.BadRequestError) and _is_context_length(err):
-            return ModelError(
-                kind.CONTEXT_LENGTH,
-                f"The conversation is too long for {self._model} ({server_detail(err)}). "
-                "Start a new session, or retry with a model that has a larger context window.",
-                window=_window_from_error(err),
-            )
-        if isinstance(err, openai.InternalServerError):
-            return ModelError(
-                kind.SERVER,
-                f"The server failed ({err.status_code}{_colon_detail(err)}). Try again in a moment.",
-                retryable=phase == "request",
-            )
-        if isinstance(err, openai.NotFoundError):
-            if phase == "models":
-                message = f"The server at {self._where()} does not list its models (404)."
-            else:
-                message = (
-                    f"The server at {self._where()} has no chat endpoint or no model named {self._model} "
-                    f"(404{_colon_detail(err)}). Check the base URL and the model name."
-                )
-            return ModelError(kind.BAD_REQUEST, message)
-        if isinstance(err, openai.APIStatusError):
-            return ModelError(
-                kind.BAD_REQUEST, f"The server refused the request ({err.status_code}{_colon_detail(err)})."
-            )
-        if isinstance(err, openai.APITimeoutError):
-            # A connection that never opened may open next time; a server that took the request
-            # and then said nothing for read_timeout seconds is not asked again unbidden.
-            connect = type(err.__cause__).__name__ == "ConnectTimeout"
-            return ModelError(kind.TIMEOUT, self._timeout_message(err, phase), retryable=connect)
-        if isinstance(err, openai.APIConnectionError):
-            return ModelError(
-                kind.CONNECTION,
-                self._connection_message(err, phase),
-                retryable=phase == "request" and type(err.__cause__).__name__ != "UnsupportedProtocol",
-            )
-        if isinstance(err, openai.APIResponseValidationError):
-            return ModelError(kind.BAD_RESPONSE, self._bad_response_message(str(err)))
-        if isinstance(err, openai.APIError):
-            # A plain APIError is an error the server sent inside an otherwise good stream.
-            return ModelError(
-                kind.SERVER,
-                f"The server reported an error{' during the reply' if phase == 'stream' else ''}: "
-                f"{server_detail(err)}. Try again in a moment.",
-            )
-        return ModelError(kind.BAD_RESPONSE, self._bad_response_message(f"{type(err).__name__}: {err}"))
-
-    def _auth_message(self) -> str:
-        if self._api_key is None:
-            return (
-                f"The server at {self._where()} needs an API key (401). "
-                "Set api_key_env for the provider in your config to the variable that holds it."
-            )
-        if self._key_hint:
-            return (
-                f"The server refused the API key (401). "
-                f"Check the key in {self._key_hint} or the provider's api_key_env in your config."
-            )
-        return "The server refused the API key (401). Check the provider's api_key_env in your config."
-
-    def _rate_limit(self, err: openai.RateLimitError) -> ModelError:
-        retry_after = _retry_after(err.response.headers)
-        if _code(err) == "insufficient_quota":
-            return ModelError(
-                ModelErrorKind.RATE_LIMIT,
-                "The provider says your account has run out of quota (429). "
-                "Check your plan and billing with the provider.",
-            )
-        seconds = f"{retry_after:.0f} s" if retry_after is not None and retry_after >= 1 else "a moment"
-        return ModelError(
-            ModelErrorKind.RATE_LIMIT,
-            f"The server is limiting requests (429{_colon_detail(err)}). Wait {seconds}, then retry.",
-            retry_after=retry_after,
-            retryable=True,
-        )
-
-    def _timeout_message(self, err: Exception, phase: _Phase) -> str:
-        # openai wraps every httpx2 timeout in the same APITimeoutError; the cause tells connect
-        # from read. The name is compared so as not to import httpx2, openai's private dependency.
-        if type(err.__cause__).__name__ == "ConnectTimeout":
-            return (
-                f"Could not connect to {self._where()} within {self._connect_timeout:g} seconds. "
-                "Check that the server is running and reachable."
-            )
-        if phase == "stream":
-            return (
-                f"Nothing more of the reply arrived for {self._read_timeout:g} seconds, so it was "
-                "abandoned. Retry, or raise the read timeout in your config."
-            )
-        return (
-            f"The server did not answer within {self._read_timeout:g} seconds. It may be busy or still "
-            "loading the model: retry, or raise the read timeout in your config."
-        )
-
-    def _connection_message(self, err: Exception, phase: _Phase) -> str:
-        if phase == "stream":
-            return "The connection to the server dropped in the middle of the reply. Retry to ask again."
-        if type(err.__cause__).__name__ == "UnsupportedProtocol":
-            return f"The base URL {self._where()} is not valid: it must start with http:// or https://."
-        return (
-            f"Could not connect to the server at {self._where()}. "
-            "Check that it is running and that the base URL is right."
-        )
-
-    def _bad_response_message(self, what: str) -> str:
-        return (
-            f"The server's answer could not be understood ({shorten(what)}). "
-            "Check that the base URL points at an OpenAI-compatible API."
-        )
+    def _translate(self, err: Exception, phase: Phase) -> ModelError:
+        return translate(err, phase, self._endpoint)
 
 
 WINDOW_PROBE_TIMEOUT = 3.0
 """Seconds to wait for the server to describe the model before the first turn goes ahead anyway."""
-
-# "maximum context length is 8192 tokens" (OpenAI, vLLM), "context size (4096 tokens)",
-# "context window of 4,096 tokens". Bounded gaps: no backtracking blow-up on long messages.
-_WINDOW_IN_WORDS = re.compile(
-    r"(?:maximum context length|context (?:length|size|window))[^0-9.]{0,24}([0-9][0-9,]{0,12})\s*tokens",
-    re.IGNORECASE,
-)
-
-
-def _is_context_length(err: openai.APIStatusError) -> bool:
-    if _code(err) == "context_length_exceeded":
-        return True
-    body = err.body if isinstance(err.body, dict) else {}
-    if body.get("type") == "exceed_context_size_error":  # llama.cpp's server
-        return True
-    detail = server_detail(err).lower()
-    # vLLM says "This model's maximum context length is 2048 tokens. However, ..." with no code.
-    return "maximum context length" in detail or (
-        "exceed" in detail and _WINDOW_IN_WORDS.search(detail) is not None
-    )
-
-
-def _window_from_error(err: openai.APIStatusError) -> int | None:
-    body = err.body if isinstance(err.body, dict) else {}
-    n_ctx = body.get("n_ctx")  # llama.cpp says it as a number
-    if isinstance(n_ctx, int) and n_ctx > 0:
-        return n_ctx
-    found = _WINDOW_IN_WORDS.search(server_detail(err))
-    return int(found.group(1).replace(",", "")) if found else None
-
-
-def _code(err: openai.APIStatusError) -> str | None:
-    code = err.code or (err.body.get("code") if isinstance(err.body, dict) else None)
-    return code if isinstance(code, str) else None
-
-
-def _colon_detail(err: openai.APIError) -> str:
-    detail = server_detail(err)
-    return "" if detail == "no details given" else f": {detail}"
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds the server asked us to wait: ``retry-after-ms``, or ``retry-after`` (seconds or a date)."""
-    try:
-        millis = headers.get("retry-after-ms")
-        if millis is not None:
-            return max(0.0, float(millis) / 1000)
-    except ValueError:
-        pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    from email.utils import parsedate_to_datetime  # rarely needed, and slow-ish to import
-
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:  # "-0000" in the date means UTC, with no zone said
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - time.time())

@@ -18,7 +18,8 @@ import pytest
 from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
 from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
-from providers.openai_chat import OpenAIChatModel, _retry_after
+from providers.openai_chat import OpenAIChatModel
+from providers.openai_errors import _retry_after
 from tests.fake_openai import FakeOpenAIServer
 
 PROMPT = "please answer with several words"
