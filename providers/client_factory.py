@@ -3,11 +3,9 @@ one per call (the memory assessor, asked when a session is left), or one kept by
 often (:class:`KeptClient`: the curator, every turn; the summarizer, dozens of times at a change
 of topic).
 
-Making a client on the event loop held the screen still: the first one imports ``openai`` (about
-0.4 s; at startup, when the memory of a session left idle is assessed, before the chat model's
-own warm-up), and every one loads the CA bundle for its TLS context (20-40 ms). The first request
-of the process then loaded 85 more modules, on the event loop (44 ms against 8 once loaded):
-:func:`loaded` has the thread that makes a client load them.
+Making a client on the event loop held the screen still: the first one imports ``openai``, every
+one loads the CA bundle for its TLS context, and the first request of the process loads more
+modules still: :func:`loaded` has the thread that makes a client load them.
 """
 
 from __future__ import annotations
@@ -77,9 +75,8 @@ class KeptClient:
     """One client from ``clients``, made in a worker thread on first use and kept, with its open
     connection, until :meth:`aclose`: the chat model's, and the helpers' asked often.
 
-    Made for each pass, the curator's client cost the turn the CA bundle's load (~18 ms) and a new
-    connection (a TLS handshake to a remote server): at 10,000 messages, with the screen drawing
-    the message meanwhile, 35-45 ms from asking to the request reaching the (loopback) server.
+    Made for each pass, the curator's client would cost every turn the CA bundle's load and a new
+    connection (a TLS handshake to a remote server).
     """
 
     def __init__(self, clients: ClientFactory) -> None:

@@ -29,9 +29,9 @@ def digest(messages: Sequence[PromptMessage], counter: TokenCounter) -> str:
     """The offline model's reply to ``messages``: what it received, in numbers."""
     roles = Counter(m.role for m in messages)
     tokens = REPLY_PRIMING_TOKENS + sum(counter.count(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages)
-    approx = "" if counter.exact else "≈ "
+    approx = "" if counter.exact else "~"
     last = next((m.content for m in reversed(messages) if m.role == "user"), "")
-    # In pieces: one split() of a 10 MB paste holds the GIL (and the UI) for 0.3 s.
+    # In pieces: one split() of a 10 MB paste holds the GIL, and the UI, for a visible moment.
     words = sum(len(piece.split()) for piece in pieces(last))
     parts = [
         "**Offline model.** No model is connected, so this answer was made on your machine.",

@@ -215,7 +215,7 @@ def _v7_message_analyses(conn: sqlite3.Connection) -> None:
 
 def _v8_shown_message_counts(conn: sqlite3.Connection) -> None:
     # A session's message count (shown in every Session) is read on each turn: without an index
-    # holding the status, counting a 10,000-message session read its rows (7 ms; 0.4 ms with it).
+    # holding the status, counting read every row of the session.
     conn.execute("CREATE INDEX messages_shown ON messages (session_id, status, id)")
 
 

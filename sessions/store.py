@@ -443,10 +443,10 @@ class SqliteChatStore(MemoryMethods, RecallMethods):
     def checkpoint(self) -> None:
         """Copy the write-ahead log into the database file now, while nothing waits for the store.
 
-        SQLite does it by itself in the commit that takes the log past 1,000 pages: in a 10,000-
-        message session, ~20 ms inside the planning commit of one turn in three or four. Called
-        once a turn has settled, it leaves the next turn a log it can start again from the top. A
-        failure is left for SQLite's own checkpoint to meet, and report, in a later write.
+        SQLite does it by itself in the commit that takes the log past 1,000 pages, inside some
+        turn's planning. Called once a turn has settled, it leaves the next turn a log it can start
+        again from the top. A failure is left for SQLite's own checkpoint to meet, and report, in a
+        later write.
         """
         with self._lock, suppress(sqlite3.Error):
             self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")

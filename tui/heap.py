@@ -1,21 +1,11 @@
 """The app's heap: the cyclic collector kept off a loaded session, and glibc's malloc kept from
 hoarding what was freed.
 
-A long session holds hundreds of thousands of long-lived objects (items, their term counts, index
-postings). CPython's full collections re-scan all of them, which at 10,000 items is a ~70 ms pause
-that lands on whatever turn happens to trigger it. Freezing the heap once a session is on screen
-moves those objects out of the collector's sight (reference counting still frees them). While a
-session loads, full collections are held off: each re-scanned everything loaded so far, and at
-10,000 messages five of them (17-133 ms each, ~350 ms in all, stopping every thread) came in the
-3.7 s before the context panel was ready, before the one that settling makes anyway. The garbage
-the load leaves (Textual's temporary nodes, ~14,000 objects) waits for that one: ~3 MB of peak RSS.
-
-glibc's malloc gives each thread that allocates an arena of its own (up to eight per core), and
-memory freed in one arena serves no other thread; it also keeps freed pages inside its heaps
-until told otherwise. In a 10,000-message session (``tests/benchmarks/long_session.py``) two
-arenas took the peak RSS from 256 to 242 MB, and also returning free pages after each session load
-and turn to 239 MB; a return takes 0.1-5 ms. Other C libraries (musl, macOS, Windows) have neither
-control: there, these calls do nothing.
+A long session holds hundreds of thousands of long-lived objects, which CPython's full collections
+re-scan, pausing whatever turn triggers them: the heap is frozen once a session is on screen, and
+full collections are held off while one loads. glibc's malloc is limited to two arenas and asked to
+return free pages after a load and a turn (elsewhere these calls do nothing). The figures behind
+both: docs/performance.md, "Figures behind the code".
 """
 
 from __future__ import annotations
@@ -86,8 +76,7 @@ def started() -> None:
 
 def keep() -> None:
     """Freeze what is alive now, after collecting the young garbage: for objects that live as long
-    as the app and arrive after the session is settled (the model client's modules, imported
-    then: ~70,000 objects that made every full collection at 10,000 messages ~30 ms slower)."""
+    as the app and arrive after the session is settled (the model client's modules)."""
     gc.collect(1)
     gc.freeze()
 

@@ -3,9 +3,8 @@ each undone once fixed upstream.
 
 ``StylesCache.get_inner_outer`` (textual 8.2.8) is an instance method under ``lru_cache(1024)``:
 the cache keeps the last 1,024 widgets' style caches alive, with every line each had drawn, long
-after the widgets are gone (Textualize/textual#6665). Scrolling a long session replaces widgets
-page after page: measured at 10,000 messages, 60 pages of wheel scrolling grew the process by
-82 MB, and by 52 MB with this fix (what is left is the 60 messages mounted at a time).
+after the widgets are gone (Textualize/textual#6665), and scrolling a long session replaces
+widgets page after page.
 
 mdurl (0.1.2) fills its percent-encoding tables on first use, publishing each table before filling
 it. Textual's Markdown parses in the default thread pool, so a page of messages mounted at once
@@ -15,8 +14,8 @@ benchmark). Filling the tables on the main thread before any Markdown is parsed 
 
 ``Compositor.reflow`` (textual 8.2.8) arranges every widget into a new full map but leaves the map
 marked invalid when it was (any refreshed widget off screen marks it so). The first widget asking
-for its region after the layout then has the whole screen arranged a second time: measured at
-10,000 messages, four extra arrangements a turn, 14-32 ms of the turn's time.
+for its region after the layout then has the whole screen arranged a second time, several times
+a turn. The figures behind each fix: docs/performance.md, "Figures behind the code".
 """
 
 from __future__ import annotations

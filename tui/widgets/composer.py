@@ -28,7 +28,7 @@ milliseconds apart at the least."""
 PASTE_INLINE_CHARS = 20_000
 PASTE_INLINE_LINES = 500
 """A paste larger than this is held aside and shown as one placeholder line: TextArea lays out
-every line it holds, and a 10 MB paste froze the app for 9 s."""
+every line it holds, and a 10 MB paste froze the app for seconds."""
 
 
 def describe_size(text: str) -> str:

@@ -1,6 +1,6 @@
 """Widgets that ask Textual for one layout of the screen where Textual asks for two.
 
-A layout reflows and redraws the whole screen: at 10,000 messages it takes 15-100 ms. Textual asks
+A layout reflows and redraws the whole screen, which costs a long session dearly. Textual asks
 for a second one in two cases where it places nothing differently:
 
 * After a layout, ``Widget.virtual_size`` is set on every widget whose size changed, and as a
@@ -49,10 +49,9 @@ class LaidOutOnce(Widget):
 class LaidOutStatic(Static, LaidOutOnce):
     """A Static whose new content asks for a layout only when it changes the widget's size.
 
-    ``Static.update`` lays out the whole screen by default. With a long session's 40 messages
-    mounted one layout costs 15-30 ms, and a turn's meta lines, panel figures and header gauge
-    change several times a turn without changing a single widget's size. A hidden widget takes no
-    room: showing it lays the screen out anyway.
+    ``Static.update`` lays out the whole screen by default, and a turn's meta lines, panel figures
+    and header gauge change several times a turn without changing a single widget's size. A
+    hidden widget takes no room: showing it lays the screen out anyway.
     """
 
     def update(self, content: VisualType = "", *, layout: bool = True) -> None:

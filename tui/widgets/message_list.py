@@ -24,14 +24,11 @@ from tui.widgets.message_view import MessageView
 
 PAGE = 10
 """Messages read and mounted at a time: on opening a session, and at each edge reached. A page's
-mount holds the event loop: at 10,000 messages (long_session.py, alternated) the longest stall per
-page while scrolling up was a median 51-62 ms (max 233-247) with 10, 120-123 (max 318-346) with
-20, for as many messages a minute; peak RSS 205-207 MB against 211-217."""
+mount holds the event loop, so a page is small (docs/performance.md, "Figures behind the code")."""
 MOUNTED_LIMIT = 2 * PAGE
 """At most this many messages are mounted; the far side goes as the user scrolls on, the oldest as
-new ones come. Two pages: one coming in and a screenful to keep. Every mounted message costs
-layout time on each turn: 80 turns in a 10,000-message session took a median 230-250 ms each
-with 60 mounted, 170-200 ms with 40."""
+new ones come. Two pages: one coming in and a screenful to keep (every mounted message costs
+layout time on each turn)."""
 EDGE_LINES = 8
 """The next page is asked for when the view comes this close to an edge of what is mounted."""
 
@@ -148,8 +145,7 @@ class MessageList(VerticalScroll, LaidOutOnce):
             self._maybe_ask(asked.direction)
             return
         # One layout for the whole change, not one for the mount, one per Markdown body and one
-        # for the unmount: when pages were of 20, one took 430 ms to load at 10,000 messages this
-        # way, 282 batched.
+        # for the unmount.
         with self.app.batch_update():
             await self._extend(asked.direction, page)
 

@@ -21,8 +21,8 @@ class MessageFence(MarkdownFence, LaidOutOnce):
     """A fenced block drawn in its declared language; one that declares none is drawn as text.
 
     Textual asks Pygments to guess an untagged block's language. Its first guess imports every one
-    of Pygments' lexers: 15 MB of RSS for the rest of the run and ~0.15 s on the event loop, for a
-    guess that colours logs and shell output as some unrelated language.
+    of Pygments' lexers, held for the rest of the run, for a guess that colours logs and shell
+    output as some unrelated language.
 
     It also draws its code again only when the app's theme turns dark or light (or to the
     terminal's colours): Textual's does on every style update, such as the message being focused

@@ -27,7 +27,7 @@ from tui.widgets.message_markdown import MessageMarkdown, attachment_markdown
 
 MARKDOWN_LIMIT = 40_000
 """Above this many characters a message is shown as plain text in a read-only TextArea: Textual's
-Markdown takes seconds (and hundreds of MB) to lay out very large documents (49 s for 1 MB)."""
+Markdown takes seconds, and hundreds of MB, to lay out very large documents."""
 
 STREAM_FLUSH = 0.1
 """Seconds between two draws of a streaming reply (ten a second reads as smooth)."""
