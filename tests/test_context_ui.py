@@ -213,6 +213,9 @@ async def test_the_panel_keys_move_and_forget(fake_server: FakeOpenAIServer) -> 
         await wait_for(pilot, lambda: context(app).item(question).state is ItemState.PRUNED)  # type: ignore[union-attr]
         assert question not in sent(context(app))
         assert [row[:2] for row in ledger(question)] == [("consent", "remove"), ("operation", "prune")]
+        # The note names the key that undoes it (a plain r would be typing, in the composer).
+        said = [n.message for n in app._notifications]
+        assert f"Forgot #{question}. It stays in the store; Alt+R restores it." in said
 
 
 async def test_messages_in_the_chat_show_their_state_and_take_the_same_keys(

@@ -109,7 +109,7 @@ class ContextActions(ChatPart):
                 )
             elif action == "forget":
                 view = await context.forget(session_id, item_id)
-                said = f"Forgot #{item_id}. It stays in the store; r restores it."
+                said = f"Forgot #{item_id}. It stays in the store; Alt+R restores it."
             else:
                 raise ValueError(f"unknown context action {action!r}")
         except CurationRefused as refused:

@@ -41,7 +41,7 @@ class MessageActions(ChatPart):
         elif event.action == "copy_code":
             blocks = code_blocks(text)
             if not blocks:
-                self.screen.notify("This message has no code block; y copies all of it.")
+                self.screen.notify("This message has no code block; Alt+Y copies all of it.")
                 return
             which = f"the last of {len(blocks)} code blocks" if len(blocks) > 1 else "the code block"
             self.copy_text(blocks[-1], f"{which} of #{message.id}")
@@ -57,7 +57,7 @@ class MessageActions(ChatPart):
             self.screen.notify("Only your own messages can be edited; Ctrl+R asks for a reply again.")
             return
         if len(message.content) > PASTE_INLINE_CHARS:
-            self.screen.notify("This message is too long to edit here; copy it (y) and send a new one.")
+            self.screen.notify("This message is too long to edit here; copy it (Alt+Y) and send a new one.")
             return
         self.screen.editing = message.id
         self.screen.composer.text = message.content

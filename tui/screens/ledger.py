@@ -1,5 +1,5 @@
 """The session's forgetting log: every operation, consent answer, entity change and overflow, with
-its reason, each row in words. Filterable; r restores the message a row is about; F7 shows the
+its reason, each row in words. Filterable; Alt+R restores the message a row is about; F7 shows the
 session's forgetting statistics.
 
 A long session's log is long (~22,000 entries at 10,000 messages). Given to the table whole, it

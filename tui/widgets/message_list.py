@@ -62,7 +62,7 @@ class MessageList(VerticalScroll, LaidOutOnce):
     class FocusLost(Message):
         """The focused message was unmounted (a jump, a page scrolled past, a delete), and the
         focus needs a home: Textual gives it to the next focusable widget, the context panel,
-        whose keys act on a row (p pins, f forgets now) as the user types on."""
+        whose Alt+letter keys act on a row, while the user's next keys are meant for the composer."""
 
     def __init__(self, welcome: Content, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, can_focus=False)

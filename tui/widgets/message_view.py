@@ -446,6 +446,6 @@ def _head(text: str) -> Content:
     rest = text[SHOWN_HEAD:]
     note = (
         f"\n\n… and {len(rest):,} more characters ({rest.count(chr(10)):,} more lines), not shown "
-        "here. All of it is stored, sent as the context allows, and y copies it."
+        "here. All of it is stored, sent as the context allows, and Alt+Y copies it."
     )
     return Content(inert(text[:SHOWN_HEAD])) + Content.styled(note, "italic")
