@@ -85,7 +85,7 @@ class MemoryEditScreen(Dialog[str | None]):
     def submitted(self, event: Input.Submitted) -> None:
         value = event.value.strip()
         if not value:
-            self.notify("A memory cannot be empty: delete it instead (d).", severity="warning")
+            self.notify("A memory cannot be empty: delete it instead (Alt+D).", severity="warning")
             return
         self.dismiss(value)
 
