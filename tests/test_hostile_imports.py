@@ -20,6 +20,7 @@ from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, make_sessions, toasts, wait_for
 from tests.fake_openai import FakeOpenAIServer
+from tui.messages import ItemVerb
 
 
 class Terminal(io.StringIO):
@@ -266,5 +267,5 @@ async def test_a_session_too_long_to_curate_says_so_and_sends_at_once(
         assert screen.context is not None and screen.context.turn == 51
 
         # A message before the cut is in the store, not in the curation: pinning it is explained.
-        screen.context_actions.run("pin", ids[0])
+        screen.context_actions.run(ItemVerb.PIN, ids[0])
         await wait_for(pilot, lambda: any("older than the latest 30 messages" in t for t in toasts(app)))

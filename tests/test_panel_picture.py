@@ -16,7 +16,7 @@ from tests.apphelpers import chat, make_app, say, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tests.panel_session import seed_panel_session
 from tui.app import HeedfulApp
-from tui.messages import ContextAction
+from tui.messages import ContextAction, ItemVerb
 from tui.widgets.context_panel import compact
 from tui.widgets.message_list import counted
 
@@ -128,7 +128,7 @@ async def test_the_why_dialog_tells_one_story() -> None:
         await settled_panel(pilot, app)
         screen = chat(app)
         for name in ("document", "a5"):
-            screen.context_panel.post_message(ContextAction("inspect", ids[name]))
+            screen.context_panel.post_message(ContextAction(ItemVerb.INSPECT, ids[name]))
             await wait_for(pilot, lambda: type(app.screen).__name__ == "InspectScreen")
             facts = text_of(app, "#inspect-facts")
             await pilot.press("escape")

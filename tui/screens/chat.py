@@ -19,7 +19,7 @@ from engine.consent import ConsentChoice
 from engine.errors import StoreError
 from tui import heap, slash
 from tui.log_gate import gated
-from tui.messages import ContextAction, MessageAction
+from tui.messages import ContextAction, ItemVerb, MessageAction
 from tui.screens.chat_commands import SlashCommands
 from tui.screens.chat_context import ContextActions
 from tui.screens.chat_draft import DraftHints
@@ -488,7 +488,7 @@ class ChatScreen(Screen[None]):
     def run_command(self, invocation: slash.Invocation) -> None:
         self.commands.run(invocation)
 
-    def run_context_action(self, action: str, item_id: int) -> None:
+    def run_context_action(self, action: ItemVerb, item_id: int) -> None:
         self.context_actions.run(action, item_id)
 
     def action_preview(self) -> None:

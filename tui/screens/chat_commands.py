@@ -6,6 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from tui import slash
+from tui.messages import ItemVerb
 from tui.screens.chat_parts import ChatPart
 from tui.screens.consent import ConsentAnswer
 
@@ -28,7 +29,8 @@ class SlashCommands(ChatPart):
             if (name == "pin" and pinned) or (name == "unpin" and not pinned):
                 self.screen.notify(f"#{target} is {'already' if pinned else 'not'} pinned.")
             else:
-                self.screen.run_context_action("pin" if name in ("pin", "unpin") else name, target)
+                verb = ItemVerb.PIN if name in ("pin", "unpin") else ItemVerb(name)
+                self.screen.run_context_action(verb, target)
         elif name == "compact":
             if self.screen.session is None:
                 self.screen.notify("There is nothing to compact yet.")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from engine.consent import ConsentChoice
 from tui import heap
+from tui.messages import ItemVerb
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_pins import PinActions
 from tui.screens.consent import ConsentAnswer, ConsentScreen
@@ -66,10 +67,10 @@ class ContextActions(ChatPart):
             return
         screen.run_worker(screen.refresh_usage(), group=USAGE_GROUP, exclusive=True, exit_on_error=False)
 
-    def run(self, action: str, item_id: int) -> None:
+    def run(self, action: ItemVerb, item_id: int) -> None:
         self.background(self._run(action, item_id))
 
-    async def _run(self, action: str, item_id: int) -> None:
+    async def _run(self, action: ItemVerb, item_id: int) -> None:
         """Pin, restore, forget or inspect a message; the engine decides, the panel shows the result."""
         from engine.curator import CurationRefused
 
@@ -82,24 +83,24 @@ class ContextActions(ChatPart):
         session_id = self.screen.session.id
         if self._uncurated(item_id):
             return
-        if action == "inspect":
+        if action is ItemVerb.INSPECT:
             detail = await context.inspect(session_id, item_id)
 
             def chosen(follow_up: str | None) -> None:
                 if follow_up is not None:
-                    self.run(follow_up, item_id)
+                    self.run(ItemVerb(follow_up), item_id)
 
             await self.screen.app.push_screen(InspectScreen(detail), chosen)
             return
         current = self.screen.context.item(item_id)
         try:
-            if action == "pin":
+            if action is ItemVerb.PIN:
                 if not (current is not None and current.pinned):
                     await PinActions(self.screen).pin(session_id, item_id)  # within the pin limits
                     return
                 view = await context.pin(session_id, item_id, pinned=False)
                 said = f"Unpinned #{item_id}."
-            elif action == "restore":
+            elif action is ItemVerb.RESTORE:
                 view = await context.restore(session_id, item_id)
                 restored = view.item(item_id)
                 said = (
@@ -107,11 +108,9 @@ class ContextActions(ChatPart):
                     if restored is not None and restored.in_prompt
                     else f"Restored #{item_id}, but the next request has no room for it: pin it to send it."
                 )
-            elif action == "forget":
+            else:
                 view = await context.forget(session_id, item_id)
                 said = f"Forgot #{item_id}. It stays in the store; Alt+R restores it."
-            else:
-                raise ValueError(f"unknown context action {action!r}")
         except CurationRefused as refused:
             self.screen.notify(str(refused), severity="warning")
             return
@@ -164,7 +163,7 @@ class ContextActions(ChatPart):
 
         def chosen(item_id: int | None) -> None:
             if item_id is not None:
-                self.run("restore", item_id)
+                self.run(ItemVerb.RESTORE, item_id)
 
         await self.screen.app.push_screen(LedgerScreen(entries, tokens_saved=self._tokens_saved()), chosen)
 

@@ -6,6 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from tui.clipboard import code_blocks, copy_osc52, copy_with_tool, local_tool
+from tui.messages import MessageVerb
 from tui.screens.chat_parts import ChatPart
 from tui.screens.dialogs import ConfirmScreen
 from tui.widgets.composer import PASTE_INLINE_CHARS
@@ -36,18 +37,18 @@ class MessageActions(ChatPart):
             return
         message = view.message
         text = message.sent_text  # a reply's answer, not its thinking
-        if event.action == "copy":
+        if event.action is MessageVerb.COPY:
             self.copy_text(text, f"#{message.id}")
-        elif event.action == "copy_code":
+        elif event.action is MessageVerb.COPY_CODE:
             blocks = code_blocks(text)
             if not blocks:
                 self.screen.notify("This message has no code block; Alt+Y copies all of it.")
                 return
             which = f"the last of {len(blocks)} code blocks" if len(blocks) > 1 else "the code block"
             self.copy_text(blocks[-1], f"{which} of #{message.id}")
-        elif event.action == "edit":
+        elif event.action is MessageVerb.EDIT:
             self._start_edit(message)
-        elif event.action == "delete":
+        else:
             self._confirm_delete(message)
 
     def _start_edit(self, message: StoredMessage) -> None:

@@ -22,7 +22,7 @@ from textual.widgets.option_list import Option
 from engine.budget import budget_share
 from engine.context_view import SENT_AS_SUMMARY, EntityView, ItemView, Mark, Section
 from tui.filtering import nothing_matches
-from tui.messages import ContextAction
+from tui.messages import ContextAction, ItemVerb
 from tui.sanitize import inert
 from tui.widgets.context_rows import (
     MARK_LEGEND,
@@ -371,14 +371,14 @@ class ContextPanel(Vertical):
         if item_id is None:
             self.notify("Highlight a message to do that: entities follow the messages that mention them.")
             return
-        self.post_message(ContextAction(action, item_id))
+        self.post_message(ContextAction(ItemVerb(action), item_id))
 
     @on(OptionList.OptionSelected, "#context-rows")
     def _inspect(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         item_id = self.highlighted_item()
         if item_id is not None:
-            self.post_message(ContextAction("inspect", item_id))
+            self.post_message(ContextAction(ItemVerb.INSPECT, item_id))
         else:
             shown = self._by_option.get(event.option.id or "")
             if isinstance(shown, EntityView):

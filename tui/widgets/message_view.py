@@ -20,7 +20,7 @@ from engine.context_view import ItemView, Mark, Section
 from engine.moments import local_text
 from engine.redaction import redact
 from engine.thinking import ThinkingSplitter, split_thinking
-from tui.messages import ContextAction, MessageAction
+from tui.messages import ContextAction, ItemVerb, MessageAction, MessageVerb
 from tui.sanitize import inert
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.message_markdown import MessageMarkdown, attachment_markdown
@@ -247,7 +247,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if self.context_item is None:
             self.notify("This message is not part of the context yet.")
             return
-        self.post_message(ContextAction(action, self.message.id))
+        self.post_message(ContextAction(ItemVerb(action), self.message.id))
 
     def action_neighbour(self, step: int) -> None:
         """Focus the message before (or after) this one; at the edge, scroll on (a page may load)."""
@@ -260,7 +260,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
             listed.call_later(listed.run_action, "scroll_up" if step < 0 else "scroll_down")
 
     def action_message(self, action: str) -> None:
-        self.post_message(MessageAction(action, self.message.id))
+        self.post_message(MessageAction(MessageVerb(action), self.message.id))
 
     def action_expand(self) -> None:
         if self.context_item is None or not self.context_item.summary:
