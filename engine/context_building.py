@@ -9,7 +9,7 @@ from engine.context_view import ContextView, EntityView, ItemView, Mark, Part, R
 from engine.curation_calls import CallsReport
 from engine.curation_result import CurationResult
 from engine.curator import RECENT_TURNS, SessionCuration
-from engine.entity_views import list_entities
+from engine.entity_views import Things, list_entities
 from engine.items import Item, ItemState
 from engine.operations import OpKind, Scores
 from engine.pins import SUGGEST_TURNS, recalls_lately
@@ -71,7 +71,7 @@ def build_view(
     model calls cost so far)."""
     earlier = _earlier_views(curation)
     records = curation.registry.records
-    groups, not_shown = list_entities(result.entities, records, result.turn, earlier.entities)
+    groups, not_shown = list_entities(result.entities, records, result.turn, earlier.entities, earlier.things)
     # Messages before the cut that the plan recalls are listed first, as recalled.
     placed = [*result.cold, *curation.items] if result.cold else curation.items
     items = _ItemPlacer(result, new_id, earlier.items).place(placed)
@@ -139,6 +139,7 @@ class _EarlierViews:
 
     items: dict[int, ItemView] = field(default_factory=dict)
     entities: dict[str, EntityView] = field(default_factory=dict)
+    things: Things = field(default_factory=Things)
 
 
 _EARLIER: WeakKeyDictionary[SessionCuration, _EarlierViews] = WeakKeyDictionary()

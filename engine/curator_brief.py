@@ -7,6 +7,7 @@ curator's own last decisions.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 from engine.curator import SessionCuration
@@ -19,6 +20,7 @@ from engine.curator_advice import (
     CuratorBrief,
 )
 from engine.items import Item
+from engine.registry import EntityRecord
 
 MESSAGE_CHARS = 400
 """Each message's text is cut to this: the curator decides what to keep, it does not answer."""
@@ -45,7 +47,7 @@ def brief_for(curation: SessionCuration, new: Item, decisions: Sequence[str]) ->
                 older.setdefault(item_id, item)
             if len(older) >= OLDER_SHOWN:
                 break
-    records = sorted(curation.registry.records.values(), key=lambda r: -r.last_turn)[:ENTITIES_SHOWN]
+    records = latest_records(list(curation.registry.records.values()), ENTITIES_SHOWN)
     return CuratorBrief(
         new_message=_message(new),
         recent=tuple(_message(i) for i in recent),
@@ -56,6 +58,21 @@ def brief_for(curation: SessionCuration, new: Item, decisions: Sequence[str]) ->
         decisions=tuple(decisions[-DECISIONS_SHOWN:]),
         turn=new.turn,
     )
+
+
+def latest_records(records: list[EntityRecord], count: int) -> list[EntityRecord]:
+    """The ``count`` records mentioned last, the first of equals first: as sorting them all by
+    their last turn would give, without a Python call per record (a long session has thousands)."""
+    try:
+        latest = list(map(_LATEST, map(_TURNS, records)))
+    except IndexError:  # a record never mentioned (its last turn is 0)
+        latest = [r.last_turn for r in records]
+    # Sorted in C, keyed by a list's __getitem__; a reversed sort keeps equals in order.
+    return [records[n] for n in sorted(range(len(latest)), key=latest.__getitem__, reverse=True)[:count]]
+
+
+_TURNS = operator.attrgetter("turns")
+_LATEST = operator.itemgetter(-1)
 
 
 def _message(item: Item) -> BriefMessage:

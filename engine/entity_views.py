@@ -9,8 +9,12 @@ section are listed so that the messages stay in sight (a pasted stack trace name
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import itertools
+import operator
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from engine.context_view import EntityView, Section
 from engine.mentions import EntityKind
@@ -23,6 +27,28 @@ DECAY = 0.6
 _MINOR_KINDS = {EntityKind.DATE: 0.5, EntityKind.QUANTITY: 0.5}
 _STATE_ORDER = {EntityState.ACTIVE: 0, EntityState.RETAINED: 1, EntityState.PRUNED: 2}
 _KIND_ORDER = {kind: rank for rank, kind in enumerate(EntityKind)}
+_TURNS = operator.attrgetter("turns")
+_LATEST = operator.itemgetter(-1)
+
+
+RECENT_MENTIONS = 12
+"""The mentions of a record that count towards its relevance: its latest."""
+
+
+def _powers() -> tuple[float, ...]:
+    """``DECAY ** k`` for each k until it is 0.0 (as it stays after): looked up, not computed, for
+    the thousand-odd retained entities of a long session that every view ranks."""
+    powers = [DECAY**0]
+    while powers[-1] > 0.0:
+        powers.append(DECAY ** len(powers))
+    return tuple(powers)
+
+
+_POWERS = _powers()
+
+
+def _decay(turns: int) -> float:
+    return _POWERS[turns] if turns < len(_POWERS) else 0.0
 
 
 def relevance(records: Iterable[EntityRecord], turn: int) -> float:
@@ -30,8 +56,34 @@ def relevance(records: Iterable[EntityRecord], turn: int) -> float:
     score = 0.0
     for record in records:
         weight = _MINOR_KINDS.get(record.kind, 1.0)
-        score += weight * sum(DECAY ** max(0, turn - t) for t in record.turns[-12:])
+        score += weight * sum(_decay(max(0, turn - t)) for t in record.turns[-RECENT_MENTIONS:])
     return score
+
+
+def _most_relevant(
+    refs: list[str],
+    records: Mapping[str, EntityRecord],
+    members: Mapping[str, list[str]],
+    turn: int,
+    limit: int,
+) -> list[str]:
+    """The ``limit`` rows of ``refs`` most relevant at ``turn`` (ties by label, then ref). A row
+    whose relevance cannot reach the last of those found so far is not scored: none of its
+    records' mentions can weigh more than its latest one's."""
+    bounded = []
+    for ref in refs:
+        group = members.get(ref, [ref])
+        latest = _last_turn(records, group)
+        bounded.append((RECENT_MENTIONS * len(group) * _decay(max(0, turn - latest)), ref, group))
+    bounded.sort(key=lambda b: b[0], reverse=True)
+    best: list[tuple[float, str, str]] = []  # sorted, at most ``limit``
+    for bound, ref, group in bounded:
+        if len(best) == limit and bound * (1 + 1e-6) < -best[-1][0]:
+            break
+        score = relevance([records[m] for m in group], turn)
+        bisect.insort(best, (-score, records[ref].label.casefold(), ref))
+        del best[limit:]
+    return [r for _, _, r in best]
 
 
 def thing(ref: str) -> str:
@@ -39,25 +91,56 @@ def thing(ref: str) -> str:
     return ref[ref.find(":") + 1 :]
 
 
+@dataclass
+class Things:
+    """The refs of a session's verdicts grouped by the thing they name. The verdicts of the next
+    plan hold the same refs in the same order, and perhaps new ones after them: only those are
+    grouped again."""
+
+    refs: list[str] = field(default_factory=list)
+    """The refs grouped, in the verdicts' order."""
+    first: dict[str, str] = field(default_factory=dict)
+    """Thing → its first ref."""
+    kinds: dict[str, list[str]] = field(default_factory=dict)
+    """First ref → all the thing's refs, for the few things with more than one."""
+    records: object = None
+    """The registry records the refs were found in."""
+
+    def update(self, verdicts: Mapping[str, Verdict], records: Mapping[str, EntityRecord]) -> None:
+        refs = list(verdicts)
+        done = len(self.refs)
+        if records is not self.records or refs[:done] != self.refs:
+            self.first, self.kinds, self.records, done = {}, {}, records, 0
+        first, kinds, whole = self.first, self.kinds, True
+        for ref in refs[done:]:
+            if ref in records:
+                held = first.setdefault(ref[ref.find(":") + 1 :], ref)
+                if held is not ref:
+                    kinds.setdefault(held, [held]).append(ref)
+            else:
+                whole = False  # it may be in them by the next view: grouped again then
+        self.refs = refs
+        if not whole:
+            self.records = None  # grouped whole again by the next view
+
+
 def list_entities(
     verdicts: Mapping[str, Verdict],
     records: Mapping[str, EntityRecord],
     turn: int,
     make: dict[str, EntityView],
+    things: Things | None = None,
 ) -> tuple[dict[Section, list[EntityView]], dict[Section, int]]:
     """The rows of each section, most relevant first, and how many each leaves unlisted.
 
-    ``make`` caches views by ref: a view whose record and verdict did not change is reused. A long
+    ``make`` caches views by ref: a view whose record and verdict did not change is reused, and
+    ``things`` the grouping of refs by thing, grown by the refs added since. A long
     session has tens of thousands of entities, nearly all pruned: they are ranked by their last
     mention alone.
     """
-    first: dict[str, str] = {}  # thing -> its first ref
-    kinds: dict[str, list[str]] = {}  # thing -> all its refs, for the few things with more than one
-    for ref in verdicts:
-        if ref in records:
-            held = first.setdefault(ref[ref.find(":") + 1 :], ref)
-            if held is not ref:
-                kinds.setdefault(held, [held]).append(ref)
+    grouped = things if things is not None else Things()
+    grouped.update(verdicts, records)
+    first, kinds = grouped.first, grouped.kinds
     members: dict[str, list[str]] = {}
     chosen: dict[str, str] = {}
     for held, refs in kinds.items():
@@ -75,16 +158,13 @@ def list_entities(
     for section, refs in rows.items():
         limit = ENTITY_ROWS[section]
         if section is Section.PRUNED:
-            last = [
-                (_last_turn(records, members[r]) if r in members else records[r].turns[-1], r) for r in refs
-            ]
-            best_refs = [r for _, r in heapq.nlargest(limit, last)]
+            # Most of a long session's entities: ranked in C (map and zip), not a Python loop.
+            alone = [r for r in refs if r not in members]
+            last = zip(map(_LATEST, map(_TURNS, map(records.__getitem__, alone))), alone, strict=True)
+            merged = [(_last_turn(records, members[r]), r) for r in refs if r in members]
+            best_refs = [r for _, r in heapq.nlargest(limit, itertools.chain(last, merged))]
         else:
-            scored = [
-                (-relevance([records[m] for m in members.get(r, [r])], turn), records[r].label.casefold(), r)
-                for r in refs
-            ]
-            best_refs = [r for _, _, r in heapq.nsmallest(limit, scored)]
+            best_refs = _most_relevant(refs, records, members, turn, limit)
         shown[section] = [_view(make, records, members.get(r, [r]), r, verdicts[r][1]) for r in best_refs]
         not_shown[section] = len(refs) - len(best_refs)
     return shown, not_shown

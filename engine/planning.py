@@ -192,7 +192,8 @@ class Planning(UserRoom):
         for item in reversed(recent):
             draft.remaining = self._fit(draft, item, draft.remaining)
         draft.excluded = fixed_ids | {i.id for i in recent} | {new.id}
-        draft.candidates = [i for i in self.items if i.id not in draft.excluded]
+        excluded = draft.excluded
+        draft.candidates = [i for i in self.items if i.id not in excluded]
 
     def _score(self, draft: PlanDraft) -> ScoreTable:
         """Every candidate scored against the new message (and what the curator says matters)."""
@@ -245,12 +246,12 @@ class Planning(UserRoom):
         # directly (sitting next to a relevant message is not enough).
         named = scores.named(self.profile.recall_threshold)
         beside = scores.beside(self.profile.recall_threshold)
-        active = ItemState.ACTIVE
+        active, pruned = ItemState.ACTIVE, ItemState.PRUNED
         eligible = [
             i
             for i in reversed(candidates)
             if not i.forgotten
-            and not i.attached
+            and not (i.kept_by_user and i.state is pruned)  # not attached (inline: 10,000 items)
             and (i.id in named or (i.role != "tool" and (i.state is active or i.id in beside)))
         ]
         if guidance is not None:
@@ -325,9 +326,9 @@ class Planning(UserRoom):
         keeps, and demote (summarize or prune) what does not fit or was advised away."""
         guidance, turn, chosen, retained = draft.guidance, draft.turn, draft.chosen, draft.retained
         active = ItemState.ACTIVE
-        recalled = self._recalled
+        recalled, protected = self._recalled, draft.protected_ids
         for item in draft.candidates:
-            if item.id in draft.protected_ids:
+            if item.id in protected:
                 continue
             if item.id in chosen:
                 why = retained.get(item.id)
@@ -392,12 +393,12 @@ class Planning(UserRoom):
         # An item whose summary a model is still writing stays as it is, and a quick summary
         # stands in for it in this request.
         stand_ins = {i: self._stand_in(self.by_id[i]) for i in draft.waiting}
+        after, summarized = draft.after_state.get, ItemState.SUMMARIZED
         summary_message = self._summary_section.build(
             [
                 i
                 for i in draft.candidates
-                if i.id not in chosen
-                and (draft.after_state.get(i.id, i.state) is ItemState.SUMMARIZED or i.id in stand_ins)
+                if i.id not in chosen and (after(i.id, i.state) is summarized or i.id in stand_ins)
             ],
             {**new_summaries, **stand_ins} if stand_ins else new_summaries,
             scores,
@@ -502,10 +503,12 @@ class Planning(UserRoom):
         return item.state is ItemState.SUMMARIZED or (item.state is ItemState.ACTIVE and not item.pinned)
 
     def _protected_user_items(self, candidates: Sequence[Item]) -> list[Item]:
-        """Active user items that may not be demoted now: no consent yet, or the user said keep."""
+        """Active user items that may not be demoted now: no consent yet, or the user said keep
+        (their role compared inline, not through Item.user_owned: 10,000 candidates)."""
+        active = ItemState.ACTIVE
         if self.policy in (ConsentChoice.SUMMARIZE, ConsentChoice.REMOVE):
-            return [i for i in candidates if i.user_owned and i.state is ItemState.ACTIVE and i.kept_by_user]
-        return [i for i in candidates if i.user_owned and i.state is ItemState.ACTIVE]
+            return [i for i in candidates if i.role == "user" and i.state is active and i.kept_by_user]
+        return [i for i in candidates if i.role == "user" and i.state is active]
 
     def _kept_refs(
         self, verbatim: Iterable[Item], summary: ContextMessage | None, new: Item

@@ -207,10 +207,16 @@ class TurnService:
     async def send(self, session_id: int | None, text: str) -> AsyncGenerator[TurnEvent, None]:
         """Store ``text`` as the user's message (creating the session if needed), then reply to it."""
         text = encodable(text)
-        session, message, reloaded = await self._io(self._save_user_message, session_id, text)
+        # The curator's brief is made in the same trip to a worker thread when nothing asked
+        # before it can change it (the model's window is known): each trip waits for the loop.
+        briefed = self._helpers.curator is not None and self.windows.asked(self.model)
+        session, message, reloaded, brief = await self._io(self._save_user_message, session_id, text, briefed)
         if reloaded:
             yield SessionReloaded(session.id, before=message.id)
-        async for event in self._reply(session.id, superseded=(), saved=UserMessageSaved(session, message)):
+        saved = UserMessageSaved(session, message)
+        async for event in self._reply(
+            session.id, superseded=(), saved=saved, brief=(brief,) if briefed else None
+        ):
             yield event
 
     async def resume(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
@@ -246,9 +252,12 @@ class TurnService:
             self.curations.forget(session_id)
         return True
 
-    def _save_user_message(self, session_id: int | None, text: str) -> tuple[Session, StoredMessage, bool]:
-        """The session (made for the first message), the message stored, and whether the session
-        had been changed by another Heedful (and is planned from the store again)."""
+    def _save_user_message(
+        self, session_id: int | None, text: str, briefed: bool
+    ) -> tuple[Session, StoredMessage, bool, CuratorBrief | None]:
+        """The session (made for the first message), the message stored, whether the session
+        had been changed by another Heedful (and is planned from the store again), and the
+        curator's brief if ``briefed``."""
         session = self.store.get_session(session_id) if session_id is not None else None
         reloaded = session is not None and self._catch_up(session.id)
         if session is None:
@@ -256,7 +265,8 @@ class TurnService:
         message = self.store.add_message(session.id, "user", text, tokens=self.counter.count(text))
         with self.curations.lock:
             self.curations.take(session.id, message)
-        return self.store.get_session(session.id) or session, message, reloaded
+        brief = self._brief(session.id) if briefed else None
+        return self.store.get_session(session.id) or session, message, reloaded, brief
 
     def _supersede_last_replies(self, session_id: int) -> tuple[bool, tuple[int, ...]]:
         reloaded = self._catch_up(session_id)
@@ -363,6 +373,7 @@ class TurnService:
         superseded: tuple[int, ...],
         resume: StoredMessage | None = None,
         saved: UserMessageSaved | None = None,
+        brief: tuple[CuratorBrief | None] | None = None,
     ) -> AsyncGenerator[TurnEvent, None]:
         """Plan, send and stream one reply.
 
@@ -371,6 +382,7 @@ class TurnService:
                 (drawing it would otherwise hold up planning, on the same interpreter), or
                 before anything that may keep the request waiting: the server asked for its
                 window, the curator model slower than :data:`QUIET_ADVICE`.
+            brief: The curator's brief, made already (None: made here, if there is a curator).
         """
         if not self.windows.asked(self.model) and saved is not None:
             yield saved
@@ -383,11 +395,11 @@ class TurnService:
         outcome: AdviceOutcome | None = None
         curator = self._helpers.curator
         if curator is not None and resume is None:
-            brief = await self._io(self._brief, session_id)
-            if brief is not None and curator.resting:
-                outcome = await curator.advise(brief)  # at once: no advice, and why
-            elif brief is not None:
-                advising = asyncio.ensure_future(curator.advise(brief))
+            made = brief[0] if brief is not None else await self._io(self._brief, session_id)
+            if made is not None and curator.resting:
+                outcome = await curator.advise(made)  # at once: no advice, and why
+            elif made is not None:
+                advising = asyncio.ensure_future(curator.advise(made))
                 try:
                     if not (await asyncio.wait({advising}, timeout=QUIET_ADVICE))[0]:
                         if saved is not None:
