@@ -143,7 +143,8 @@ async def test_deleting_asks_first() -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen)
-        await pilot.pause(0.1)
+        await refreshed(pilot)  # the answer acted on: a deletion would be a worker of the list's
+        await wait_for(pilot, lambda: all(w.is_finished for w in screen.workers))
         assert stored(app, drop.id) is not None
 
         await pilot.press("alt+d")
