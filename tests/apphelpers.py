@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from textual import events
 from textual.message_pump import MessagePump
 from textual.pilot import Pilot
 from textual.screen import Screen
@@ -91,6 +92,25 @@ def palette_highlights(app: HeedfulApp, title: str) -> bool:
     if listing.highlighted is None:
         return False
     return str(listing.get_option_at_index(listing.highlighted).prompt).startswith(title)
+
+
+TYPING_PACE = 0.03
+"""Seconds between the keys of :func:`type_keys`: a fast typist, just slower than the keys of a
+paste a terminal types out (``tui.widgets.composer.TYPED_PASTE_GAP``)."""
+
+
+async def type_keys(pilot: Pilot[None], keys: str) -> None:
+    """Type ``keys`` as a person does, one every :data:`TYPING_PACE` seconds, going on whatever the
+    app is doing (``pilot.press`` waits for the app to fall idle after each key: up to a second
+    each while a reply streams). The caller waits for what the keys should have done."""
+    from textual.keys import _character_to_key
+
+    for character in keys:
+        if character == "\n":
+            pilot.app.post_message(events.Key("enter", None))
+        else:
+            pilot.app.post_message(events.Key(_character_to_key(character), character))
+        await asyncio.sleep(TYPING_PACE)
 
 
 def chat(app: HeedfulApp) -> ChatScreen:
