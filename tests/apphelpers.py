@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from textual import events
+from textual.message_pump import MessagePump
 from textual.pilot import Pilot
 from textual.screen import Screen
 
@@ -63,6 +66,51 @@ async def wait_for(pilot: Pilot[None], predicate: Callable[[], object], seconds:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {seconds}s waiting for {predicate}")
         await pilot.pause(0.02)
+
+
+async def refreshed(pilot: Pilot[None], node: MessagePump | None = None, seconds: float = 10.0) -> None:
+    """Wait until ``node`` (the current screen by default) has handled every message already sent
+    to it and the screen has been drawn after them, with no layout or scroll left pending: what
+    those messages set going (a scroll, a page asked for, a dialog pushed) has happened by then."""
+    done = asyncio.Event()
+    (node or pilot.app.screen).call_after_refresh(done.set)
+    try:
+        await asyncio.wait_for(done.wait(), seconds)
+    except TimeoutError:
+        raise AssertionError(f"no refresh of {node or pilot.app.screen} within {seconds}s") from None
+
+
+def palette_highlights(app: HeedfulApp, title: str) -> bool:
+    """Whether the command palette is open with ``title`` as its highlighted command (its search
+    runs in a worker as the user types: Enter runs whatever is highlighted)."""
+    from textual.command import CommandList, CommandPalette
+
+    palette = app.screen
+    if not isinstance(palette, CommandPalette):
+        return False
+    listing = palette.query_one(CommandList)
+    if listing.highlighted is None:
+        return False
+    return str(listing.get_option_at_index(listing.highlighted).prompt).startswith(title)
+
+
+TYPING_PACE = 0.03
+"""Seconds between the keys of :func:`type_keys`: a fast typist, just slower than the keys of a
+paste a terminal types out (``tui.widgets.composer.TYPED_PASTE_GAP``)."""
+
+
+async def type_keys(pilot: Pilot[None], keys: str) -> None:
+    """Type ``keys`` as a person does, one every :data:`TYPING_PACE` seconds, going on whatever the
+    app is doing (``pilot.press`` waits for the app to fall idle after each key: up to a second
+    each while a reply streams). The caller waits for what the keys should have done."""
+    from textual.keys import _character_to_key
+
+    for character in keys:
+        if character == "\n":
+            pilot.app.post_message(events.Key("enter", None))
+        else:
+            pilot.app.post_message(events.Key(_character_to_key(character), character))
+        await asyncio.sleep(TYPING_PACE)
 
 
 def chat(app: HeedfulApp) -> ChatScreen:

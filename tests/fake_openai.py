@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import select
 import socket
 import threading
 import time
@@ -146,8 +147,25 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def _wait(self, seconds: float) -> None:
-        # Waiting on the event lets stop() end a slow fault at once.
-        self.server.owner.stopping.wait(seconds)
+        """Wait ``seconds``, or less: stop() ends a slow fault at once, and so does the client
+        hanging up (as a real server notices a closed connection; the next write then fails)."""
+        owner = self.server.owner
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0 and not owner.stopping.is_set():
+            readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+            if readable:
+                if self._hung_up():
+                    return
+                owner.stopping.wait(min(left, 0.05))  # bytes to read, not an end: wait on
+
+    def _hung_up(self) -> bool:
+        """Whether the client closed the connection (it reads as at its end)."""
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
 
     # ---- routing ----------------------------------------------------------------------------
 

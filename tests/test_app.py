@@ -10,10 +10,22 @@ from textual.widgets import Markdown
 from engine.chat import MessageStatus
 from engine.context_view import ContextView
 from sessions import paths
-from tests.apphelpers import chat, make_app, say, send, stored_messages, toasts, views, wait_for, write_config
+from tests.apphelpers import (
+    chat,
+    make_app,
+    palette_highlights,
+    say,
+    send,
+    stored_messages,
+    toasts,
+    views,
+    wait_for,
+    write_config,
+)
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.dialogs import ConfirmScreen
+from tui.screens.help import HelpScreen
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.composer import Composer
 from tui.widgets.header_bar import HeaderBar
@@ -314,7 +326,7 @@ async def test_every_chat_action_is_in_the_command_palette() -> None:
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"Sessions")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: palette_highlights(app, "Sessions"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
 
@@ -328,11 +340,13 @@ async def test_the_theme_can_be_switched_from_the_palette() -> None:
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"theme")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: palette_highlights(app, "Theme"))
+        commands = app.screen
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        # The theme command opens a palette of its own, listing the themes.
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette) and app.screen is not commands)
         await pilot.press(*"heedful-light")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: palette_highlights(app, "heedful-light"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.theme == "heedful-light")
 
@@ -372,7 +386,7 @@ async def test_keys_can_be_changed_in_the_config_and_help_lists_them() -> None:
         await wait_for(pilot, lambda: len(stored_messages()) == 3 and chat(app).settled)
         assert [m.status.value for m in stored_messages()] == ["complete", "superseded", "complete"]
         await pilot.press("f1")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen) and bool(app.screen.query(Markdown)))
         listing = "\n".join(m.source for m in app.screen.query("Markdown").results(Markdown))
         assert "| ctrl+t | Ask for the last reply again | anywhere | `retry` |" in listing
         assert "`pin`" in listing and "`forget`" in listing

@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual import events
 from textual.pilot import Pilot
 
-from tests.apphelpers import asked, chat, make_app, stored_messages, toasts, views, wait_for
+from tests.apphelpers import asked, chat, make_app, refreshed, stored_messages, toasts, views, wait_for
 from tests.test_app import body
 from tui.app import HeedfulApp
 from tui.sanitize import inert
@@ -161,9 +161,13 @@ async def test_a_paste_the_terminal_types_as_keys_stays_in_the_composer_whole_un
     lines = "first line of my question\nsecond line, with details\nthird line: the end"
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
-        await typed_paste(pilot, app, lines)
-        await pilot.pause(0.2)
-        assert stored_messages() == []
+        composer = await typed_paste(pilot, app, lines)
+        # What would have sent it: an Enter of the paste let go as a send. Every key is in, none
+        # is held, and the screen has handled whatever the composer posted.
+        await wait_for(pilot, lambda: composer._held_enter is None)
+        await refreshed(pilot)
+        await wait_for(pilot, lambda: chat(app).settled)
+        assert not views(app) and stored_messages() == []
         await pilot.press("enter")  # the user's own Enter, after the paste: that sends
         await wait_for(pilot, lambda: len(stored_messages()) == 2)
         assert stored_messages()[0].content == lines

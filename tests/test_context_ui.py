@@ -10,7 +10,7 @@ from engine.context_view import ContextView, Mark, Section
 from engine.items import ItemState
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import asked, chat, make_app, new_views, say, send, wait_for, write_config
+from tests.apphelpers import asked, chat, make_app, new_views, refreshed, say, send, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.consent import ConsentScreen
@@ -148,6 +148,8 @@ async def test_a_turn_that_ends_under_an_open_consent_dialog_never_stacks_or_ope
             raise AssertionError("the second paste never became askable")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen and screen.settled)
+        await refreshed(pilot)  # the answer acted on and drawn: nothing opened by itself
+        assert not any(isinstance(s, ConsentScreen) for s in app.screen_stack)
         assert badge(app).display and "of your message" in str(badge(app).render()), "an answer is wanted"
         dialog = await say(pilot, app, "And one more thing.")
         assert dialog is not None, "the next send asks what became askable"
@@ -266,16 +268,18 @@ async def test_a_summarized_message_expands_to_show_its_summary(fake_server: Fak
         assert not view.has_class("-expanded")
         view.focus()
         await pilot.press("alt+e")
-        await pilot.pause()
-        assert view.has_class("-expanded")
+        await wait_for(pilot, lambda: view.has_class("-expanded"))
+        await refreshed(pilot)  # laid out
         summary = view.query_one(".summary", Static)
         assert "Summary sent instead" in str(summary.render())
         assert summary.region.height > 0, "the summary is on screen"
         await pilot.press("alt+e")
-        await pilot.pause()
+        await wait_for(pilot, lambda: not view.has_class("-expanded"))
+        await refreshed(pilot)
         assert not summary.display or summary.region.height == 0, "collapsed again"
         await pilot.press("alt+e")
-        await pilot.pause()
+        await wait_for(pilot, lambda: view.has_class("-expanded"))
+        await refreshed(pilot)
         assert view.query_one(".summary", Static).region.height > 0
 
 

@@ -12,7 +12,7 @@ from engine.forgetting_stats import forgetting_stats
 from engine.ledger import EntryKind, LedgerEntry
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import chat, make_app, wait_for
+from tests.apphelpers import chat, make_app, palette_highlights, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_forgetting_stats import SESSION
 from tests.test_ledger_screen import detail, ledger_open, table
@@ -124,7 +124,7 @@ async def test_the_command_palette_opens_the_statistics_of_the_open_session() ->
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"Forgetting statistics")
-        await pilot.pause(0.3)  # the palette's search runs in a worker; nothing to wait on
+        await wait_for(pilot, lambda: palette_highlights(app, "Forgetting statistics"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, StatsScreen))
         shown = stats_text(app)

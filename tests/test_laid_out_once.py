@@ -7,11 +7,23 @@ from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.geometry import Size
+from textual.pilot import Pilot
 from textual.widgets import Static
 
+from tests.apphelpers import refreshed
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 
 LONG = "a line long enough to wrap onto a second one at this width"
+
+
+async def laid_out(pilot: Pilot[None], layouts: list[Size | None]) -> None:
+    """Wait until a frame is drawn with no layout in it: the change's own layout, and any further
+    one it asks for (Textual's second), have happened by then."""
+    while True:
+        seen = len(layouts)
+        await refreshed(pilot)
+        if len(layouts) == seen:
+            return
 
 
 class _Box(Vertical, LaidOutOnce):
@@ -40,12 +52,12 @@ class _Figures(App[None]):
 async def test_a_line_that_grows_is_laid_out_once_and_moves_what_is_below(layouts: list[Size | None]) -> None:
     app = _Lines()
     async with app.run_test(size=(40, 10)) as pilot:
-        await pilot.pause()
+        await laid_out(pilot, layouts)
         once, below = app.query_one("#once", Static), app.query_one("#below", Static)
         was = below.region.y
         layouts.clear()
         once.update(Content(LONG))
-        await pilot.pause()
+        await laid_out(pilot, layouts)
         assert len(layouts) == 1
         assert once.outer_size.height == 2
         assert below.region.y == was + 1
@@ -56,24 +68,24 @@ async def test_textual_lays_a_plain_static_out_twice(layouts: list[Size | None])
     """Why LaidOutOnce exists: once Textual stops asking for the second layout, it can go."""
     app = _Lines()
     async with app.run_test(size=(40, 10)) as pilot:
-        await pilot.pause()
+        await laid_out(pilot, layouts)
         layouts.clear()
         app.query_one("#plain", Static).update(Content(LONG))
-        await pilot.pause()
+        await laid_out(pilot, layouts)
         assert len(layouts) == 2
 
 
 async def test_a_line_given_text_before_its_mount_is_laid_out_once(layouts: list[Size | None]) -> None:
     app = _Lines()
     async with app.run_test(size=(40, 10)) as pilot:
-        await pilot.pause()
+        await laid_out(pilot, layouts)
         below = app.query_one("#below", Static)
         was = below.region.y
         layouts.clear()
         line = LaidOutStatic("")
         line.update(Content(LONG))  # as Markdown builds each block it appends
         await app.query_one("#box", _Box).mount(line)
-        await pilot.pause()
+        await laid_out(pilot, layouts)
         assert len(layouts) == 1
         assert line.outer_size.height == 2
         assert below.region.y == was + 2
@@ -82,13 +94,13 @@ async def test_a_line_given_text_before_its_mount_is_laid_out_once(layouts: list
 async def test_new_figures_of_the_same_size_are_drawn_without_a_layout(layouts: list[Size | None]) -> None:
     app = _Figures()
     async with app.run_test(size=(40, 10)) as pilot:
-        await pilot.pause()
+        await laid_out(pilot, layouts)
         line, gauge = app.query_one("#line", LaidOutStatic), app.query_one("#gauge", LaidOutStatic)
         layouts.clear()
         line.update(Content("13 of 100 tokens"))
         gauge.update(Content("13%"))
         app.query_one("#hidden", LaidOutStatic).update(Content("a long hint " * 20))
-        await pilot.pause()
+        await laid_out(pilot, layouts)
         assert layouts == []
         assert "13 of 100 tokens" in line.render_line(0).text
         assert "13%" in gauge.render_line(0).text
@@ -97,13 +109,13 @@ async def test_new_figures_of_the_same_size_are_drawn_without_a_layout(layouts: 
 async def test_a_figure_that_grows_moves_what_is_below_it(layouts: list[Size | None]) -> None:
     app = _Figures()
     async with app.run_test(size=(40, 10)) as pilot:
-        await pilot.pause()
+        await laid_out(pilot, layouts)
         line, gauge, below = (app.query_one(f"#{name}", LaidOutStatic) for name in ("line", "gauge", "below"))
         was = below.region.y
         layouts.clear()
         line.update(Content("a figure long enough to wrap onto a second line"))
         gauge.update(Content("100%"))
-        await pilot.pause()
+        await laid_out(pilot, layouts)
         assert layouts  # laid out again
         assert line.outer_size.height == 2
         assert gauge.outer_size.width == 4

@@ -15,7 +15,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from sessions import paths
-from tests.apphelpers import chat, make_app, make_sessions, say, send, views, wait_for
+from tests.apphelpers import chat, make_app, make_sessions, refreshed, say, send, views, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.widgets.message_list import MOUNTED_LIMIT, PAGE
@@ -62,6 +62,18 @@ def counts_due(app: HeedfulApp) -> list[str]:
     first, last = shown_numbers(app)[0], shown_numbers(app)[-1]
     due = [f"↑ {first} earlier messages"] if first else []
     return due + ([f"↓ {COUNT - 1 - last} later messages"] if last < COUNT - 1 else [])
+
+
+async def paging_done(pilot: Pilot[None], app: HeedfulApp) -> None:
+    """Wait until the list has no page asked for or being placed, and a frame has been drawn
+    since with none asked for: a page's placement (and any scroll the layout makes after it) is
+    what would ask for another one by itself."""
+    listing = chat(app).message_list
+    while True:
+        await wait_for(pilot, lambda: not listing.paging)
+        await refreshed(pilot, listing)
+        if not listing.paging:
+            return
 
 
 async def pages_up(pilot: Pilot[None], app: HeedfulApp) -> AsyncIterator[int]:
@@ -246,8 +258,7 @@ async def test_a_focused_message_that_goes_hands_the_focus_to_the_composer_not_t
         views(app)[-1].focus()
         await pilot.press("ctrl+home")
         await wait_for(pilot, lambda: shown_numbers(app)[:1] == [0])
-        await pilot.pause()
-        assert app.focused is screen.composer
+        await wait_for(pilot, lambda: app.focused is screen.composer)
 
         views(app)[0].focus()  # the session's first message, scrolled away below
         listing = screen.message_list
@@ -256,8 +267,7 @@ async def test_a_focused_message_that_goes_hands_the_focus_to_the_composer_not_t
             listing.scroll_end(animate=False, immediate=True, force=True)
             await wait_for(pilot, lambda last=last: shown_numbers(app)[-1] > last and not listing.paging)  # type: ignore[misc]
         assert 0 not in shown_numbers(app)
-        await pilot.pause()
-        assert app.focused is screen.composer
+        await wait_for(pilot, lambda: app.focused is screen.composer)
         await pilot.press(*"pf")
         assert screen.composer.text == "pf"
 
@@ -272,9 +282,10 @@ async def test_page_up_in_the_composer_pages_the_conversation_and_the_list_settl
             await pilot.press("pageup")
             await wait_for(pilot, lambda: not listing.paging)
             shown = shown_numbers(app)
-            await pilot.pause(0.3)
             # These messages are short: a page is taller than the room between the two edges
-            # where a page is asked for, and the list went on paging down and up by itself.
+            # where a page is asked for, and the list went on paging down and up by itself, from
+            # the page's placement on: a frame drawn after it asks for none.
+            await refreshed(pilot, listing)
             assert shown_numbers(app) == shown
             assert not listing.paging
         assert shown_numbers(app)[0] < first
@@ -282,7 +293,7 @@ async def test_page_up_in_the_composer_pages_the_conversation_and_the_list_settl
 
         # A draft taller than the composer: the keys move through it, and the list stays put.
         screen.composer.text = "\n".join(f"line {n}" for n in range(40))
-        await pilot.pause()
+        await refreshed(pilot, screen.composer)
         at = listing.scroll_y
         await pilot.press("pageup")
         assert screen.composer.cursor_location[0] < 39
@@ -294,7 +305,7 @@ async def up_to_the_bottom_edge_of_an_earlier_window(pilot: Pilot[None], app: He
     the bottom edge of what is mounted, with later messages beyond it."""
     for _ in range(8):
         await pilot.press("pageup")
-        await pilot.pause(0.3)
+        await paging_done(pilot, app)
     listing = chat(app).message_list
     assert listing.is_vertical_scroll_end
     assert shown_numbers(app)[-1] < COUNT - 1
@@ -309,7 +320,7 @@ async def test_page_down_in_the_composer_goes_back_to_the_latest_message() -> No
             if shown_numbers(app)[-1] == COUNT - 1 and listing.is_vertical_scroll_end:
                 break
             await pilot.press("pagedown")
-            await pilot.pause(0.2)
+            await paging_done(pilot, app)
         assert shown_numbers(app)[-1] == COUNT - 1
         assert listing.is_vertical_scroll_end
 
@@ -322,7 +333,8 @@ async def test_the_mouse_wheel_at_the_bottom_edge_of_an_earlier_page_brings_the_
             if shown_numbers(app)[-1] == COUNT - 1 and listing.is_vertical_scroll_end:
                 break
             listing.post_message(events.MouseScrollDown(listing, 5, 5, 0, 1, 0, False, False, False))
-            await pilot.pause(0.02)
+            await refreshed(pilot, listing)  # the turn of the wheel handled and drawn
+            await paging_done(pilot, app)
         assert shown_numbers(app)[-1] == COUNT - 1
         assert listing.is_vertical_scroll_end
 
@@ -332,14 +344,15 @@ async def test_page_down_from_a_search_hit_brings_one_page_not_the_rest_of_the_s
         screen, listing = chat(app), chat(app).message_list
         assert screen.session is not None
         screen.open_session(screen.session.id, at_message=151)  # message ids start at 1: note 150
-        await wait_for(pilot, lambda: 150 in shown_numbers(app) and not listing.paging)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: 150 in shown_numbers(app))
+        await paging_done(pilot, app)
         last = shown_numbers(app)[-1]
         assert last < COUNT - 1
         await pilot.press("pagedown")  # on the focused hit
         await wait_for(pilot, lambda: shown_numbers(app)[-1] > last)
-        await pilot.pause(0.5)
         # The message at the top of the view was among those let go below the new page: the
-        # view was left on the edge, and page after page came down to the session's end.
+        # view was left on the edge, and page after page came down to the session's end, each
+        # asked for as the one before was placed: wait until paging stops.
+        await paging_done(pilot, app)
         assert shown_numbers(app)[-1] <= last + PAGE
         assert not listing.paging

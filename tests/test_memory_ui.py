@@ -9,7 +9,7 @@ from textual.widgets import Input, Markdown, OptionList
 
 from engine.memory import Memory, expiry_for
 from engine.memory_service import MemoryService
-from tests.apphelpers import make_app, send, views, wait_for
+from tests.apphelpers import make_app, refreshed, send, views, wait_for
 from tui.app import HeedfulApp
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.memory import MemoryEditScreen, MemoryScreen
@@ -108,7 +108,9 @@ async def test_an_edit_can_be_cancelled_and_cannot_blank_a_memory() -> None:
         assert isinstance(app.screen, MemoryEditScreen)  # still asking
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen)
-        await pilot.pause(0.1)
+        # What would have changed it: the dialog's answer, acted on by a worker of the list's.
+        await refreshed(pilot)
+        await wait_for(pilot, lambda: all(w.is_finished for w in screen.workers))
         memory = stored(app, kept.id)
         assert memory is not None and memory.summary == "The user likes tea."
 
@@ -141,7 +143,8 @@ async def test_deleting_asks_first() -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen)
-        await pilot.pause(0.1)
+        await refreshed(pilot)  # the answer acted on: a deletion would be a worker of the list's
+        await wait_for(pilot, lambda: all(w.is_finished for w in screen.workers))
         assert stored(app, drop.id) is not None
 
         await pilot.press("alt+d")

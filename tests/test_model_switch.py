@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from tests.apphelpers import chat, make_app, send, toasts, wait_for, write_config
+from tests.apphelpers import chat, make_app, palette_highlights, send, toasts, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
@@ -159,7 +159,7 @@ async def test_the_picker_lists_each_providers_models_with_their_windows_and_ask
         await pilot.press("ctrl+p")  # the command palette offers it too
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"Model")
-        await pilot.pause(0.3)  # the palette's search runs after typing pauses
+        await wait_for(pilot, lambda: palette_highlights(app, "Model"))  # its search runs in a worker
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ModelPickerScreen) and app.screen.ready)
         picker = app.screen

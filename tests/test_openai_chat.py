@@ -147,7 +147,10 @@ async def test_a_request_made_while_the_model_warms_up_waits_for_that_warm_up(
 
     monkeypatch.setattr(model, "_new_client", new_client)
     warming = asyncio.ensure_future(model.warm_up())
-    await asyncio.sleep(0.05)
+    deadline = time.monotonic() + 10
+    while not made:  # the warm-up is building its client
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.01)
     events = await collect(model)
     await warming
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == ECHO

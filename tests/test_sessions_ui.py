@@ -14,7 +14,7 @@ from textual.widgets import Input, OptionList
 from engine.chat import Session
 from sessions import paths
 from sessions.store import SearchHit, SqliteChatStore, open_store
-from tests.apphelpers import chat, make_app, make_sessions, toasts, views, wait_for
+from tests.apphelpers import chat, make_app, make_sessions, refreshed, toasts, views, wait_for
 from tui.app import HeedfulApp
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.sessions import SEARCH_DELAY, SessionChoice, SessionsScreen
@@ -231,8 +231,9 @@ async def test_a_search_hit_in_a_long_session_opens_scrolled_to_that_message() -
         await wait_for(pilot, lambda: any("zeppelin" in v.message.content for v in views(app)))
         target = next(v for v in views(app) if "zeppelin" in v.message.content)
         await wait_for(pilot, lambda: app.focused is target)
-        await pilot.pause(0.2)
         listing = chat(app).message_list
+        await wait_for(pilot, lambda: not listing.paging)  # scrolled into place
+        await refreshed(pilot, listing)
         assert listing.region.contains_region(target.region) or target.region.y < listing.region.bottom
         assert target.region.y >= listing.region.y
 
@@ -251,7 +252,9 @@ async def test_while_an_opened_session_is_counted_the_panel_shows_none_of_the_la
         with curations.lock:
             screen.open_session(ids["Cats"])
             await wait_for(pilot, lambda: screen.session is not None and screen.session.id == ids["Cats"])
-            await pilot.pause(0.2)
+            # Its messages shown and drawn: all the opening does until the curation is free.
+            await wait_for(pilot, lambda: any("Biscuit" in v.message.content for v in views(app)))
+            await refreshed(pilot)
             assert screen.context is None
             assert panel.rows.option_count == 0
             assert "counting" in str(panel.query_one("#context-total").render())

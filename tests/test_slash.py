@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Markdown
 from textual.widgets._markdown import MarkdownParagraph
 from textual.widgets.markdown import MarkdownFence
@@ -12,7 +13,7 @@ from textual.widgets.markdown import MarkdownFence
 from engine.attachments import MAX_ATTACHMENT_BYTES
 from engine.items import ItemState
 from tests.apphelpers import asked as asked_for
-from tests.apphelpers import chat, make_app, send, stored_messages, toasts, views, wait_for
+from tests.apphelpers import chat, make_app, refreshed, send, stored_messages, toasts, views, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.help import HelpScreen
@@ -46,7 +47,8 @@ def test_a_line_is_a_command_an_unknown_command_or_a_message(line: str, expected
 
 
 def test_completion_offers_the_commands_a_line_could_start() -> None:
-    assert [c.name for c in completions("/")] == [c.name for c in completions("/")]  # stable order
+    assert completions("/") == list(COMMANDS)  # a bare slash offers every command, in the menu's order
+    assert len({c.name for c in COMMANDS}) == len(COMMANDS) > 10
     assert [c.name for c in completions("/p")] == ["pin", "profile"]
     assert [c.name for c in completions("/t")] == ["tokens", "temperature"]
     assert [c.name for c in completions("/re")] == ["restore", "remember"]
@@ -56,12 +58,19 @@ def test_completion_offers_the_commands_a_line_could_start() -> None:
     assert message_number("#12") == 12 and message_number("12") == 12 and message_number("x") is None
 
 
-async def type_command(pilot: object, app: HeedfulApp, line: str) -> None:
+async def type_command(pilot: Pilot[None], app: HeedfulApp, line: str) -> None:
+    """Enter ``line`` in the composer and wait until the screen has taken it: a command accepted
+    clears the composer (a message, once stored), one refused is left there and says why."""
     composer = chat(app).composer
     composer.focus()
     composer.text = line
-    await pilot.press("enter")  # type: ignore[attr-defined]
-    await pilot.pause(0.2)  # type: ignore[attr-defined]
+    told = {n.identity for n in app._notifications}
+    await pilot.press("enter")
+
+    def taken() -> bool:
+        return composer.text != line or any(n.identity not in told for n in app._notifications)
+
+    await wait_for(pilot, taken)
 
 
 async def test_pin_unpin_forget_and_restore_by_number_and_by_default() -> None:
@@ -122,8 +131,8 @@ async def test_the_slash_menu_shows_each_command_with_a_one_line_description() -
         screen.composer.focus()
         await pilot.press("/")
         await wait_for(pilot, lambda: "/help" in str(screen.draft_hint.render()))
-        await pilot.pause(0.05)
         hint = screen.draft_hint
+        await refreshed(pilot, hint)  # laid out at its width
         lines = [line.rstrip() for line in str(hint.render()).splitlines()]
         assert all(len(line) <= hint.size.width for line in lines)  # one line each, never wrapped
         for command in COMMANDS:  # every command, its description beside it on its own line

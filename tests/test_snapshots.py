@@ -11,12 +11,15 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import OptionList
 
 from engine.chat import MessageStatus
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import chat, make_app, wait_for, write_config
+from tests.apphelpers import chat, make_app, refreshed, wait_for, write_config
 from tui.app import HeedfulApp
+from tui.screens.connect import ConnectScreen
+from tui.screens.sessions import SessionsScreen
 from tui.widgets.composer import Composer
 from tui.widgets.message_list import PAGE
 
@@ -138,7 +141,11 @@ def test_sessions_picker(snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         await settled(3)(pilot)
         await pilot.press("ctrl+o")
-        await pilot.pause(0.2)
+        await wait_for(
+            pilot, lambda: isinstance(pilot.app.screen, SessionsScreen) and bool(pilot.app.screen.sessions)
+        )
+        await wait_for(pilot, lambda: pilot.app.screen.query_one(OptionList).highlighted is not None)
+        await refreshed(pilot)
 
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
 
@@ -153,7 +160,8 @@ def test_connect_help(snap_compare: Any) -> None:
     async def run_before(pilot: Pilot[None]) -> None:
         await settled(0)(pilot)
         await pilot.press("f3")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConnectScreen))
+        await refreshed(pilot)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
 

@@ -4,9 +4,10 @@ A full disk is a file-size limit (``RLIMIT_FSIZE``) in a child Python started by
 which runs one scenario from :data:`SCENARIOS` and prints its findings as JSON; the checks stay here,
 in the parent, which reads the database afterwards with a connection of its own.
 
-Tests run as root (so does CI), and root writes whatever the permissions say. A database that cannot
-be written is therefore opened under :func:`as_nobody`: the process's effective user becomes
-``nobody`` for the duration, so the kernel checks permissions as it would for an ordinary user.
+A database that cannot be written: for an ordinary user, file and directory modes without write
+permission. Root writes whatever the modes say (CI runs as root), so there the files stay root's and
+are opened under :func:`as_nobody`: the process's effective user becomes ``nobody`` for the
+duration, and the kernel checks permissions as it would for an ordinary user.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,9 +37,23 @@ from sessions.store import SqliteChatStore, open_store
 
 REPO = Path(__file__).resolve().parents[1]
 NOBODY = 65534
-needs_root = pytest.mark.skipif(
-    os.geteuid() != 0, reason="changes file owners and its own user: run as root, as CI does"
-)
+
+
+def _overrides_file_modes() -> bool:
+    """Whether this process writes whatever file modes say: root, unless it has given up
+    CAP_DAC_OVERRIDE (capability 1 of the effective set)."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        status = Path("/proc/self/status").read_text(encoding="ascii")
+    except OSError:
+        return True
+    effective = [int(line.split()[1], 16) for line in status.splitlines() if line.startswith("CapEff:")]
+    return not effective or bool(effective[0] & 1 << 1)
+
+
+ROOT = _overrides_file_modes()
+"""Root's writes are not stopped by modes: its files are opened as ``nobody`` (:func:`as_nobody`)."""
 
 
 # --- tools ---------------------------------------------------------------------------------------
@@ -93,13 +108,43 @@ def as_nobody() -> Iterator[None]:
         os.setgroups(groups)
 
 
+def as_ordinary_user() -> AbstractContextManager[None]:
+    """Permissions checked as for an ordinary user: root's own are by :func:`as_nobody`."""
+    return as_nobody() if ROOT else nullcontext()
+
+
+def deny_writes(*paths: Path) -> None:
+    """Make ``paths`` (files or directories) unwritable for :func:`as_ordinary_user`: as root they
+    stay root's (modes 644 and 755); otherwise their write permission goes."""
+    if not ROOT:
+        for path in paths:
+            path.chmod(path.stat().st_mode & ~0o222)
+
+
+def allow_writes(path: Path) -> None:
+    """Make ``path`` writable for :func:`as_ordinary_user`: given to ``nobody`` as root."""
+    if ROOT:
+        os.chown(path, NOBODY, NOBODY)
+
+
 @pytest.fixture
 def shared_dir() -> Iterator[Path]:
     """A directory ``nobody`` can reach (pytest's own tmp_path is private to root)."""
     made = Path(tempfile.mkdtemp(prefix="heedful-faults-"))
     made.chmod(0o755)
     yield made
+    writable_again(made)
     shutil.rmtree(made)
+
+
+def writable_again(directory: Path) -> None:
+    """Undo :func:`deny_writes` under ``directory`` (a reader of a WAL database writes beside it)."""
+    directory.chmod(0o755)
+    for parent, dirs, files in os.walk(directory):
+        for name in dirs:
+            Path(parent, name).chmod(0o755)
+        for name in files:
+            Path(parent, name).chmod(0o644)
 
 
 def read_messages(database: Path) -> dict[int, str]:
@@ -370,7 +415,7 @@ def test_the_app_says_the_disk_is_full_keeps_the_text_and_sends_it_once_there_is
 # --- a database that cannot be written -----------------------------------------------------------
 
 
-def _database_owned_by_root(directory: Path) -> Path:
+def _database_written_earlier(directory: Path) -> Path:
     database = directory / "data" / "heedful.db"
     store = SqliteChatStore(database)
     session = store.create_session("written earlier")
@@ -396,19 +441,22 @@ def _open_and_write(database: Path) -> str:
     return "written"
 
 
-@needs_root
 @pytest.mark.parametrize("writable", ["nothing", "the directory only", "the file only"])
 def test_a_database_that_cannot_be_written_is_refused_in_words_and_left_untouched(
     shared_dir: Path, writable: str
 ) -> None:
-    database = _database_owned_by_root(shared_dir)
+    database = _database_written_earlier(shared_dir)
     if writable == "the directory only":
-        os.chown(database.parent, NOBODY, NOBODY)
+        deny_writes(database)
+        allow_writes(database.parent)
     elif writable == "the file only":
-        os.chown(database, NOBODY, NOBODY)
+        deny_writes(database.parent)
+        allow_writes(database)
+    else:
+        deny_writes(database, database.parent)
     before = snapshot(database.parent)
 
-    with as_nobody():
+    with as_ordinary_user():
         said = _open_and_write(database)
 
     assert said != "written"
@@ -416,20 +464,20 @@ def test_a_database_that_cannot_be_written_is_refused_in_words_and_left_untouche
     after = snapshot(database.parent)
     assert after["heedful.db"] == before["heedful.db"]
     assert not [name for name in after if "corrupt" in name]  # not mistaken for damage
+    writable_again(shared_dir)
     assert read_messages(database) == {1: "an old message"}
 
 
-@needs_root
 def test_a_data_directory_that_cannot_be_created_is_explained(shared_dir: Path) -> None:
     database = shared_dir / "data" / "heedful.db"
-    with as_nobody():
+    deny_writes(shared_dir)
+    with as_ordinary_user():
         said = _open_and_write(database)
     assert said.startswith(f"Could not open the database at {database}")
     assert f"Permission denied ({database.parent})" in said
     assert not database.parent.exists()
 
 
-@needs_root
 async def test_the_app_starts_on_a_read_only_database_and_says_nothing_will_be_saved(
     shared_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -437,11 +485,12 @@ async def test_the_app_starts_on_a_read_only_database_and_says_nothing_will_be_s
     from tests.apphelpers import send, toasts, views, wait_for
     from tui.app import HeedfulApp
 
-    database = _database_owned_by_root(shared_dir)
+    database = _database_written_earlier(shared_dir)
     before = snapshot(database.parent)
     monkeypatch.setenv("HEEDFUL_DATA_DIR", str(database.parent))
     monkeypatch.setenv("HEEDFUL_CONFIG", str(shared_dir / "config" / "config.toml"))
-    with as_nobody():
+    deny_writes(database, database.parent, shared_dir)
+    with as_ordinary_user():
         # Everything on disk is decided here; after this the app holds its store and never
         # opens the database again.
         services, theme = build_services(env={})
@@ -454,4 +503,5 @@ async def test_the_app_starts_on_a_read_only_database_and_says_nothing_will_be_s
         assert "Offline model" in views(app)[1].message.content
     app.services.store.close()
     assert snapshot(database.parent)["heedful.db"] == before["heedful.db"]
+    writable_again(shared_dir)
     assert read_messages(database) == {1: "an old message"}

@@ -21,7 +21,7 @@ from textual.widgets.markdown import MarkdownBlock
 from engine.prompt import title_from
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import chat, make_app, views, wait_for
+from tests.apphelpers import chat, make_app, refreshed, views, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.pty_app import PtyApp, read_store, running_apps, send_message
 from tui.app import HeedfulApp
@@ -220,7 +220,7 @@ async def _reply_to(pilot: Pilot[None], app: HeedfulApp) -> MessageView:
     await wait_for(pilot, lambda: len(views(app)) == 2 and screen.settled, 60)
     reply = views(app)[-1]
     await wait_for(pilot, lambda: reply.query_one(Markdown).source != "", 10)
-    await pilot.pause(0.1)
+    await refreshed(pilot, reply.query_one(Markdown))  # its blocks mounted and drawn
     return reply
 
 
@@ -243,7 +243,8 @@ async def test_clicking_click_markup_in_a_reply_runs_no_action(
             hit, _ = app.screen.get_widget_at(x, y)
             assert reply in hit.ancestors_with_self  # the click lands on the reply's text
             assert await pilot.click(offset=(x, y))
-            await pilot.pause(0.2)
+            await refreshed(pilot, hit)  # the click handled where it landed (an action would run then)
+            await refreshed(pilot)
         assert ran == []
         assert isinstance(app.screen, ChatScreen) and app.is_running
     assert list(cwd.iterdir()) == []

@@ -18,6 +18,7 @@ from tests.apphelpers import (
     make_app,
     send,
     stored_messages,
+    type_keys,
     wait_for,
     write_config,
 )
@@ -102,10 +103,11 @@ async def test_typing_straight_on_after_each_send_never_answers_for_the_user(
         screen = chat(app)
         for text in typed:
             head, tail = text.split(middle)
-            await pilot.press(*head)  # while the last reply streams
+            await type_keys(pilot, head)  # while the last reply streams
+            await wait_for(pilot, lambda head=head: screen.composer.text.endswith(head))  # type: ignore[misc]
             await wait_for(pilot, lambda: screen.settled)  # it lands mid-message
             screen.composer.insert(middle)  # pasted
-            await pilot.press(*tail, "enter")
+            await type_keys(pilot, tail + "\n")
         await wait_for(pilot, lambda: screen.settled)
         assert not not_keep(user_actions()), "nothing but keep was answered, and no message acted on"
         everything_typed_is_kept(app, typed)
