@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cli.main import main
+from engine.redaction import looks_like_key
 from sessions.config import FALLBACK, Config, load_config
 from sessions.transcript import TranscriptError, read_probes, read_transcript
 
@@ -385,11 +386,23 @@ def test_config_loader_keeps_good_settings_and_names_each_bad_key(tmp_path: Path
                 said.startswith((dotted(bad) + ": ", dotted(bad) + " is required")) for said in named
             ), (bad, named)
         return
-    # A usable file: every value is kept, and each unknown key is one warning.
-    assert len(problems) == len(doc.unknown)
+    # A usable file: every value is kept, each unknown key is one warning, and so is each key
+    # written where its variable's name belongs (random text often looks like one).
+    data = doc.data
+    providers = data.get("providers", {})
+    keys_written = [
+        name
+        for name, provider in providers.items()
+        if isinstance(provider.get("api_key_env"), str) and looks_like_key(provider["api_key_env"])
+    ]
+    assert len(problems) == len(doc.unknown) + len(keys_written)
     for key in doc.unknown:
         assert any(f"unknown key '{key}'" in problem for problem in problems), key
-    data = doc.data
+    for name in keys_written:
+        assert any(
+            f"{dotted(('providers', name, 'api_key_env'))} holds what looks like an API key" in problem
+            for problem in problems
+        ), name
     assert config.model == data.get("model")
     assert config.system_prompt == data.get("system_prompt", Config().system_prompt)
     assert config.max_retries == data.get("max_retries", 2)
