@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.benchmarks.curation_speed import Writer  # noqa: E402
+from tests.benchmarks.curation_speed import Writer
 
 POLL = 0.02
 TIMEOUT = 60.0
