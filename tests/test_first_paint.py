@@ -8,11 +8,13 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+import pytest
 from textual.widgets import Footer
 
 from cli.chat import build_services
 from engine.chat import StoredMessage
-from tests.apphelpers import make_sessions, stored_messages, views, wait_for
+from sessions.config_file import default_config_text
+from tests.apphelpers import make_sessions, stored_messages, views, wait_for, write_config
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
 
@@ -41,8 +43,21 @@ NOT_FOR_THE_FIRST_FRAME = (
     "engine.tokens",
     "providers.catalog",
     "providers.openai_chat",
+    "pydantic",
+    "sessions.config",
+    "engine.memory_assessed",
 )
-"""The tokenizer, the model client and the curation engine: what the first frame does without."""
+"""The tokenizer, the model client, the curation engine, and the config's validation (pydantic):
+what the first frame does without."""
+
+CONFIGS = {
+    "no config yet": None,
+    "the starter config": default_config_text(),
+    "a model of a provider, keys and timeouts": (
+        'model = "ollama/llama3.2"\nprofile = "quality"\n[timeouts]\nread = 30\n[keys]\nretry = "ctrl+t"\n'
+        '[providers.ollama]\nbase_url = "http://localhost:11434/v1"\nmodels = { "llama3.2" = 131072 }\n'
+    ),
+}
 
 UP_TO_THE_FIRST_FRAME = """
 import asyncio, sys, threading
@@ -81,7 +96,10 @@ def test_the_modules_the_first_frame_needs_import_no_engine_tokenizer_or_client(
     assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
 
 
-def test_the_app_draws_its_first_frame_before_importing_the_engine() -> None:
+@pytest.mark.parametrize("config", CONFIGS.values(), ids=CONFIGS.keys())
+def test_the_app_draws_its_first_frame_before_importing_the_engine(config: str | None) -> None:
+    if config is not None:
+        write_config(config)
     make_sessions(("earlier", ["where is the config?", "in ~/.config/heedful"]))
     loaded = loaded_modules(UP_TO_THE_FIRST_FRAME)
     assert "textual.app" in loaded  # it did run up to the first frame
