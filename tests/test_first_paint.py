@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 from cli.chat import build_services
 from engine.chat import StoredMessage
 from sessions.config_file import default_config_text
-from tests.apphelpers import make_sessions, stored_messages, views, wait_for, write_config
+from tests.apphelpers import chat, make_app, make_sessions, stored_messages, views, wait_for, write_config
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
+from tui.widgets.help_footer import HelpFooter
 
 if TYPE_CHECKING:
     from tui.services import EngineServices
@@ -106,6 +108,48 @@ def test_the_app_draws_its_first_frame_before_importing_the_engine(config: str |
     assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
 
 
+def test_a_first_frame_with_no_reply_to_show_imports_no_markdown() -> None:
+    loaded = loaded_modules(UP_TO_THE_FIRST_FRAME)  # a new HOME: the welcome, no session yet
+    assert "textual.app" in loaded
+    assert sorted(loaded & {"markdown_it", "textual.widgets._markdown", "pygments"}) == []
+
+
+async def test_the_engine_starts_loading_only_once_a_frame_is_on_the_terminal() -> None:
+    """In a real terminal Textual holds updates back until its start-up is over, and drops the
+    frames it draws meanwhile: the engine's thread must not start (and compete for the
+    interpreter) before a frame has been drawn for the user. Held back here as it is there."""
+    release = threading.Event()
+    app, asked = held_services(release)
+    held: list[object] = []
+    drawn: list[object] = []
+    display = app._display
+
+    def recording(screen: object, renderable: object) -> None:
+        if renderable is not None:
+            (held if app._batch_count else drawn).append(renderable)
+        display(screen, renderable)  # type: ignore[arg-type]
+
+    app._display = recording  # type: ignore[method-assign]
+    drawn_when_asked: list[int] = []
+    load = app.services.load
+
+    def counted() -> EngineServices:
+        drawn_when_asked.append(len(drawn))
+        return load()
+
+    app.services.load = counted
+    app._begin_batch()  # updates held back, as Textual's start-up does in a terminal
+    try:
+        async with app.run_test() as pilot:
+            await wait_for(pilot, lambda: bool(held))  # the first screen refreshed, not drawn
+            await pilot.pause()  # and what follows that refresh done: idle
+            app._end_batch()
+            await wait_for(pilot, asked.is_set)
+            assert drawn_when_asked[0] > 0
+    finally:
+        release.set()
+
+
 def held_services(release: threading.Event) -> tuple[HeedfulApp, threading.Event]:
     """The app as `heedful` starts it, its engine held back until ``release`` is set; and an event
     set when the app asks for the engine."""
@@ -176,3 +220,23 @@ async def test_a_message_stopped_while_the_engine_loads_stays_in_the_composer() 
             assert stored_messages() == []  # nothing was sent behind the user's back
     finally:
         release.set()
+
+
+async def test_the_footer_follows_the_keys_and_is_rebuilt_only_when_they_change() -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.services.ready and chat(app).settled)
+        screen = chat(app)
+
+        def keys() -> list[FooterKey]:
+            return list(screen.query_one(HelpFooter).query(FooterKey))
+
+        before = keys()
+        assert before[0].key == "f1"  # help first
+        screen.refresh_bindings()  # as every focus change and many state changes do
+        await pilot.pause()
+        assert keys() == before  # the same widgets: nothing was composed again
+        screen.context_panel.rows.focus()
+        await wait_for(pilot, lambda: "Composer" in [k.description for k in keys()])
+        screen.composer.focus()
+        await wait_for(pilot, lambda: "Composer" not in [k.description for k in keys()])

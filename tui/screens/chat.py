@@ -10,7 +10,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Markdown
 from textual.worker import Worker, WorkerState
 
 from engine import analysis
@@ -39,6 +38,8 @@ from tui.widgets.laid_out_once import LaidOutStatic
 from tui.widgets.message_list import MessageList
 
 if TYPE_CHECKING:
+    from textual.widgets import Markdown
+
     from engine.context_view import ContextView
 
 TURN_GROUP = "turn"
@@ -242,9 +243,15 @@ class ChatScreen(Screen[None]):
         it while the user can already read and type), then tell what the loading found."""
         if self.services.ready:
             return
-        drawn = asyncio.Event()
-        if self.call_after_refresh(drawn.set):
-            await drawn.wait()
+        # The frame the user sees, not just the first refresh: Textual drops those it draws
+        # while its start-up holds updates back, and the loading thread must not compete with it.
+        first_frame = getattr(self.app, "first_frame", None)
+        if isinstance(first_frame, asyncio.Event):
+            await first_frame.wait()
+        else:
+            drawn = asyncio.Event()
+            if self.call_after_refresh(drawn.set):
+                await drawn.wait()
         engine = await self.services.engine()
         self.commands.show_model()  # now with the provider it talks to
         for notice in engine.notices:
@@ -397,8 +404,8 @@ class ChatScreen(Screen[None]):
 
     # --- links in replies ----------------------------------------------------------------------
 
-    @on(Markdown.LinkClicked)
-    def confirm_link(self, event: Markdown.LinkClicked) -> None:
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        """A link clicked in a reply (Textual's Markdown, imported only once one is shown)."""
         event.stop()
         self.message_actions.confirm_link(event.href)
 

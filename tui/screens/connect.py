@@ -10,8 +10,11 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+from tui import textual_fixes
 from tui.sanitize import inert
 from tui.services import AppServices
+
+textual_fixes.fill_mdurl_tables()  # before this screen's Markdown is parsed, in a thread
 
 
 def connect_help(services: AppServices) -> str:

@@ -11,7 +11,10 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+from tui import textual_fixes
 from tui.typing import TypingPassesThrough
+
+textual_fixes.fill_mdurl_tables()  # before this screen's Markdown is parsed, in a thread
 
 HELP = """\
 # Heedful keys
