@@ -117,7 +117,8 @@ def test_a_first_frame_with_no_reply_to_show_imports_no_markdown() -> None:
 async def test_the_engine_starts_loading_only_once_a_frame_is_on_the_terminal() -> None:
     """In a real terminal Textual holds updates back until its start-up is over, and drops the
     frames it draws meanwhile: the engine's thread must not start (and compete for the
-    interpreter) before a frame has been drawn for the user. Held back here as it is there."""
+    interpreter) before a frame has been drawn for the user, nor the context panel's parts be
+    mounted. Held back here as it is there."""
     release = threading.Event()
     app, asked = held_services(release)
     held: list[object] = []
@@ -143,9 +144,12 @@ async def test_the_engine_starts_loading_only_once_a_frame_is_on_the_terminal() 
         async with app.run_test() as pilot:
             await wait_for(pilot, lambda: bool(held))  # the first screen refreshed, not drawn
             await pilot.pause()  # and what follows that refresh done: idle
+            panel = chat(app).context_panel
+            assert not panel.rows.is_mounted  # the first frame does without the context panel
             app._end_batch()
             await wait_for(pilot, asked.is_set)
             assert drawn_when_asked[0] > 0
+            assert panel.rows.is_mounted  # mounted once the first frame is drawn
     finally:
         release.set()
 

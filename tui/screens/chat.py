@@ -172,6 +172,7 @@ class ChatScreen(Screen[None]):
         self.call_after_refresh(heap.started)  # the first frame is drawn: collections resume
         self.composer.focus()
         self.open_session(self.services.session_id)
+        self.run_worker(self._fill_panel(), exit_on_error=False)  # the first frame does without it
 
     def on_resize(self, event: events.Resize) -> None:
         """Under NARROW_WIDTH columns the chat keeps the room: the panel hides (F2 still shows it)."""
@@ -243,8 +244,17 @@ class ChatScreen(Screen[None]):
         it while the user can already read and type), then tell what the loading found."""
         if self.services.ready:
             return
-        # The frame the user sees, not just the first refresh: Textual drops those it draws
-        # while its start-up holds updates back, and the loading thread must not compete with it.
+        await self._first_frame_drawn()
+        await self.context_panel.fill()  # before the thread starts: a short wait, less for it to share
+        engine = await self.services.engine()
+        self.commands.show_model()  # now with the provider it talks to
+        for notice in engine.notices:
+            self.notify(notice.text, severity=notice.severity, timeout=15)
+        engine.notices.clear()
+
+    async def _first_frame_drawn(self) -> None:
+        """Return once the app's first frame is on the terminal (not just refreshed: Textual drops
+        the frames it draws while its start-up holds updates back)."""
         first_frame = getattr(self.app, "first_frame", None)
         if isinstance(first_frame, asyncio.Event):
             await first_frame.wait()
@@ -252,11 +262,10 @@ class ChatScreen(Screen[None]):
             drawn = asyncio.Event()
             if self.call_after_refresh(drawn.set):
                 await drawn.wait()
-        engine = await self.services.engine()
-        self.commands.show_model()  # now with the provider it talks to
-        for notice in engine.notices:
-            self.notify(notice.text, severity=notice.severity, timeout=15)
-        engine.notices.clear()
+
+    async def _fill_panel(self) -> None:
+        await self._first_frame_drawn()
+        await self.context_panel.fill()
 
     async def _warm_up(self) -> None:
         await self.services.turns.warm_up()

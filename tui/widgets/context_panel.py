@@ -186,8 +186,20 @@ class ContextPanel(Vertical):
         self._options: dict[str, tuple[object, Option]] = {}
         """Each row's option and what its prompt was made from, for reuse by the next update."""
         self._reused: dict[str, tuple[object, Option]] = {}
+        self._filled = False
 
     def compose(self) -> ComposeResult:
+        yield from ()  # the parts come with fill(), after the first frame
+
+    async def fill(self) -> None:
+        """Mount the panel's parts: once the first frame is drawn, which does without them (the
+        panel says nothing before the engine has counted the session). Updates made before are
+        kept by the parts, and shown as they are mounted."""
+        if not self._filled:
+            self._filled = True
+            await self.mount_all(self._parts())
+
+    def _parts(self) -> ComposeResult:
         yield self._asking
         yield self._total
         yield self._budget
