@@ -244,3 +244,27 @@ async def test_the_footer_follows_the_keys_and_is_rebuilt_only_when_they_change(
         await wait_for(pilot, lambda: "Composer" in [k.description for k in keys()])
         screen.composer.focus()
         await wait_for(pilot, lambda: "Composer" not in [k.description for k in keys()])
+
+
+async def test_the_first_frame_of_a_session_shows_its_latest_message() -> None:
+    paragraph = " ".join(f"word{n}" for n in range(60))
+    make_sessions(("long", [f"message {n}\n\n{paragraph}\n\n{paragraph}" for n in range(12)]))
+    release = threading.Event()
+    app, asked = held_services(release)
+    at_the_end: list[bool] = []
+    display = app._display
+
+    def recording(screen: object, renderable: object) -> None:
+        display(screen, renderable)  # type: ignore[arg-type]
+        shown = views(app) if isinstance(app.screen, ChatScreen) else []
+        if renderable is not None and not app._batch_count and shown:
+            listing = chat(app).message_list
+            at_the_end.append(listing.scroll_y >= listing.max_scroll_y > 0)
+
+    app._display = recording  # type: ignore[method-assign]
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, asked.is_set)
+            assert at_the_end[:1] == [True]  # the first frame with messages shows the last one
+    finally:
+        release.set()
