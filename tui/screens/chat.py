@@ -481,9 +481,22 @@ class ChatScreen(Screen[None]):
         panel = self.context_panel
         panel.display = not panel.display
         if panel.display:
-            panel.rows.focus()
+            self.focus_panel()
         else:
             self.composer.focus()
+
+    def focus_panel(self) -> None:
+        """Focus the context panel's rows: at once, or once mounted (asked for before the parts
+        the first frame does without were)."""
+        if self.context_panel.rows.is_mounted:
+            self.context_panel.rows.focus()
+        else:
+            self.run_worker(self._focus_panel(), exit_on_error=False)
+
+    async def _focus_panel(self) -> None:
+        await self.context_panel.fill()
+        if self.context_panel.display:
+            self.context_panel.rows.focus()
 
     # --- the draft preview ----------------------------------------------------------------------
 
