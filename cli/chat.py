@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.budget import profile_named
 from engine.errors import StoreError
@@ -23,9 +24,12 @@ from engine.protocols import (  # already imported by the store: costs nothing m
 )
 from providers.resolve import ModelChoice, resolve_model
 from sessions import paths
-from sessions.config import Config, load_config, write_default_config
+from sessions.config_file import ConfigRead, QuickSettings, quick_settings, read_config, write_default_config
 from sessions.store import SqliteChatStore, open_store
 from tui.services import THEME_STATE_KEY, AppServices, EngineServices, Notice
+
+if TYPE_CHECKING:
+    from sessions.config import Config
 
 ENGINE_MODULES = (
     "engine.tokens",
@@ -150,9 +154,22 @@ def build_services(
     environment = os.environ if env is None else env
     notices: list[Notice] = []
     config_path = paths.config_path()
-    loaded = load_config(config_path)
-    notices.extend(Notice(problem, "error") for problem in loaded.problems)
-    if not loaded.exists:
+    read = read_config(config_path)
+    # A file that surely validates with nothing to report is validated (pydantic: ~0.1 s of
+    # imports) with the engine, after the first frame; one that may have a problem, now.
+    quick = quick_settings(read)
+    settings: QuickSettings | Config
+    config: Config | None = None
+    if quick is None:
+        from sessions.config import validate_config
+
+        loaded = validate_config(read)
+        config = settings = loaded.config
+        notices.extend(Notice(problem, "error") for problem in loaded.problems)
+    else:
+        settings = quick
+        notices.extend(Notice(problem, "error") for problem in read.problems)
+    if not read.exists:
         try:
             if write_default_config(config_path):
                 notices.append(Notice(f"Wrote a starter config to {config_path}."))
@@ -165,21 +182,21 @@ def build_services(
     database = paths.database_path()
     store, theme = _open_store(database, notices)
 
-    choice = resolve_model(loaded.config, environment, base_url=base_url, model=model)
+    choice = resolve_model(settings, environment, base_url=base_url, model=model)
     notices.extend(Notice(text, "warning") for text in choice.notices)
-    profile = profile_named(loaded.config.profile)
+    profile = profile_named(settings.profile)
     if profile.warning:
         notices.append(Notice(profile.warning, "warning"))
     services = AppServices(
         store=store,
-        load=partial(load_engine, store, loaded.config, choice, environment, base_url),
+        load=partial(load_engine, store, config or read, choice, environment, base_url),
         first_model=choice.model,
         first_offline=choice.offline,
         config_path=config_path,
         database_path=database,
         notices=notices,
         session_id=session_id,
-        keys=dict(loaded.config.keys),
+        keys=dict(settings.keys),
     )
     if not defer_engine:
         services.load_engine()
@@ -188,14 +205,23 @@ def build_services(
 
 def load_engine(
     store: SqliteChatStore,
-    config: Config,
+    config: Config | ConfigRead,
     choice: ModelChoice,
     environment: Mapping[str, str],
     base_url: str | None,
 ) -> EngineServices:
     """The curation engine, the model and the token counter (blocking: the app runs it in a thread
-    after its first frame). Modules are imported one at a time, handing the interpreter back to
-    the event loop between two, so keys typed meanwhile are not held up for the whole import."""
+    after its first frame), with the config validated now if it was not before the first frame.
+    Modules are imported one at a time, handing the interpreter back to the event loop between
+    two, so keys typed meanwhile are not held up for the whole import."""
+    notices: list[Notice] = []
+    if isinstance(config, ConfigRead):
+        from sessions.config import validate_config
+
+        loaded = validate_config(config)
+        # quick_settings let the first frame go ahead only for a file with nothing more to report.
+        notices.extend(Notice(p, "error") for p in loaded.problems if p not in config.problems)
+        config = loaded.config
     for name in ENGINE_MODULES:
         importlib.import_module(name)
         time.sleep(0)
@@ -206,7 +232,6 @@ def load_engine(
     from engine.turn import TurnService
     from providers.catalog import ModelCatalog
 
-    notices: list[Notice] = []
     counter = LazyTokenCounter(partial(load_counter, choice.model, model_is_offline=choice.offline))
     chat_model = build_model(choice, config, counter)
     memory = MemoryService(

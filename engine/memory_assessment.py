@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from engine.attachments import split_attachment
 from engine.chat import PromptMessage
-from engine.memory import MAX_TOPICS, Assessed, AssessedBy, Assessment, clip_text
+from engine.memory import MAX_TOPICS, clip_text
+from engine.memory_assessed import Assessed, AssessedBy, Assessment
 from engine.mentions import EntityKind
 
 if TYPE_CHECKING:

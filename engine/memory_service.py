@@ -17,9 +17,6 @@ from engine.memory import (
     MAX_SUMMARY_CHARS,
     MAX_TAGS,
     PERMANENT_FROM,
-    Assessed,
-    AssessedBy,
-    Assessment,
     Memory,
     clean_labels,
     clip_text,
@@ -27,6 +24,7 @@ from engine.memory import (
     memory_section,
     select_for_prompt,
 )
+from engine.memory_assessed import Assessed, AssessedBy, Assessment
 from engine.memory_assessment import assess_offline
 from engine.prompt import in_conversation
 from engine.protocols import MemoryAssessor, MemoryStore, TokenCounter

@@ -32,7 +32,8 @@ from engine.registry import EntityRecord
 if TYPE_CHECKING:
     from engine.analysis import Analysis
     from engine.curator_advice import AdviceOutcome, CuratorBrief
-    from engine.memory import Assessed, Memory
+    from engine.memory import Memory
+    from engine.memory_assessed import Assessed
     from engine.model_summaries import StoredSummary, SummaryOutcome, SummaryRequest
 
 # --- the model -------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ out or cannot be validated ends in the offline heuristic
 The conversation is data, not instructions: each message is one JSON-encoded line (so no text can
 start a line of its own) between fence lines that carry a random tag the messages cannot know. The
 instructions say that nothing inside the fence is to be obeyed, and whatever comes back is clamped
-into :class:`engine.memory.Assessment` (importance 0..1, at most 10 tags and 5 topics, bounded text),
+into :class:`engine.memory_assessed.Assessment` (importance 0..1, at most 10 tags and 5 topics, bounded text),
 so a message that tells the model to answer otherwise cannot change the result's structure.
 
 ``openai`` is imported when a client is first made (in a worker thread: see
@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import BaseModel
 
 from engine.chat import PromptMessage
-from engine.memory import MAX_TAGS, MAX_TOPICS, Assessed, AssessedBy, Assessment
+from engine.memory import MAX_TAGS, MAX_TOPICS
+from engine.memory_assessed import Assessed, AssessedBy, Assessment
 from engine.memory_assessment import assess_offline
 from engine.redaction import clip, redact
 from engine.thinking import sent_text

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from engine.redaction import looks_like_key, remember_secret
 from providers.windows import FALLBACK_WINDOW, known_window
-from sessions.config import Config, ProviderConfig
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -23,6 +23,28 @@ KEY_IN_NAME = (
     "variable. Using the offline model."
 )
 """Said, never showing the value, when ``api_key_env`` holds a key rather than a variable's name."""
+
+
+class ProviderSettings(Protocol):
+    """A configured server: :class:`sessions.config.ProviderConfig`, or the first screen's
+    :class:`sessions.config_file.QuickProvider` (read before pydantic is imported)."""
+
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def api_key_env(self) -> str | None: ...
+    @property
+    def models(self) -> Mapping[str, int]: ...
+
+
+class ModelSettings(Protocol):
+    """What choosing the model reads of the config (:class:`sessions.config.Config`, or the first
+    screen's :class:`sessions.config_file.QuickSettings`)."""
+
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def providers(self) -> Mapping[str, ProviderSettings]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +71,7 @@ def _offline(*notices: str) -> ModelChoice:
     return ModelChoice(OFFLINE_MODEL_NAME, context_window=OFFLINE_CONTEXT_WINDOW, notices=notices)
 
 
-def _window(model: str, provider: ProviderConfig | None) -> tuple[int, tuple[str, ...]]:
+def _window(model: str, provider: ProviderSettings | None) -> tuple[int, tuple[str, ...]]:
     if provider is not None and model in provider.models:
         return provider.models[model], ()
     known = known_window(model)
@@ -61,7 +83,9 @@ def _window(model: str, provider: ProviderConfig | None) -> tuple[int, tuple[str
     )
 
 
-def _from_provider(name: str, provider: ProviderConfig, model: str, env: Mapping[str, str]) -> ModelChoice:
+def _from_provider(
+    name: str, provider: ProviderSettings, model: str, env: Mapping[str, str], base_url: str | None = None
+) -> ModelChoice:
     key_var = provider.api_key_env or None
     if key_var and looks_like_key(key_var):  # the key itself, written where its variable's name goes
         return _offline(KEY_IN_NAME.format(provider=name, model=model))
@@ -73,7 +97,7 @@ def _from_provider(name: str, provider: ProviderConfig, model: str, env: Mapping
     window, notes = _window(model, provider)
     return ModelChoice(
         model,
-        base_url=provider.base_url,
+        base_url=base_url or provider.base_url,
         api_key=api_key,
         key_hint=f"${key_var}" if key_var else None,
         context_window=window,
@@ -99,7 +123,7 @@ def on_endpoint(model: str, env: Mapping[str, str], base_url: str | None) -> Mod
     )
 
 
-def remember_keys(config: Config, env: Mapping[str, str]) -> None:
+def remember_keys(config: ModelSettings, env: Mapping[str, str]) -> None:
     """Have every key this config and environment may use redacted from whatever a server sends
     (:mod:`engine.redaction`), a key written where a variable's name belongs included."""
     remember_secret(env.get("OPENAI_API_KEY"))
@@ -110,7 +134,7 @@ def remember_keys(config: Config, env: Mapping[str, str]) -> None:
 
 
 def resolve_model(
-    config: Config, env: Mapping[str, str], *, base_url: str | None = None, model: str | None = None
+    config: ModelSettings, env: Mapping[str, str], *, base_url: str | None = None, model: str | None = None
 ) -> ModelChoice:
     """The model this run should use."""
     from providers.offline import OFFLINE_MODEL_NAME
@@ -124,9 +148,7 @@ def resolve_model(
         provider_name, _, bare = wanted.partition("/")
         provider = config.providers.get(provider_name)
         if provider is not None:
-            if base_url:
-                provider = provider.model_copy(update={"base_url": base_url})
-            return _from_provider(provider_name, provider, bare, env)
+            return _from_provider(provider_name, provider, bare, env, base_url)
     if wanted is None and base_url is None and not (env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL")):
         return _offline()
     return on_endpoint(wanted or DEFAULT_OPENAI_MODEL, env, base_url)

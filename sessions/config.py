@@ -11,21 +11,34 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import os
 import re
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine.redaction import looks_like_key, redact, remember_secret
-from sessions.paths import ensure_private_dir
+from sessions.config_file import (
+    FALLBACK,
+    ConfigRead,
+    default_config_text,
+    describe_toml_error,
+    read_config,
+    write_default_config,
+)
 
-FALLBACK = "using the default settings"
+__all__ = [
+    "FALLBACK",
+    "Config",
+    "ConfigLoad",
+    "default_config_text",
+    "describe_toml_error",
+    "load_config",
+    "validate_config",
+    "write_default_config",
+]
 
 
 class _Section(BaseModel):
@@ -165,33 +178,15 @@ def load_config(path: Path) -> ConfigLoad:
         line and column for syntax errors and the dotted key and bad value for invalid values.
         Unknown keys are ignored, each with a warning, and the rest of the file is used.
     """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return ConfigLoad(Config(), path, exists=False)
-    except OSError as err:
-        reason = err.strerror or str(err)
-        return ConfigLoad(
-            Config(), path, exists=True, problems=[f"{path}: could not be read ({reason}) — {FALLBACK}."]
-        )
-    try:
-        # utf-8-sig: editors on Windows put a byte-order mark at the start, which tomllib rejects.
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        problem = f"{path}: is not UTF-8 text (bad byte at offset {err.start}) — {FALLBACK}."
-        return ConfigLoad(Config(), path, exists=True, problems=[problem])
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        return ConfigLoad(
-            Config(), path, exists=True, problems=[f"{path}: {describe_toml_error(err)} — {FALLBACK}."]
-        )
-    except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
-        problem = f"{path}: arrays or inline tables are nested too deeply to read — {FALLBACK}."
-        return ConfigLoad(Config(), path, exists=True, problems=[problem])
-    except ValueError:  # tomllib lets int()'s limit on digits (4300) escape as a plain ValueError
-        problem = f"{path}: a number has too many digits to read — {FALLBACK}."
-        return ConfigLoad(Config(), path, exists=True, problems=[problem])
+    return validate_config(read_config(path))
+
+
+def validate_config(read: ConfigRead) -> ConfigLoad:
+    """Validate what :func:`sessions.config_file.read_config` read, as :func:`load_config` does."""
+    path = read.path
+    if read.document is None:
+        return ConfigLoad(Config(), path, exists=read.exists, problems=list(read.problems))
+    document = read.document
     try:
         config = Config.model_validate(document)
     except ValidationError as err:
@@ -204,23 +199,6 @@ def load_config(path: Path) -> ConfigLoad:
 
 
 # --- describing problems ----------------------------------------------------------------------
-
-# tomllib (before 3.14) puts the position only in the message text. Found from the "(" that starts it:
-# a leading "(.*?)\s*" would be quadratic on the long runs of spaces a user's key can put in the message
-# ("Cannot declare ('a      ...',) twice").
-_TOML_POSITION = re.compile(r"\((?:at line (?P<line>\d+), column (?P<column>\d+)|at end of document)\)$")
-
-
-def describe_toml_error(err: tomllib.TOMLDecodeError) -> str:
-    """``"line 3, column 5: Invalid value"`` from tomllib's ``"Invalid value (at line 3, column 5)"``."""
-    message = str(err)
-    match = _TOML_POSITION.search(message)
-    if match is None:
-        return message
-    reason = message[: match.start()].rstrip()
-    if match["line"] is None:
-        return f"at the end of the file: {reason}"
-    return f"line {match['line']}, column {match['column']}: {reason}"
 
 
 def describe_validation_error(error: Any) -> str:
@@ -294,94 +272,3 @@ def _unknown_in(section: BaseModel, table: str) -> Iterator[str]:
         hint = difflib.get_close_matches(key, known, n=1)
         suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
         yield f"unknown key '{key}' {where} — ignored{suggestion}"
-
-
-# --- the starter file -------------------------------------------------------------------------
-
-_HEADER = """\
-# Heedful settings. Heedful writes this file once, when there is none, and never changes it again.
-#
-# Without a model configured here, Heedful uses the OPENAI_API_KEY and OPENAI_BASE_URL environment
-# variables when they are set, and its built-in offline model otherwise.
-#
-# To use one of the providers below, add a line at the top of this file (before any [table]):
-#
-#     model = "openai/gpt-4o-mini"     # needs OPENAI_API_KEY in the environment
-#     model = "ollama/llama3.2"        # a local Ollama server, no key needed
-#
-# api_key_env is the NAME of the environment variable that holds a provider's key: keys are never
-# written in this file. Under models, each model name maps to its context window in tokens.
-#
-# Other settings, with their defaults:
-#
-#     system_prompt = "You are a helpful assistant."
-#     max_retries = 2
-#     profile = "balanced"   # or "quality" (keeps more) or "cost" (forgets sooner)
-#
-#     [timeouts]
-#     connect = 10.0   # seconds to wait for a connection
-#     read = 60.0      # seconds to wait between two streamed chunks of a reply
-#
-#     [memory]
-#     enabled = true            # keep what matters from a session for the next ones
-#     inactivity_minutes = 30   # a session idle this long is assessed, as at its end
-#
-#     [curation]                # with a connected model (never the offline one)
-#     curator = true            # the model advises which older messages each request needs
-#     curator_model = "gpt-4o-mini"   # a cheaper model for that and summaries (default: the chat model)
-#     curator_timeout = 2.0     # seconds before the heuristics decide alone
-#     model_summaries = true    # the model writes summaries in the background
-#     prices = { "my-model" = [0.15, 0.60] }   # US$ per million prompt / completion tokens
-#     pin_limit = 0.5           # share of the budget pins may take before a pin asks first
-
-"""
-
-_EXAMPLE_PROVIDERS: dict[str, Any] = {
-    "providers": {
-        "openai": {
-            "base_url": "https://api.openai.com/v1",
-            "api_key_env": "OPENAI_API_KEY",
-            "models": {"gpt-4o-mini": 128000, "gpt-4o": 128000, "gpt-4.1": 1047576},
-        },
-        "ollama": {
-            "base_url": "http://localhost:11434/v1",
-            "models": {"llama3.2": 131072},
-        },
-    }
-}
-
-
-def default_config_text() -> str:
-    """The starter config: a comment header and two example providers, neither selected."""
-    return _HEADER + tomli_w.dumps(_EXAMPLE_PROVIDERS)
-
-
-def write_default_config(path: Path) -> bool:
-    """Write the starter config to ``path`` if, and only if, no file is there.
-
-    The check and the creation are one atomic step (``O_EXCL``), so a file the user wrote is never
-    overwritten, even one that appears between a check and the write.
-
-    Args:
-        path: Where the config file goes; its directory is created (0700) when missing.
-
-    Returns:
-        True if the file was written; False if something already existed at ``path``.
-
-    Raises:
-        OSError: The directory or the file could not be created or written.
-    """
-    ensure_private_dir(path.parent)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return False
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(default_config_text())
-    except OSError:
-        # A half-written starter file would be reported as broken on every start and never
-        # replaced (we don't overwrite), so take back what we created.
-        path.unlink(missing_ok=True)
-        raise
-    return True

@@ -8,13 +8,17 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+import pytest
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 from cli.chat import build_services
 from engine.chat import StoredMessage
-from tests.apphelpers import make_sessions, stored_messages, views, wait_for
+from sessions.config_file import default_config_text
+from tests.apphelpers import chat, make_app, make_sessions, stored_messages, views, wait_for, write_config
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
+from tui.widgets.help_footer import HelpFooter
 
 if TYPE_CHECKING:
     from tui.services import EngineServices
@@ -41,8 +45,21 @@ NOT_FOR_THE_FIRST_FRAME = (
     "engine.tokens",
     "providers.catalog",
     "providers.openai_chat",
+    "pydantic",
+    "sessions.config",
+    "engine.memory_assessed",
 )
-"""The tokenizer, the model client and the curation engine: what the first frame does without."""
+"""The tokenizer, the model client, the curation engine, and the config's validation (pydantic):
+what the first frame does without."""
+
+CONFIGS = {
+    "no config yet": None,
+    "the starter config": default_config_text(),
+    "a model of a provider, keys and timeouts": (
+        'model = "ollama/llama3.2"\nprofile = "quality"\n[timeouts]\nread = 30\n[keys]\nretry = "ctrl+t"\n'
+        '[providers.ollama]\nbase_url = "http://localhost:11434/v1"\nmodels = { "llama3.2" = 131072 }\n'
+    ),
+}
 
 UP_TO_THE_FIRST_FRAME = """
 import asyncio, sys, threading
@@ -81,11 +98,60 @@ def test_the_modules_the_first_frame_needs_import_no_engine_tokenizer_or_client(
     assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
 
 
-def test_the_app_draws_its_first_frame_before_importing_the_engine() -> None:
+@pytest.mark.parametrize("config", CONFIGS.values(), ids=CONFIGS.keys())
+def test_the_app_draws_its_first_frame_before_importing_the_engine(config: str | None) -> None:
+    if config is not None:
+        write_config(config)
     make_sessions(("earlier", ["where is the config?", "in ~/.config/heedful"]))
     loaded = loaded_modules(UP_TO_THE_FIRST_FRAME)
     assert "textual.app" in loaded  # it did run up to the first frame
     assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
+
+
+def test_a_first_frame_with_no_reply_to_show_imports_no_markdown() -> None:
+    loaded = loaded_modules(UP_TO_THE_FIRST_FRAME)  # a new HOME: the welcome, no session yet
+    assert "textual.app" in loaded
+    assert sorted(loaded & {"markdown_it", "textual.widgets._markdown", "pygments"}) == []
+
+
+async def test_the_engine_starts_loading_only_once_a_frame_is_on_the_terminal() -> None:
+    """In a real terminal Textual holds updates back until its start-up is over, and drops the
+    frames it draws meanwhile: the engine's thread must not start (and compete for the
+    interpreter) before a frame has been drawn for the user, nor the context panel's parts be
+    mounted. Held back here as it is there."""
+    release = threading.Event()
+    app, asked = held_services(release)
+    held: list[object] = []
+    drawn: list[object] = []
+    display = app._display
+
+    def recording(screen: object, renderable: object) -> None:
+        if renderable is not None:
+            (held if app._batch_count else drawn).append(renderable)
+        display(screen, renderable)  # type: ignore[arg-type]
+
+    app._display = recording  # type: ignore[method-assign]
+    drawn_when_asked: list[int] = []
+    load = app.services.load
+
+    def counted() -> EngineServices:
+        drawn_when_asked.append(len(drawn))
+        return load()
+
+    app.services.load = counted
+    app._begin_batch()  # updates held back, as Textual's start-up does in a terminal
+    try:
+        async with app.run_test() as pilot:
+            await wait_for(pilot, lambda: bool(held))  # the first screen refreshed, not drawn
+            await pilot.pause()  # and what follows that refresh done: idle
+            panel = chat(app).context_panel
+            assert not panel.rows.is_mounted  # the first frame does without the context panel
+            app._end_batch()
+            await wait_for(pilot, asked.is_set)
+            assert drawn_when_asked[0] > 0
+            assert panel.rows.is_mounted  # mounted once the first frame is drawn
+    finally:
+        release.set()
 
 
 def held_services(release: threading.Event) -> tuple[HeedfulApp, threading.Event]:
@@ -156,5 +222,49 @@ async def test_a_message_stopped_while_the_engine_loads_stays_in_the_composer() 
             # The stop stopped the send, not the loading: the panel and the gauge fill in.
             await wait_for(pilot, lambda: screen.context is not None and screen.settled)
             assert stored_messages() == []  # nothing was sent behind the user's back
+    finally:
+        release.set()
+
+
+async def test_the_footer_follows_the_keys_and_is_rebuilt_only_when_they_change() -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.services.ready and chat(app).settled)
+        screen = chat(app)
+
+        def keys() -> list[FooterKey]:
+            return list(screen.query_one(HelpFooter).query(FooterKey))
+
+        before = keys()
+        assert before[0].key == "f1"  # help first
+        screen.refresh_bindings()  # as every focus change and many state changes do
+        await pilot.pause()
+        assert keys() == before  # the same widgets: nothing was composed again
+        screen.context_panel.rows.focus()
+        await wait_for(pilot, lambda: "Composer" in [k.description for k in keys()])
+        screen.composer.focus()
+        await wait_for(pilot, lambda: "Composer" not in [k.description for k in keys()])
+
+
+async def test_the_first_frame_of_a_session_shows_its_latest_message() -> None:
+    paragraph = " ".join(f"word{n}" for n in range(60))
+    make_sessions(("long", [f"message {n}\n\n{paragraph}\n\n{paragraph}" for n in range(12)]))
+    release = threading.Event()
+    app, asked = held_services(release)
+    at_the_end: list[bool] = []
+    display = app._display
+
+    def recording(screen: object, renderable: object) -> None:
+        display(screen, renderable)  # type: ignore[arg-type]
+        shown = views(app) if isinstance(app.screen, ChatScreen) else []
+        if renderable is not None and not app._batch_count and shown:
+            listing = chat(app).message_list
+            at_the_end.append(listing.scroll_y >= listing.max_scroll_y > 0)
+
+    app._display = recording  # type: ignore[method-assign]
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, asked.is_set)
+            assert at_the_end[:1] == [True]  # the first frame with messages shows the last one
     finally:
         release.set()

@@ -15,7 +15,8 @@ from cli.chat import build_services
 from engine.chat import MessageStatus, PromptMessage, Role
 from engine.curator import SessionCuration
 from engine.errors import StoreError
-from engine.memory import MEMORY_HEADER, AssessedBy, Memory, expiry_for, memory_budget
+from engine.memory import MEMORY_HEADER, Memory, expiry_for, memory_budget
+from engine.memory_assessed import AssessedBy
 from engine.memory_assessment import OfflineAssessor
 from engine.memory_service import ASSESSED_CHARS, UNASSESSED_PAGE, MemoryService
 from engine.turn import TurnService

@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from engine.chat import PromptMessage
-from engine.memory import AssessedBy
+from engine.memory_assessed import AssessedBy
 from engine.memory_assessment import assess_offline
 from engine.memory_service import MemoryService
 from engine.tokens import LazyTokenCounter, load_counter

@@ -10,7 +10,8 @@ import pytest
 
 from cli.chat import build_services
 from engine.chat import PromptMessage
-from engine.memory import MEMORY_HEADER, PROMPT_MEMORIES, Assessment, memory_section, select_for_prompt
+from engine.memory import MEMORY_HEADER, PROMPT_MEMORIES, memory_section, select_for_prompt
+from engine.memory_assessed import Assessment
 from engine.memory_assessment import OfflineAssessor, assess_offline
 from sessions.config import load_config
 from tests.apphelpers import write_config

@@ -9,6 +9,7 @@ import signal
 from collections.abc import Iterable
 from functools import partial
 
+from rich.console import RenderableType
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
@@ -39,6 +40,17 @@ class HeedfulApp(App[None]):
         self._initial_theme = theme
         self._theme_restored = False
         self._signals: list[signal.Signals] = []
+        self.first_frame = asyncio.Event()
+        """Set once a frame has been drawn on the terminal: what is loaded after the first frame
+        waits for it (see :meth:`_display`)."""
+
+    def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
+        """Textual drops the frames it draws while its start-up holds updates back (until the
+        first screen is mounted): refreshed is not drawn. The first frame that is drawn (written,
+        or would be when headless) sets :attr:`first_frame`."""
+        super()._display(screen, renderable)
+        if renderable is not None and not self._batch_count and not self.first_frame.is_set():
+            self.first_frame.set()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Textual's own themes lack Heedful's variables; these keep the CSS valid under them.

@@ -10,7 +10,9 @@ mdurl (0.1.2) fills its percent-encoding tables on first use, publishing each ta
 it. Textual's Markdown parses in the default thread pool, so a page of messages mounted at once
 parses in several threads: one that finds a half-filled table fails with an IndexError on the
 session's first link, and the app stops with a traceback (seen once in the long-session
-benchmark). Filling the tables on the main thread before any Markdown is parsed closes the race.
+benchmark). Filling the tables on the main thread before any Markdown is parsed closes the race:
+each module that shows Markdown does so as it is imported (:func:`fill_mdurl_tables`), so the
+first screen, which shows none, does not wait for markdown-it.
 
 ``Compositor.reflow`` (textual 8.2.8) arranges every widget into a new full map but leaves the map
 marked invalid when it was (any refreshed widget off screen marks it so). The first widget asking
@@ -20,10 +22,10 @@ a turn. The figures behind each fix: docs/performance.md, "Figures behind the co
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 from importlib.metadata import version
 
-from markdown_it.common.normalize_url import normalizeLink, normalizeLinkText
 from textual._compositor import Compositor, ReflowResult
 from textual._styles_cache import StylesCache
 from textual.color import Color
@@ -60,8 +62,11 @@ def _get_inner_outer(self: StylesCache, base_background: Color, background: Colo
     return _inner_outer(base_background, background)
 
 
-def _fill_mdurl_tables() -> None:
-    """Have mdurl build, in this thread, the tables markdown-it's link normalizers use."""
+def fill_mdurl_tables() -> None:
+    """Have mdurl build, in this thread, the tables markdown-it's link normalizers use: called by
+    the modules that show Markdown as they are imported, before any Markdown is parsed."""
+    from markdown_it.common.normalize_url import normalizeLink, normalizeLinkText
+
     normalizeLink("https://example.com/")
     normalizeLinkText("https://example.com/")
 
@@ -78,7 +83,8 @@ def _reflow_keeping_map(self: Compositor, parent: Widget, size: Size) -> ReflowR
 def install() -> None:
     """Apply the fixes still needed by the libraries in use (idempotent); Textual's only on the
     version they were checked against."""
-    _fill_mdurl_tables()
+    if "markdown_it" in sys.modules:  # else the first module to show Markdown fills them
+        fill_mdurl_tables()
     if version("textual") != CHECKED_WITH:
         return
     method = StylesCache.__dict__.get("get_inner_outer")

@@ -1,6 +1,6 @@
 """Time to the first full screen, Heedful against Elia, in a real terminal (tmux).
 
-Usage: .venv/bin/python tests/benchmarks/first_paint.py [--runs 5] [--heedful COMMAND]
+Usage: .venv/bin/python tests/benchmarks/first_paint.py [--runs 5] [--heedful COMMAND] [--base COMMAND]
 
 Each run launches the app in a fresh tmux session (100x30) with a fresh, empty HOME and no API key
 (offline), and polls the screen every 20 ms from just before the launch until the app's first full
@@ -10,6 +10,9 @@ has none, so the welcome text: "Welcome to Heedful"), the composer's placeholder
 and the footer's last key ("palette"). For Elia: its header ("Elia v1.10.0") with the model
 ("GPT-4o"), the composer's title ("Enter your message"), the history list ("History (") and the
 footer's last key ("f1 Help"). Prints every run, both medians and the ratio Heedful / Elia.
+With ``--base`` (another checkout, e.g. the commit before a change) it runs a third time in each
+round, between the two, and prints its median and ratio too: the machine's load varies, so a
+before/after comparison is only fair within one run.
 
 Elia (pip ``elia-chat==1.10.0``) is installed into a scratch venv under /tmp (``--elia-venv``) the
 first time; it needs no key to show its first screen.
@@ -99,24 +102,24 @@ def main() -> int:
         default=str(Path(".venv/bin/heedful").resolve()),
         help="the command that starts Heedful (e.g. another checkout: 'env PYTHONPATH=DIR python -m cli')",
     )
+    parser.add_argument("--base", help="another Heedful to time in the same rounds (same form as --heedful)")
     parser.add_argument("--elia-venv", type=Path, default=Path("/tmp/elia-venv"))
     args = parser.parse_args()
-    heedful = App(
-        "Heedful",
-        shlex.split(args.heedful),
-        ("offline model · F3 connect", "Welcome to Heedful", "Enter sends", "palette"),
-    )
+    marks = ("offline model · F3 connect", "Welcome to Heedful", "Enter sends", "palette")
+    heedful = App("Heedful", shlex.split(args.heedful), marks)
+    base = App("Base", shlex.split(args.base), marks) if args.base else None
     elia = App(
         "Elia",
         [str(ensure_elia(args.elia_venv))],
         ("Elia v1.10.0", "GPT-4o", "Enter your message", "History (", "f1 Help"),
     )
-    times: dict[str, list[float]] = {heedful.name: [], elia.name: []}
+    apps = [heedful, *([base] if base else []), elia]
+    times: dict[str, list[float]] = {app.name: [] for app in apps}
     # A session that keeps the server up between runs, so no run pays for starting it.
     subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-s", "keep", "sleep 3600"], check=True)
     try:
         for run in range(1, args.runs + 1):
-            for app in (heedful, elia):
+            for app in apps:
                 seconds = time_first_screen(app, f"first-paint-{os.getpid()}")
                 times[app.name].append(seconds)
                 print(f"run {run} {app.name:8} {seconds:.3f} s", flush=True)
@@ -124,6 +127,11 @@ def main() -> int:
         subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
     ours, theirs = statistics.median(times[heedful.name]), statistics.median(times[elia.name])
     print(f"median Heedful {ours:.3f} s, Elia {theirs:.3f} s, ratio {ours / theirs:.2f}")
+    if base:
+        before = statistics.median(times[base.name])
+        print(f"median Base {before:.3f} s, ratio {before / theirs:.2f}")
+    for app in apps:
+        print(f"range {app.name:8} {min(times[app.name]):.3f}-{max(times[app.name]):.3f} s")
     return 0
 
 

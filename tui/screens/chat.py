@@ -10,7 +10,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Markdown
 from textual.worker import Worker, WorkerState
 
 from engine import analysis
@@ -39,6 +38,8 @@ from tui.widgets.laid_out_once import LaidOutStatic
 from tui.widgets.message_list import MessageList
 
 if TYPE_CHECKING:
+    from textual.widgets import Markdown
+
     from engine.context_view import ContextView
 
 TURN_GROUP = "turn"
@@ -171,6 +172,7 @@ class ChatScreen(Screen[None]):
         self.call_after_refresh(heap.started)  # the first frame is drawn: collections resume
         self.composer.focus()
         self.open_session(self.services.session_id)
+        self.run_worker(self._fill_panel(), exit_on_error=False)  # the first frame does without it
 
     def on_resize(self, event: events.Resize) -> None:
         """Under NARROW_WIDTH columns the chat keeps the room: the panel hides (F2 still shows it)."""
@@ -242,14 +244,28 @@ class ChatScreen(Screen[None]):
         it while the user can already read and type), then tell what the loading found."""
         if self.services.ready:
             return
-        drawn = asyncio.Event()
-        if self.call_after_refresh(drawn.set):
-            await drawn.wait()
+        await self._first_frame_drawn()
+        await self.context_panel.fill()  # before the thread starts: a short wait, less for it to share
         engine = await self.services.engine()
         self.commands.show_model()  # now with the provider it talks to
         for notice in engine.notices:
             self.notify(notice.text, severity=notice.severity, timeout=15)
         engine.notices.clear()
+
+    async def _first_frame_drawn(self) -> None:
+        """Return once the app's first frame is on the terminal (not just refreshed: Textual drops
+        the frames it draws while its start-up holds updates back)."""
+        first_frame = getattr(self.app, "first_frame", None)
+        if isinstance(first_frame, asyncio.Event):
+            await first_frame.wait()
+        else:
+            drawn = asyncio.Event()
+            if self.call_after_refresh(drawn.set):
+                await drawn.wait()
+
+    async def _fill_panel(self) -> None:
+        await self._first_frame_drawn()
+        await self.context_panel.fill()
 
     async def _warm_up(self) -> None:
         await self.services.turns.warm_up()
@@ -397,8 +413,8 @@ class ChatScreen(Screen[None]):
 
     # --- links in replies ----------------------------------------------------------------------
 
-    @on(Markdown.LinkClicked)
-    def confirm_link(self, event: Markdown.LinkClicked) -> None:
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        """A link clicked in a reply (Textual's Markdown, imported only once one is shown)."""
         event.stop()
         self.message_actions.confirm_link(event.href)
 
@@ -465,9 +481,22 @@ class ChatScreen(Screen[None]):
         panel = self.context_panel
         panel.display = not panel.display
         if panel.display:
-            panel.rows.focus()
+            self.focus_panel()
         else:
             self.composer.focus()
+
+    def focus_panel(self) -> None:
+        """Focus the context panel's rows: at once, or once mounted (asked for before the parts
+        the first frame does without were)."""
+        if self.context_panel.rows.is_mounted:
+            self.context_panel.rows.focus()
+        else:
+            self.run_worker(self._focus_panel(), exit_on_error=False)
+
+    async def _focus_panel(self) -> None:
+        await self.context_panel.fill()
+        if self.context_panel.display:
+            self.context_panel.rows.focus()
 
     # --- the draft preview ----------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ class FocusModel(ChatPart):
     def enter(self, region: Widget) -> None:
         screen = self.screen
         if region is screen.context_panel:
-            screen.context_panel.rows.focus()
+            screen.focus_panel()
         elif region is screen.message_list:
             self.focus_message()
         else:

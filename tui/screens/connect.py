@@ -9,9 +9,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
+from tui import textual_fixes
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.services import AppServices
+
+textual_fixes.fill_mdurl_tables()  # before this screen's Markdown is parsed, in a thread
 
 
 def connect_help(services: AppServices) -> str:

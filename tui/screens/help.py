@@ -10,8 +10,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
+from tui import textual_fixes
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
+
+textual_fixes.fill_mdurl_tables()  # before this screen's Markdown is parsed, in a thread
 
 HELP = """\
 # Heedful keys

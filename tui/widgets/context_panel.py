@@ -8,6 +8,7 @@ for, through :class:`tui.messages.ContextAction`: the screen carries it out.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
@@ -186,8 +187,23 @@ class ContextPanel(Vertical):
         self._options: dict[str, tuple[object, Option]] = {}
         """Each row's option and what its prompt was made from, for reuse by the next update."""
         self._reused: dict[str, tuple[object, Option]] = {}
+        self._filling: asyncio.Task[None] | None = None
 
     def compose(self) -> ComposeResult:
+        yield from ()  # the parts come with fill(), after the first frame
+
+    async def fill(self) -> None:
+        """Mount the panel's parts: once the first frame is drawn, which does without them (the
+        panel says nothing before the engine has counted the session). Updates made before are
+        kept by the parts, and shown as they are mounted."""
+        if self._filling is None:
+            self._filling = asyncio.ensure_future(self._mount_parts())
+        await asyncio.shield(self._filling)  # a second caller waits for the same mount
+
+    async def _mount_parts(self) -> None:
+        await self.mount_all(self._parts())
+
+    def _parts(self) -> ComposeResult:
         yield self._asking
         yield self._total
         yield self._budget

@@ -98,6 +98,10 @@ class MessageList(VerticalScroll, LaidOutOnce):
         self._placing = True  # no page is asked for by where the old content was scrolled
         leaving = [c for c in self.children if c not in (self._top, self._bottom)]
         lost = self._holds_focus(leaving)
+        if focus is None and not page.later and any(_shown(m) for m in page.messages):
+            # The latest page: held at its end from its first layout, so the first frame drawn
+            # shows the latest message rather than the page's top (_place scrolls it there too).
+            self.anchor()
         with self.app.batch_update():  # one layout for the old page's removal and the new one
             await self.remove_children(leaving)
             self._views.clear()

@@ -12,7 +12,10 @@ from textual.widgets._markdown import MarkdownParagraph  # not re-exported by te
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from engine.attachments import split_attachment
+from tui import textual_fixes
 from tui.widgets.laid_out_once import LaidOutOnce
+
+textual_fixes.fill_mdurl_tables()  # before any of this module's Markdown is parsed, in threads
 
 _MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
 

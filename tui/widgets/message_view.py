@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from datetime import datetime
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeGuard
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -12,8 +13,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Markdown, TextArea
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import TextArea
 
 from engine.chat import MessageStatus, StoredMessage
 from engine.context_view import ItemView, Mark, Section
@@ -23,7 +23,10 @@ from engine.thinking import ThinkingSplitter, split_thinking
 from tui.messages import ContextAction, ItemVerb, MessageAction, MessageVerb
 from tui.sanitize import inert
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
-from tui.widgets.message_markdown import MessageMarkdown, attachment_markdown
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
 
 MARKDOWN_LIMIT = 40_000
 """Above this many characters a message is shown as plain text in a read-only TextArea: Textual's
@@ -303,6 +306,9 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if self.message.role == "user":
             # The user's words are shown exactly as typed, never interpreted as markup.
             return LaidOutStatic(Content(safe), classes="body")
+        # Here, not at the top: a first screen with no reply to show does without markdown-it.
+        from tui.widgets.message_markdown import MessageMarkdown, attachment_markdown
+
         if self.message.role == "tool":  # an attached file: its lines as code, not reflowed
             safe = attachment_markdown(safe) or safe
         return MessageMarkdown(safe, classes="body")
@@ -396,9 +402,9 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
             await self.mount(self._body_widget, after=self._above_body())
         elif isinstance(body, TextArea):
             body.insert(inert(piece), body.document.end)
-        elif isinstance(body, Markdown):
+        elif _is_markdown(body):
             if self._stream is None:
-                self._stream = Markdown.get_stream(body)
+                self._stream = type(body).get_stream(body)
             await self._stream.write(inert(piece))
         elif isinstance(body, LaidOutStatic) and kind == "head":
             body.update(_head("".join(self._drawn)))  # only the note's count changes
@@ -432,6 +438,12 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
+
+
+def _is_markdown(body: Widget) -> TypeGuard[Markdown]:
+    """A Markdown body (there is none, nor markdown-it, until a reply is first shown)."""
+    markdown = sys.modules.get("textual.widgets._markdown")
+    return markdown is not None and isinstance(body, markdown.Markdown)
 
 
 def _body_kind(chars: int) -> BodyKind:
