@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.budget import profile_named
+from engine.curation.budget import profile_named
 from engine.errors import StoreError
 from engine.protocols import (  # already imported by the store: costs nothing more
     NO_CURATION_MODELS,
@@ -32,19 +32,19 @@ if TYPE_CHECKING:
     from sessions.config import Config
 
 ENGINE_MODULES = (
-    "engine.tokens",
-    "engine.retrying",
-    "engine.memory_assessment",
-    "engine.memory_service",
-    "engine.session_curations",
-    "engine.context_service",
-    "engine.turn",
+    "engine.text.tokens",
+    "engine.turn.retrying",
+    "engine.memory.assessment",
+    "engine.memory.service",
+    "engine.curation.session_curations",
+    "engine.curation.context_service",
+    "engine.turn.service",
     "providers.catalog",
-    "engine.index",
-    "engine.entities",
-    "engine.scoring",
-    "engine.planning",
-    "engine.context_building",
+    "engine.curation.index",
+    "engine.entities.extractor",
+    "engine.curation.scoring",
+    "engine.curation.planning",
+    "engine.curation.context_building",
 )
 """What the first frame does without, imported after it one module at a time (see
 :func:`load_engine`); the first request imports the rest of what it needs itself."""
@@ -72,7 +72,7 @@ def build_model(choice: ModelChoice, config: Config, counter: TokenCounter) -> C
 def build_assessor(choice: ModelChoice, config: Config) -> MemoryAssessor:
     """The connected model assesses memories (falling back to the heuristic); offline, the heuristic."""
     if choice.offline:
-        from engine.memory_assessment import OfflineAssessor
+        from engine.memory.assessment import OfflineAssessor
 
         return OfflineAssessor()
     from providers.client_factory import client_factory
@@ -225,11 +225,11 @@ def load_engine(
     for name in ENGINE_MODULES:
         importlib.import_module(name)
         time.sleep(0)
-    from engine.context_service import ContextService
-    from engine.memory_service import MemoryService
-    from engine.retrying import RetryPolicy
-    from engine.tokens import LazyTokenCounter, load_counter
-    from engine.turn import TurnService
+    from engine.curation.context_service import ContextService
+    from engine.memory.service import MemoryService
+    from engine.text.tokens import LazyTokenCounter, load_counter
+    from engine.turn.retrying import RetryPolicy
+    from engine.turn.service import TurnService
     from providers.catalog import ModelCatalog
 
     counter = LazyTokenCounter(partial(load_counter, choice.model, model_is_offline=choice.offline))

@@ -128,10 +128,10 @@ def _remember_keys() -> None:
     """Have the keys the config and the environment name redacted from what a command prints: the
     database (written by an older Heedful) or a transcript may hold one. As
     ``providers.resolve.remember_keys``, from the TOML alone: validating the config costs the
-    command 0.1 s of imports, and a config that cannot be read names no key."""
+    command its imports, and a config that cannot be read names no key."""
     import tomllib
 
-    from engine.redaction import looks_like_key, remember_secret
+    from engine.text.redaction import looks_like_key, remember_secret
     from sessions import paths
 
     remember_secret(os.environ.get("OPENAI_API_KEY"))

@@ -21,16 +21,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine.budget import profile_named
-from engine.consent import ConsentChoice
-from engine.curation_result import CurationResult
-from engine.curation_state import save
-from engine.curator import SessionCuration
+from engine.curation.budget import profile_named
+from engine.curation.consent import ConsentChoice
+from engine.curation.result import CurationResult
+from engine.curation.session_curation import SessionCuration
+from engine.curation.state import save
 from engine.errors import StoreError
-from engine.inert_text import inert, inert_json, quoted
-from engine.model_summaries import SummaryLevel
-from engine.redaction import redact
-from engine.tokens import load_counter
+from engine.summaries.model import SummaryLevel
+from engine.text.inert import inert, inert_json, quoted
+from engine.text.redaction import redact
+from engine.text.tokens import load_counter
 from sessions import paths
 from sessions.store import SqliteChatStore, open_store
 from sessions.transcript import TranscriptError, read_probes, read_transcript

@@ -10,15 +10,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from engine.advice_rules import Guidance
-from engine.curation_calls import NO_USAGE, CallUsage
-from engine.curation_state import save
-from engine.curator import SessionCuration
-from engine.curator_brief import brief_for
-from engine.items import Item
-from engine.model_summaries import StoredSummary, SummaryLevel
+from engine.advice.brief import brief_for
+from engine.advice.calls import NO_USAGE, CallUsage
+from engine.advice.rules import Guidance
+from engine.curation.items import Item
+from engine.curation.session_curation import SessionCuration
+from engine.curation.state import save
 from engine.protocols import ChatStore, CuratorModel, ModelSummarizer, TokenCounter
-from engine.summary_book import SummaryBook
+from engine.summaries.book import SummaryBook
+from engine.summaries.model import StoredSummary, SummaryLevel
 
 
 @dataclass

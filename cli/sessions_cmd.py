@@ -2,9 +2,9 @@
 
 Exit codes: 0 done, 2 bad input (no such session, a bad transcript line, a refused confirmation
 missing), 1 anything else (the database or a file could not be used). Messages go to standard
-error, in words. Everything printed is inert (:mod:`engine.inert_text`), on a terminal or not: a
+error, in words. Everything printed is inert (:mod:`engine.text.inert`), on a terminal or not: a
 pipe or a file is often read in one later. Paths and titles in messages are quoted, on one line.
-Everything printed or exported passes the redaction gate (:mod:`engine.redaction`) first: a
+Everything printed or exported passes the redaction gate (:mod:`engine.text.redaction`) first: a
 database written by an older Heedful, or an imported file, may hold an API key.
 """
 
@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from engine.errors import StoreError
-from engine.inert_text import inert, inert_json, inert_line, quoted
-from engine.moments import local_text
-from engine.redaction import redact
+from engine.text.inert import inert, inert_json, inert_line, quoted
+from engine.text.moments import local_text
+from engine.text.redaction import redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from engine.ledger import LedgerEntry
+    from engine.curation.ledger import LedgerEntry
     from sessions.exchange import ExportFormat
     from sessions.store import SqliteChatStore
 
@@ -289,7 +289,7 @@ def run_ledger(session_id: int, *, as_json: bool, stats: bool = False) -> int:
 
 
 def _print_stats(session_id: int, entries: list[LedgerEntry], saved: int, *, as_json: bool) -> None:
-    from engine.forgetting_stats import forgetting_stats
+    from engine.curation.forgetting_stats import forgetting_stats
 
     found = forgetting_stats(entries, saved)
     if as_json:

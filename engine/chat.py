@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from engine import thinking
+from engine.text import thinking
 
 Role = Literal["system", "user", "assistant", "tool"]
 """Who wrote a message; the same names as the chat-completions protocol."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 
-from engine.redaction import redact
+from engine.text.redaction import redact
 
 
 class EngineError(Exception):
@@ -50,7 +50,7 @@ class ModelError(EngineError):
     Attributes:
         kind: How it failed.
         user_message: One or two sentences for the user: what happened and what to do. It is
-            stored, shown and exported, so it goes through :func:`engine.redaction.redact`.
+            stored, shown and exported, so it goes through :func:`engine.text.redaction.redact`.
         retry_after: Seconds the server asked us to wait, when it said.
         retryable: Whether asking again unchanged may well succeed (a 429, a 5xx, a refused
             connection), so the engine retries by itself after a visible wait.

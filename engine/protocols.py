@@ -1,7 +1,7 @@
 """The small interfaces through which the engine reaches the outside world.
 
 ``sessions.store.SqliteChatStore`` implements :class:`ChatStore`; ``providers.openai_chat`` and
-``providers.offline`` implement :class:`ChatModel`; ``engine.tokens`` implements
+``providers.offline`` implement :class:`ChatModel`; ``engine.text.tokens`` implements
 :class:`TokenCounter`. Tests use the real implementations against a temporary database and a
 loopback fake server.
 """
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from engine.advice.calls import CallUsage, Price
 from engine.chat import (
     HistoryCut,
     MessagePage,
@@ -23,18 +24,17 @@ from engine.chat import (
     SessionSettings,
     StoredMessage,
 )
-from engine.consent import ConsentChoice
-from engine.curation_calls import CallUsage, Price
-from engine.items import ItemState
-from engine.ledger import LedgerEntry
-from engine.registry import EntityRecord
+from engine.curation.consent import ConsentChoice
+from engine.curation.items import ItemState
+from engine.curation.ledger import LedgerEntry
+from engine.entities.registry import EntityRecord
 
 if TYPE_CHECKING:
-    from engine.analysis import Analysis
-    from engine.curator_advice import AdviceOutcome, CuratorBrief
-    from engine.memory import Memory
-    from engine.memory_assessed import Assessed
-    from engine.model_summaries import StoredSummary, SummaryOutcome, SummaryRequest
+    from engine.advice.advice import AdviceOutcome, CuratorBrief
+    from engine.memory.assessed import Assessed
+    from engine.memory.memories import Memory
+    from engine.summaries.model import StoredSummary, SummaryOutcome, SummaryRequest
+    from engine.text.analysis import Analysis
 
 # --- the model -------------------------------------------------------------------------------
 
@@ -110,7 +110,7 @@ class ChatModel(Protocol):
         ...
 
 
-# --- curation's own model calls (engine.model_summaries, engine.curator_advice) ----------------
+# --- curation's own model calls (engine.summaries.model, engine.advice.advice) ----------------
 
 
 class ModelSummarizer(Protocol):
@@ -386,7 +386,7 @@ class ChatStore(Protocol):
     def close(self) -> None: ...
 
 
-# --- cross-session memory (engine.memory) -------------------------------------------------------
+# --- cross-session memory (engine.memory.memories) -------------------------------------------------------
 
 
 class MemoryStore(Protocol):
@@ -465,7 +465,7 @@ class MemoryAssessor(Protocol):
 
 
 class MemorySource(Protocol):
-    """Gives each session's prompt its memory section (``engine.session_curations`` asks it)."""
+    """Gives each session's prompt its memory section (``engine.curation.session_curations`` asks it)."""
 
     def section_for(self, session_id: int | None, budget_tokens: int) -> str:
         """The memory section for ``session_id`` (None: a session not created yet), within

@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
-from engine.redaction import remember_secret
+from engine.text.redaction import remember_secret
 
 if TYPE_CHECKING:
     import openai
@@ -31,7 +31,7 @@ def client_factory(
     *, base_url: str | None, api_key: str | None, connect_timeout: float = 10.0
 ) -> ClientFactory:
     """A factory of clients for the server the chat model talks to (no hidden retries). The key
-    is redacted from every text from now on (:mod:`engine.redaction`)."""
+    is redacted from every text from now on (:mod:`engine.text.redaction`)."""
     remember_secret(api_key)
 
     def make() -> openai.AsyncOpenAI:

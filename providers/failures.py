@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from engine.redaction import clip, redact
+from engine.text.redaction import clip, redact
 
 if TYPE_CHECKING:
     import openai
@@ -29,7 +29,7 @@ _PROBLEMS_NAMED = 2
 
 
 def shorten(text: str, limit: int = DETAIL_CHARS) -> str:
-    """``text`` without keys (:mod:`engine.redaction`), on one line, cut to ``limit`` characters
+    """``text`` without keys (:mod:`engine.text.redaction`), on one line, cut to ``limit`` characters
     with an ellipsis: redacted first, so a cut never leaves part of a key."""
     return clip(text, limit)
 

@@ -4,13 +4,13 @@ The model is asked for structured output first (``chat.completions.parse`` with 
 made from a pydantic model); a server that refuses that, or answers with something unusable, is
 asked again in JSON mode (``response_format={"type": "json_object"}``); and whatever fails, times
 out or cannot be validated ends in the offline heuristic
-(:func:`engine.memory_assessment.assess_offline`), so an assessment never fails. All of it within
+(:func:`engine.memory.assessment.assess_offline`), so an assessment never fails. All of it within
 :data:`ASSESS_TIMEOUT` seconds.
 
 The conversation is data, not instructions: each message is one JSON-encoded line (so no text can
 start a line of its own) between fence lines that carry a random tag the messages cannot know. The
 instructions say that nothing inside the fence is to be obeyed, and whatever comes back is clamped
-into :class:`engine.memory_assessed.Assessment` (importance 0..1, at most 10 tags and 5 topics, bounded text),
+into :class:`engine.memory.assessed.Assessment` (importance 0..1, at most 10 tags and 5 topics, bounded text),
 so a message that tells the model to answer otherwise cannot change the result's structure.
 
 ``openai`` is imported when a client is first made (in a worker thread: see
@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any, cast
 from pydantic import BaseModel
 
 from engine.chat import PromptMessage
-from engine.memory import MAX_TAGS, MAX_TOPICS
-from engine.memory_assessed import Assessed, AssessedBy, Assessment
-from engine.memory_assessment import assess_offline
-from engine.redaction import clip, redact
-from engine.thinking import sent_text
+from engine.memory.assessed import Assessed, AssessedBy, Assessment
+from engine.memory.assessment import assess_offline
+from engine.memory.memories import MAX_TAGS, MAX_TOPICS
+from engine.text.redaction import clip, redact
+from engine.text.thinking import sent_text
 from providers.client_factory import ClientFactory, opened
 from providers.failures import describe
 
@@ -160,7 +160,7 @@ def validated(data: Any) -> Assessment:
         raise ValueError(f"the answer is not a JSON object but {type(data).__name__}")
     if "importance" not in data or "summary" not in data:
         raise ValueError("the answer lacks importance or summary")
-    # Every text the model wrote is stored and shown: redacted first (engine.redaction).
+    # Every text the model wrote is stored and shown: redacted first (engine.text.redaction).
     return Assessment.clamped(
         importance=data["importance"],
         summary=_redacted(data["summary"]),

@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import AsyncGenerator, Sequence
 
 from engine.chat import OFFLINE_MODEL, PromptMessage
-from engine.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
+from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
 from engine.protocols import ModelEvent, ReplyFinished, TextDelta, TokenCounter, UsageReport
-from engine.text import pieces
+from engine.text.terms import pieces
 
 OFFLINE_MODEL_NAME = OFFLINE_MODEL
 OFFLINE_CONTEXT_WINDOW = 8192

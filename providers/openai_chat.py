@@ -3,8 +3,8 @@
 OpenAI itself, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, Groq... all speak the same
 ``/v1/chat/completions`` protocol, so one adapter over ``openai.AsyncOpenAI`` serves them all.
 
-The ``openai`` package is imported on the first request, not with this module: it costs about
-0.3 s, which the first screen should not wait for. Every exception the package (or a broken
+The ``openai`` package is imported on the first request, not with this module: the first screen
+should not wait for it. Every exception the package (or a broken
 server) can produce is translated into :class:`engine.errors.ModelError`, whose message tells the
 user what happened and what to do; cancellation is never translated.
 """
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
 from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
-from engine.redaction import StreamRedactor, redact, remember_secret
-from engine.thinking import CLOSE, OPEN
+from engine.text.redaction import StreamRedactor, redact, remember_secret
+from engine.text.thinking import CLOSE, OPEN
 from providers.client_factory import KeptClient, loaded
 from providers.openai_errors import Endpoint, Phase, translate
 from providers.stream_chunks import read_chunk
@@ -91,8 +91,8 @@ class OpenAIChatModel:
         return self._context_window
 
     async def warm_up(self) -> None:
-        """Import openai and build the client in a thread (done by the first request, that held the
-        event loop ~0.35 s). A request made meanwhile awaits the same warm-up. Never raises: a
+        """Import openai and build the client in a thread (done by the first request, it held the
+        event loop). A request made meanwhile awaits the same warm-up. Never raises: a
         client that cannot be made fails the request that needs it."""
         with contextlib.suppress(Exception):
             await self._client.get()
@@ -105,7 +105,7 @@ class OpenAIChatModel:
                 base_url=self._base_url,
                 api_key=self._api_key or PLACEHOLDER_API_KEY,
                 # The engine retries by itself, after a wait the user can see and cancel
-                # (engine/retrying.py); retries hidden in the client would look like a hang.
+                # (engine/turn/retrying.py); retries hidden in the client would look like a hang.
                 max_retries=0,
                 timeout=openai.Timeout(
                     connect=self._connect_timeout,
@@ -190,7 +190,7 @@ class OpenAIChatModel:
                     chunk = read_chunk(data)
                     usage = chunk.usage or usage
                     # Thinking sent apart is kept as the inline block that opens the reply, as
-                    # other reasoning models write it (see engine.thinking). Any that came after
+                    # other reasoning models write it (see engine.text.thinking). Any that came after
                     # the answer began could not be told from the answer, and is let go.
                     if chunk.reasoning and not answered:
                         if not thinking:

@@ -10,7 +10,7 @@ The brief is data, not instructions: each entry is one JSON-encoded line (so no 
 a line of its own) between fence lines carrying a random tag the messages cannot know, and the
 instructions say that nothing inside the fence is to be obeyed. Whatever comes back is clamped
 (:func:`advice_from`), and the engine then checks every ref against the session
-(:mod:`engine.advice_rules`), so a message that tells the model to drop everything can at most
+(:mod:`engine.advice.rules`), so a message that tells the model to drop everything can at most
 make Heedful ask the user.
 
 ``openai`` is imported when a client is first made, not with this module.
@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel
 
-from engine.curation_calls import NO_USAGE, CallUsage
-from engine.curator_advice import (
+from engine.advice.advice import (
     AdviceOutcome,
     AdviceSource,
     BriefMessage,
@@ -39,9 +38,10 @@ from engine.curator_advice import (
     Retain,
     RoleHint,
 )
-from engine.items import MemoryRole
-from engine.redaction import clip, redact
-from engine.thinking import sent_text
+from engine.advice.calls import NO_USAGE, CallUsage
+from engine.curation.items import MemoryRole
+from engine.text.redaction import clip, redact
+from engine.text.thinking import sent_text
 from providers.client_factory import ClientFactory, KeptClient
 from providers.failures import describe
 
@@ -289,7 +289,7 @@ def advice_from(data: Any) -> CuratorAdvice:
         value = data.get(key)
         return value[:MAX_ENTRIES] if isinstance(value, list) else []
 
-    # Redacted before they are cut: a reason or a ref may quote a key (engine.redaction).
+    # Redacted before they are cut: a reason or a ref may quote a key (engine.text.redaction).
     def ref(value: Any) -> str | None:
         return redact(value).strip()[:MAX_REF] if isinstance(value, str) and value.strip() else None
 

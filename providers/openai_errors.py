@@ -39,7 +39,7 @@ def translate(err: Exception, phase: Phase, endpoint: Endpoint) -> ModelError:
     """The :class:`ModelError` that tells the user what ``err`` means, without the API key.
 
     Some servers quote the key they refused; the message is stored with the reply and shown,
-    so :class:`ModelError` passes it through the redaction gate (:mod:`engine.redaction`), and
+    so :class:`ModelError` passes it through the redaction gate (:mod:`engine.text.redaction`), and
     every quote of the server was redacted before it was cut (:func:`shorten`).
     """
     import openai

@@ -24,10 +24,10 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from engine.curation_calls import NO_USAGE, CallUsage
-from engine.model_summaries import MIN_SUMMARY_TOKENS, SummaryOutcome, SummaryRequest
+from engine.advice.calls import NO_USAGE, CallUsage
 from engine.protocols import TokenCounter
-from engine.thinking import sent_text
+from engine.summaries.model import MIN_SUMMARY_TOKENS, SummaryOutcome, SummaryRequest
+from engine.text.thinking import sent_text
 from providers.client_factory import ClientFactory, KeptClient
 from providers.failures import describe
 

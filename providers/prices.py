@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from engine.curation_calls import Price
+from engine.advice.calls import Price
 
 # Longest prefix wins, so "gpt-4o-mini" is not read as "gpt-4o".
 KNOWN_PRICES: dict[str, Price] = {

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from engine.redaction import looks_like_key, remember_secret
+from engine.text.redaction import looks_like_key, remember_secret
 from providers.windows import FALLBACK_WINDOW, known_window
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -125,7 +125,7 @@ def on_endpoint(model: str, env: Mapping[str, str], base_url: str | None) -> Mod
 
 def remember_keys(config: ModelSettings, env: Mapping[str, str]) -> None:
     """Have every key this config and environment may use redacted from whatever a server sends
-    (:mod:`engine.redaction`), a key written where a variable's name belongs included."""
+    (:mod:`engine.text.redaction`), a key written where a variable's name belongs included."""
     remember_secret(env.get("OPENAI_API_KEY"))
     for provider in config.providers.values():
         name = provider.api_key_env

@@ -17,7 +17,7 @@ class Chunk:
     text: str = ""
     """The reply's next words (of its first choice: only one is asked for)."""
     reasoning: str = ""
-    """A reasoning model's next words of thinking, sent apart from the reply (see engine.thinking)."""
+    """A reasoning model's next words of thinking, sent apart from the reply (see engine.text.thinking)."""
     finish_reason: str = ""
     usage: UsageReport | None = None
 

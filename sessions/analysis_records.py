@@ -1,4 +1,4 @@
-"""Stored message analyses (see :mod:`engine.analysis`): compact JSON beside each message.
+"""Stored message analyses (see :mod:`engine.text.analysis`): compact JSON beside each message.
 
 Functions over an open connection, run by :class:`sessions.store.SqliteChatStore` in its
 transactions. A row is a cache: unreadable ones are skipped (the message is analysed again).
@@ -11,9 +11,9 @@ import sqlite3
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 
-from engine.analysis import Analysis
-from engine.items import MemoryRole
-from engine.mentions import EntityKind, Mention
+from engine.curation.items import MemoryRole
+from engine.entities.mentions import EntityKind, Mention
+from engine.text.analysis import Analysis
 
 
 def encode(analysis: Analysis) -> str:

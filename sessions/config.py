@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from engine.redaction import looks_like_key, redact, remember_secret
+from engine.text.redaction import looks_like_key, redact, remember_secret
 from sessions.config_file import (
     FALLBACK,
     ConfigRead,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.redaction import looks_like_key
+from engine.text.redaction import looks_like_key
 from sessions.paths import ensure_private_dir
 
 FALLBACK = "using the default settings"

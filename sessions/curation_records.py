@@ -10,13 +10,13 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from engine.consent import ConsentChoice
-from engine.curation_calls import CallUsage
-from engine.items import ItemState
-from engine.ledger import EntryKind, LedgerEntry
-from engine.mentions import EntityKind
+from engine.advice.calls import CallUsage
+from engine.curation.consent import ConsentChoice
+from engine.curation.items import ItemState
+from engine.curation.ledger import EntryKind, LedgerEntry
+from engine.entities.mentions import EntityKind
+from engine.entities.registry import EntityRecord, EntityState
 from engine.protocols import CurationSnapshot, ItemRecord
-from engine.registry import EntityRecord, EntityState
 
 
 def load(conn: sqlite3.Connection, session_id: int, *, after: int = 0) -> CurationSnapshot:

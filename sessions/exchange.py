@@ -27,7 +27,7 @@ Markdown is for reading: a heading per message with who wrote it and when, pinne
 pruned and forgotten messages marked, superseded replies left out (the chat does not show them).
 Tool output, error texts and Python tracebacks are fenced as code. Both formats are inert to ``cat``:
 the transcript writes C1, DEL, bidi and zero-width characters as JSON escapes, and Markdown shows
-every control, bidi and zero-width character as a visible symbol (:mod:`engine.inert_text`).
+every control, bidi and zero-width character as a visible symbol (:mod:`engine.text.inert`).
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ from datetime import UTC, datetime
 from typing import Literal, cast
 
 from engine.chat import MessageStatus, Role, SessionSettings, counted
-from engine.consent import ConsentChoice
-from engine.inert_text import inert, inert_json, inert_line
-from engine.items import ItemState
-from engine.moments import local_text, stored_moment
+from engine.curation.consent import ConsentChoice
+from engine.curation.items import ItemState
+from engine.text.inert import inert, inert_json, inert_line
+from engine.text.moments import local_text, stored_moment
 from sessions import markdown_text
 
 ExportFormat = Literal["md", "jsonl"]

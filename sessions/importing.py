@@ -2,7 +2,7 @@
 
 The file is read a line at a time and inserted a batch at a time, in one transaction: a file of any
 size takes the memory of a batch, and a bad line (named, with its number) leaves nothing behind.
-Times outside 1970-2099 are refused (:mod:`engine.moments`): moved to another zone, a date near the
+Times outside 1970-2099 are refused (:mod:`engine.text.moments`): moved to another zone, a date near the
 ends of what Python holds overflows, and no session may hold one.
 """
 
@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import cast
 
 from engine.chat import MessageStatus, SessionSettings, counted
-from engine.consent import ConsentChoice
-from engine.inert_text import quoted
-from engine.items import ItemState
-from engine.ledger import EntryKind
-from engine.moments import RANGE_TEXT, in_range
+from engine.curation.consent import ConsentChoice
+from engine.curation.items import ItemState
+from engine.curation.ledger import EntryKind
+from engine.text.inert import quoted
+from engine.text.moments import RANGE_TEXT, in_range
 from sessions.exchange import INTERRUPTED_ON_EXPORT, Curation, ExchangedMessage, SessionHeader
 from sessions.transcript import SessionLine, TranscriptError, session_lines
 

@@ -1,7 +1,7 @@
 """Message text for the Markdown export: inert, with tool output and tracebacks fenced as code.
 
 A Markdown export is read with ``cat`` as often as with a renderer, so every control, bidi and
-zero-width character is shown as a visible symbol (:func:`engine.inert_text.inert`), and text that
+zero-width character is shown as a visible symbol (:func:`engine.text.inert.inert`), and text that
 is not prose (a tool's output, an error, a Python traceback) is fenced so a renderer shows it as is.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from engine.inert_text import inert
+from engine.text.inert import inert
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BACKTICKS = re.compile(r"`{3,}")

@@ -1,4 +1,4 @@
-"""Cross-session memories in the store (see :mod:`engine.memory` and :mod:`sessions.memory_records`).
+"""Cross-session memories in the store (see :mod:`engine.memory.memories` and :mod:`sessions.memory_records`).
 
 A mixin of :class:`sessions.store.SqliteChatStore`: each method runs its records function in the
 store's locked connection.
@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
 
-from engine.memory import Memory
+from engine.memory.memories import Memory
 from sessions import memory_records
 
 _T = TypeVar("_T")
@@ -119,7 +119,7 @@ class MemoryMethods:
     ) -> list[Memory]:
         """Candidates for a prompt's memory section: pinned or at least ``min_importance``, not
         expired at ``now``, not from ``exclude_session``; pinned first, then newest first.
-        :func:`engine.memory.select_for_prompt` makes the final choice."""
+        :func:`engine.memory.memories.select_for_prompt` makes the final choice."""
         return self._run(
             lambda conn: memory_records.for_prompt(
                 conn, now, min_importance=min_importance, exclude_session=exclude_session, limit=limit

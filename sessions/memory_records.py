@@ -1,6 +1,7 @@
-"""Cross-session memories (see :mod:`engine.memory`): the ``memories`` table and ``sessions.memory_through``.
+"""Cross-session memories (see :mod:`engine.memory.memories`): the ``memories`` table and
+``sessions.memory_through``.
 
-Both arrived with schema v5. Times are passed in by the caller (engine.memory's rules run on an
+Both arrived with schema v5. Times are passed in by the caller (engine.memory.memories's rules run on an
 injected clock) and stored as UTC ISO text, which sorts and compares as time does.
 
 Functions over an open connection; :class:`sessions.store.SqliteChatStore` runs each one in a
@@ -16,8 +17,8 @@ from datetime import UTC, datetime
 from typing import cast
 
 from engine.errors import StoreError
-from engine.memory import Memory
-from engine.moments import stored_moment
+from engine.memory.memories import Memory
+from engine.text.moments import stored_moment
 
 _MEMORY_COLUMNS = (
     "id, session_id, summary, importance, tags, topics, reasoning, pinned, created_at, updated_at, expires_at"

@@ -9,7 +9,7 @@ from typing import cast
 
 from engine.chat import HistoryCut, MessagePage, MessageStatus, Role, SessionSettings, StoredMessage
 from engine.errors import StoreError
-from engine.moments import stored_moment
+from engine.text.moments import stored_moment
 from sessions.session_rows import SHOWN_STATUSES
 
 MESSAGE_COLUMNS = "id, session_id, role, content, status, created_at, tokens, model, error"

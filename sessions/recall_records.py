@@ -1,5 +1,5 @@
 """Cold recall in the store: a session's messages before its curated cut, found through the FTS5
-index (see :mod:`engine.cold_store`). A mixin of :class:`sessions.store.SqliteChatStore`."""
+index (see :mod:`engine.curation.cold_store`). A mixin of :class:`sessions.store.SqliteChatStore`."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def any_word_query(words: Sequence[str]) -> str | None:
 
 SCANNED = 2_000
 """The most matching messages ranked for one query, the latest first: a word that fills an earlier
-part of a long session would otherwise have every message it is in ranked (0.4 s at 100,000)."""
+part of a long session would otherwise have every message it is in ranked."""
 
 
 def earlier_matches(
@@ -56,7 +56,7 @@ class RecallMethods:
     def earlier_matches(
         self, session_id: int, *, upto: int, words: Sequence[str], limit: int
     ) -> list[StoredMessage]:
-        """See :meth:`engine.cold_store.ColdStore.earlier_matches`."""
+        """See :meth:`engine.curation.cold_store.ColdStore.earlier_matches`."""
         match = any_word_query(words)
         if match is None or limit <= 0:
             return []

@@ -15,7 +15,7 @@ from typing import cast
 
 from engine.chat import Role, Session
 from engine.errors import StoreError
-from engine.moments import stored_moment
+from engine.text.moments import stored_moment
 from sessions.session_rows import SESSION_COLUMNS, decode_session, get_session
 
 # --- full-text search ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import cast
 
 from engine.chat import MessageStatus, Session
 from engine.errors import StoreError
-from engine.moments import stored_moment
+from engine.text.moments import stored_moment
 
 SHOWN_STATUSES = ", ".join(f"'{s.value}'" for s in MessageStatus if s != MessageStatus.SUPERSEDED)
 """Every status but superseded, as SQL: counts that name them read the index ``messages_shown``

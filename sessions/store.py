@@ -18,15 +18,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from engine.analysis import Analysis
+from engine.advice.calls import CallUsage
 from engine.chat import HistoryCut, MessagePage, MessageStatus, Role, Session, SessionSettings, StoredMessage
-from engine.consent import ConsentChoice
-from engine.curation_calls import CallUsage
+from engine.curation.consent import ConsentChoice
+from engine.curation.ledger import LedgerEntry
+from engine.entities.registry import EntityRecord
 from engine.errors import StoreError
-from engine.ledger import LedgerEntry
-from engine.model_summaries import StoredSummary
 from engine.protocols import CurationSnapshot, ItemRecord
-from engine.registry import EntityRecord
+from engine.summaries.model import StoredSummary
+from engine.text.analysis import Analysis
 from sessions import (
     analysis_records,
     curation_records,

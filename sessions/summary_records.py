@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from engine.model_summaries import StoredSummary, SummaryLevel, source_hash
+from engine.summaries.model import StoredSummary, SummaryLevel, source_hash
 
 _LEVELS = frozenset(level.value for level in SummaryLevel)
 

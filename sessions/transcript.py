@@ -23,13 +23,14 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from engine.inert_text import quoted
+from engine.text.inert import quoted
 
 Status = Literal["complete", "streaming", "interrupted", "failed", "superseded"]
 """The values of ``status``: :class:`engine.chat.MessageStatus`."""
 
 OUT_OF_CONVERSATION: frozenset[str] = frozenset({"superseded", "failed", "streaming"})
-"""Statuses of messages that are not part of the conversation (see :func:`engine.prompt.in_conversation`)."""
+"""Statuses of messages that are not part of the conversation (see
+:func:`engine.curation.prompt.in_conversation`)."""
 
 
 class TranscriptError(Exception):

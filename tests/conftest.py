@@ -9,7 +9,7 @@ import pytest
 from textual.geometry import Size
 from textual.screen import Screen
 
-from engine.redaction import forget_secrets
+from engine.text.redaction import forget_secrets
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
 
@@ -20,7 +20,7 @@ _OPENAI_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PRO
 @pytest.fixture(autouse=True)
 def hermetic_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Point the app's config and data at the test's own directory, hide any OpenAI settings, and
-    forget the keys earlier tests had redacted (engine.redaction remembers them per process)."""
+    forget the keys earlier tests had redacted (engine.text.redaction remembers them per process)."""
     forget_secrets()
     monkeypatch.setenv("HEEDFUL_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("HEEDFUL_CONFIG", str(tmp_path / "config" / "config.toml"))

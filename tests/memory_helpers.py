@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from engine.chat import PromptMessage
-from engine.memory import Memory, expiry_for
-from engine.tokens import LazyTokenCounter, load_counter
+from engine.memory.memories import Memory, expiry_for
+from engine.text.tokens import LazyTokenCounter, load_counter
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.context_building import build_view, unscored_reason
-from engine.context_view import ContextView, Mark
-from engine.curation_result import CurationResult, cost
-from engine.curator import RECENT_TURNS, SessionCuration
-from engine.items import ItemState
-from engine.prompt import REPLY_PRIMING_TOKENS
-from engine.tokens import load_counter
+from engine.curation.context_building import build_view, unscored_reason
+from engine.curation.context_view import ContextView, Mark
+from engine.curation.items import ItemState
+from engine.curation.prompt import REPLY_PRIMING_TOKENS
+from engine.curation.result import CurationResult, cost
+from engine.curation.session_curation import RECENT_TURNS, SessionCuration
+from engine.text.tokens import load_counter
 
 COUNTER = load_counter("gpt-4o-mini")
 

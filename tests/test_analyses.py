@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from engine import session_curations
-from engine.analysis import ANALYSIS_VERSION, analyse_text
-from engine.context_building import build_view
-from engine.curation_result import CurationDelta
-from engine.curator import SessionCuration
-from engine.ledger import EntryKind
-from engine.session_curations import SessionCurations, last_user_item
-from engine.tokens import LazyTokenCounter, load_counter
+from engine.curation import session_curations
+from engine.curation.context_building import build_view
+from engine.curation.ledger import EntryKind
+from engine.curation.result import CurationDelta
+from engine.curation.session_curation import SessionCuration
+from engine.curation.session_curations import SessionCurations, last_user_item
+from engine.text.analysis import ANALYSIS_VERSION, analyse_text
+from engine.text.tokens import LazyTokenCounter, load_counter
 from sessions import analysis_records
 from sessions.store import SqliteChatStore
 
@@ -96,7 +96,7 @@ def test_unreadable_or_older_analyses_are_read_again_from_the_text(
 def test_messages_added_during_a_session_have_their_analyses_stored_with_the_next_save(
     store: SqliteChatStore,
 ) -> None:
-    from engine.curation_state import save
+    from engine.curation.state import save
 
     session_id = _session(store)
     curations = _curations(store)
@@ -138,7 +138,7 @@ def _turn(
 ) -> tuple[set[str], CurationDelta]:
     """Send ``text`` through ``curation`` and save the plan, as a turn does: its message's entity
     refs, and the delta it saved."""
-    from engine.curation_state import save
+    from engine.curation.state import save
 
     message = store.add_message(session_id, "user", text, tokens=COUNTER.count(text))
     new = curation.add_message(message.id, "user", text, message.tokens or 0)
@@ -178,9 +178,9 @@ def test_a_reply_analysed_with_its_thinking_before_is_analysed_again_without(sto
 
 def test_analyses_stored_by_the_previous_extractor_are_read_again(store: SqliteChatStore) -> None:
     """A database written before sentence-opening words stopped being names shows no such name."""
-    from engine.analysis import Analysis, term_counts
-    from engine.items import MemoryRole
-    from engine.mentions import EntityKind, Mention
+    from engine.curation.items import MemoryRole
+    from engine.entities.mentions import EntityKind, Mention
+    from engine.text.analysis import Analysis, term_counts
 
     session = store.create_session("echo")
     text = "Echo back the exact command you ran, please."

@@ -8,7 +8,7 @@ import pytest
 from textual.widgets import Markdown
 
 from engine.chat import MessageStatus
-from engine.context_view import ContextView
+from engine.curation.context_view import ContextView
 from sessions import paths
 from tests.apphelpers import (
     chat,

@@ -14,18 +14,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import session_curations
 from engine.chat import MessageStatus, StoredMessage
-from engine.cold_recall import RECALLS, cold_items
-from engine.context_service import ContextService
-from engine.context_view import Mark
-from engine.curation_result import cost
-from engine.curator import SessionCuration
-from engine.ledger import EntryKind
-from engine.prompt import REPLY_PRIMING_TOKENS
-from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import TurnService
-from engine.turn_events import ContextCurated, UserMessageSaved
+from engine.curation import session_curations
+from engine.curation.cold_recall import RECALLS, cold_items
+from engine.curation.context_service import ContextService
+from engine.curation.context_view import Mark
+from engine.curation.ledger import EntryKind
+from engine.curation.prompt import REPLY_PRIMING_TOKENS
+from engine.curation.result import cost
+from engine.curation.session_curation import SessionCuration
+from engine.text.tokens import LazyTokenCounter, load_counter
+from engine.turn.events import ContextCurated, UserMessageSaved
+from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer

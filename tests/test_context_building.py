@@ -3,14 +3,14 @@ one. Each view built with the reuse must equal one built from scratch."""
 
 from __future__ import annotations
 
-from engine import context_building
 from engine.chat import Role
-from engine.context_building import build_view
-from engine.context_view import ContextView, Mark, Section
-from engine.curator import SessionCuration
-from engine.items import ItemState
-from engine.session_curations import last_user_item
-from engine.tokens import CharEstimateCounter
+from engine.curation import context_building
+from engine.curation.context_building import build_view
+from engine.curation.context_view import ContextView, Mark, Section
+from engine.curation.items import ItemState
+from engine.curation.session_curation import SessionCuration
+from engine.curation.session_curations import last_user_item
+from engine.text.tokens import CharEstimateCounter
 
 TOPICS = ("deploy of src/api/server.py", "lentil soup for Maya", "the invoice INV-2031", "port 5432")
 

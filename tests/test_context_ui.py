@@ -6,8 +6,8 @@ from __future__ import annotations
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from engine.context_view import ContextView, Mark, Section
-from engine.items import ItemState
+from engine.curation.context_view import ContextView, Mark, Section
+from engine.curation.items import ItemState
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import asked, chat, make_app, new_views, refreshed, say, send, wait_for, write_config

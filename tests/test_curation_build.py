@@ -10,10 +10,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine import curation_build, session_curations
 from engine.chat import HistoryCut
-from engine.curator import SessionCuration
-from engine.session_curations import SessionCurations
+from engine.curation import build as curation_build
+from engine.curation import session_curations
+from engine.curation.session_curation import SessionCuration
+from engine.curation.session_curations import SessionCurations
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, make_sessions, wait_for
@@ -100,7 +101,7 @@ async def test_enter_right_after_opening_a_long_session_sends_from_what_is_read_
 def test_a_curation_changed_while_the_rest_is_read_keeps_the_change(held_build: Held) -> None:
     """A message taken and a pin made after the rest was read are in the curation that takes the
     place of the one they were made on."""
-    from engine.tokens import LazyTokenCounter, load_counter
+    from engine.text.tokens import LazyTokenCounter, load_counter
 
     session_id = make_sessions(("Long", [f"turn {n // 2} talks about crane{n}." for n in range(150)]))["Long"]
     store = open_store(paths.database_path()).store

@@ -19,12 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.consent import ConsentChoice
-from engine.curation_result import CurationDelta
-from engine.curator import CurationRefused, SessionCuration
-from engine.items import ItemState
-from engine.ledger import EntryKind
-from engine.tokens import load_counter
+from engine.curation.consent import ConsentChoice
+from engine.curation.items import ItemState
+from engine.curation.ledger import EntryKind
+from engine.curation.result import CurationDelta
+from engine.curation.session_curation import CurationRefused, SessionCuration
+from engine.text.tokens import load_counter
 
 COUNTER = load_counter("gpt-4o-mini")
 

@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.chat import MessageStatus
-from engine.items import ItemState, MemoryRole
-from engine.ledger import EntryKind
+from engine.curation.items import ItemState, MemoryRole
+from engine.curation.ledger import EntryKind
 from engine.protocols import CurationModels
-from engine.tokens import load_counter
-from engine.turn import TurnService
-from engine.turn_events import ContextCurated, CuratorAsked, ReplyCompleted, ReplyStarted, UserMessageSaved
+from engine.text.tokens import load_counter
+from engine.turn.events import ContextCurated, CuratorAsked, ReplyCompleted, ReplyStarted, UserMessageSaved
+from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from providers.openai_curator import FAILURES_BEFORE_REST, REST_TURNS, OpenAICurator
 from providers.openai_summarizer import OpenAISummarizer
@@ -349,7 +349,7 @@ def test_every_model_summary_keeps_every_entity_of_its_source(
     summaries = store.load_summaries(session_id)
     for summary in summaries:
         source = next(m for m in store.messages(session_id) if m.id == summary.message_id)
-        from engine.analysis import analyse_text
+        from engine.text.analysis import analyse_text
 
         for mention in analyse_text(source.content).mentions:
             assert mention.label in summary.text, (mention.label, summary.text)

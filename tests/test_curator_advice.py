@@ -6,15 +6,15 @@ against the fake server, is in test_llm_curator.py and test_curation_models.py.
 
 from __future__ import annotations
 
-from engine.advice_rules import Guidance
-from engine.consent import ConsentChoice
-from engine.curator import RECENT_TURNS, SessionCuration
-from engine.curator_advice import AdviceOutcome, AdviceSource, CuratorAdvice, Resolved, Retain, RoleHint
-from engine.items import Item, ItemState, MemoryRole
-from engine.ledger import EntryKind
-from engine.operations import OpKind
-from engine.registry import EntityState
-from engine.tokens import load_counter
+from engine.advice.advice import AdviceOutcome, AdviceSource, CuratorAdvice, Resolved, Retain, RoleHint
+from engine.advice.rules import Guidance
+from engine.curation.consent import ConsentChoice
+from engine.curation.items import Item, ItemState, MemoryRole
+from engine.curation.ledger import EntryKind
+from engine.curation.operations import OpKind
+from engine.curation.session_curation import RECENT_TURNS, SessionCuration
+from engine.entities.registry import EntityState
+from engine.text.tokens import load_counter
 
 COUNTER = load_counter("gpt-4o-mini")
 

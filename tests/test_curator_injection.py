@@ -24,12 +24,12 @@ import openai
 import pytest
 
 from engine.chat import Role
-from engine.items import ItemState
-from engine.ledger import EntryKind
+from engine.curation.items import ItemState
+from engine.curation.ledger import EntryKind
 from engine.protocols import CurationModels, ItemRecord
-from engine.tokens import load_counter
-from engine.turn import TurnService
-from engine.turn_events import ContextCurated
+from engine.text.tokens import load_counter
+from engine.turn.events import ContextCurated
+from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from providers.openai_curator import OpenAICurator
 from sessions.store import SqliteChatStore

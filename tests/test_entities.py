@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.entities import EntityKind, Mention, extract_entities
+from engine.entities.extractor import EntityKind, Mention, extract_entities
 
 K = EntityKind
 
@@ -299,7 +299,10 @@ def test_huge_input_is_scanned_at_both_ends() -> None:
 
 
 def test_engine_does_not_import_the_ui() -> None:
-    code = "import sys, engine.entities, engine.text; print(' '.join({m.split('.')[0] for m in sys.modules}))"
+    code = (
+        "import sys, engine.entities.extractor, engine.text.terms;"
+        " print(' '.join({m.split('.')[0] for m in sys.modules}))"
+    )
     run = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     loaded = set(run.stdout.split())
     assert not loaded & {"textual", "rich", "tui", "themes", "sessions"}
@@ -368,12 +371,12 @@ def test_no_pattern_in_the_engine_depends_on_the_python_patch_release() -> None:
     assert _possessive_or_atomic(r"(?:a|b){1,120}+") and _possessive_or_atomic(r"(?>ab)c")
     assert not _possessive_or_atomic(r"[+*]+[}+]{1,2}(?:a+)?\++x")
     offending = []
-    for info in pkgutil.iter_modules(engine.__path__):
-        for name, value in vars(importlib.import_module(f"engine.{info.name}")).items():
+    for info in pkgutil.walk_packages(engine.__path__, "engine."):
+        for name, value in vars(importlib.import_module(info.name)).items():
             values = [*value.values()] if isinstance(value, dict) else value
             values = values if isinstance(values, list) else [values]
             patterns = [v.pattern for v in values if isinstance(v, re.Pattern) and isinstance(v.pattern, str)]
-            offending += [f"engine.{info.name}.{name}" for p in patterns if _possessive_or_atomic(p)]
+            offending += [f"{info.name}.{name}" for p in patterns if _possessive_or_atomic(p)]
     assert offending == []
 
 
@@ -423,7 +426,7 @@ def test_units_are_not_names() -> None:
 
 
 def test_the_attachment_header_gives_the_file_not_its_size() -> None:
-    from engine.attachments import attachment_text
+    from engine.turn.attachments import attachment_text
 
     text = attachment_text("import.log", b"x" * 669)
     assert found(text) == {(K.PATH, "import.log")}

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from textual.app import App, ComposeResult
 
-from engine.context_building import build_view
-from engine.context_view import ContextView, Section
-from engine.curator import SessionCuration
-from engine.session_curations import last_user_item
-from engine.tokens import CharEstimateCounter
+from engine.curation.context_building import build_view
+from engine.curation.context_view import ContextView, Section
+from engine.curation.session_curation import SessionCuration
+from engine.curation.session_curations import last_user_item
+from engine.text.tokens import CharEstimateCounter
 from tui.widgets.context_panel import ContextPanel
 
 TRACE = """It crashes:

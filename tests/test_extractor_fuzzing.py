@@ -10,7 +10,7 @@ Every regex in engine/, sessions/, providers/, cli/ and tui/ (providers/ and cli
 line it was at when this file was written, and the test that reaches it. Entity cases are ids of
 ``test_extractor_regexes_stay_fast``, text cases of ``test_text_regexes_stay_fast``, and so on.
 
-engine/entity_patterns.py (through extract_entities)
+engine/entities/patterns.py (through extract_entities)
   37  _KEYWORD        keyword_near_misses, and every case with a keyword
   38  _MONTH_DATE     month_blank_run, month_abbr_runs
   39  _WEEKDAY_DATE   weekday_blank_run
@@ -68,15 +68,15 @@ engine/entity_patterns.py (through extract_entities)
   121 _NAME           capitals, hyphen_names, connectors, irish_names, name_blank_runs, long_capital_runs
   122 _CAPWORD        long_capital_runs, hyphen_names
   125 _RUNS           word_then_slash, word_then_call (the backward scans of every anchor)
-engine/text.py (through words and terms)
+engine/text/terms.py (through words and terms)
   39  _POSSESSIVE     possessives, apostrophe_run
   40  _TOKEN          one_long_token, one_long_camel_token
   41  _SPACE          one_long_token, long_token_then_space  (pieces(), added concurrently by another change)
   43  _ASCII_HUMP     one_long_camel_token, acronym_then_lower, digit_humps
-engine/summaries.py (through ExtractiveSummarizer.summarize)
+engine/summaries/offline.py (through ExtractiveSummarizer.summarize)
   18  _SENTENCE_END   test_summary_regexes_stay_fast[stops|blank_after_stop|newlines]
   20  _EVENT          test_summary_regexes_stay_fast[long_fail_word]
-engine/roles.py (through classify)
+engine/text/roles.py (through classify)
   18-37 _PATTERNS     test_role_regexes_stay_fast[*]
   44  _NOISE          test_role_regexes_stay_fast[blank_then_thanks]
 sessions/config.py (through load_config)
@@ -99,11 +99,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.entities import EntityKind, Mention, extract_entities
-from engine.items import Item, MemoryRole
-from engine.roles import classify
-from engine.summaries import ExtractiveSummarizer, missing_entities
-from engine.text import words
+from engine.curation.items import Item, MemoryRole
+from engine.entities.extractor import EntityKind, Mention, extract_entities
+from engine.summaries.offline import ExtractiveSummarizer, missing_entities
+from engine.text.roles import classify
+from engine.text.terms import words
 from sessions.config import Config, load_config
 from tui.sanitize import inert
 

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cli.main import main
-from engine.forgetting_stats import ForgettingStats, forgetting_stats
-from engine.ledger import EntryKind, LedgerEntry
+from engine.curation.forgetting_stats import ForgettingStats, forgetting_stats
+from engine.curation.ledger import EntryKind, LedgerEntry
 from sessions import paths
 from sessions.store import open_store
 

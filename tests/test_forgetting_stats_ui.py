@@ -8,8 +8,8 @@ import re
 from textual.command import CommandPalette
 from textual.widgets import DataTable, Static
 
-from engine.forgetting_stats import forgetting_stats
-from engine.ledger import EntryKind, LedgerEntry
+from engine.curation.forgetting_stats import forgetting_stats
+from engine.curation.ledger import EntryKind, LedgerEntry
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, palette_highlights, wait_for

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cli.main import main
-from engine.redaction import looks_like_key
+from engine.text.redaction import looks_like_key
 from sessions.config import FALLBACK, Config, load_config
 from sessions.transcript import TranscriptError, read_probes, read_transcript
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from engine import session_curations
+from engine.curation import session_curations
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, make_sessions, toasts, wait_for
@@ -227,8 +227,8 @@ def long_session(messages: int) -> tuple[int, list[int]]:
 def test_only_the_latest_messages_are_curated_with_the_turns_numbered_as_before(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from engine.session_curations import SessionCurations
-    from engine.tokens import LazyTokenCounter, load_counter
+    from engine.curation.session_curations import SessionCurations
+    from engine.text.tokens import LazyTokenCounter, load_counter
 
     session_id, ids = long_session(100)
     store = open_store(paths.database_path()).store

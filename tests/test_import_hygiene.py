@@ -31,9 +31,9 @@ def imported_after(statement: str) -> set[str]:
         "engine.chat",
         "engine.errors",
         "engine.protocols",
-        "engine.prompt",
-        "engine.tokens",
-        "engine.turn",
+        "engine.curation.prompt",
+        "engine.text.tokens",
+        "engine.turn.service",
         "sessions.paths",
         "sessions.config",
         "sessions.store",
@@ -59,7 +59,8 @@ def test_the_curation_engine_is_imported_only_when_first_used() -> None:
     wait for it: the UI imports only the plain view types."""
     code = (
         "import sys, cli.main, cli.chat, tui.app\n"
-        "print(' '.join(m for m in ('engine.entities', 'engine.curator') if m in sys.modules))"
+        "print(' '.join(m for m in ('engine.entities.extractor', 'engine.curation.session_curation')"
+        " if m in sys.modules))"
     )
     assert printed_by(code).split() == []
 
@@ -69,7 +70,7 @@ def test_after_the_warm_up_the_first_message_of_a_process_loads_nothing_more() -
     # after opening one imported the entity extractor and the role classifier (25-35 ms).
     code = (
         "import sys\n"
-        "from engine.analysis import analyse_text, warm_up\n"
+        "from engine.text.analysis import analyse_text, warm_up\n"
         "warm_up()\n"
         "before = set(sys.modules)\n"
         'analyse_text("Is src/db/pool.py:42 still failing since 14 May 2026? I decided: retry.")\n'

@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.index import TermIndex
+from engine.curation.index import TermIndex
 
 WORDS = st.sampled_from(["deploy", "port", "retry", "lentils", "garden", "cache", "invoice"])
 DOCS = st.lists(st.dictionaries(WORDS, st.integers(1, 5), min_size=1), min_size=1, max_size=30)

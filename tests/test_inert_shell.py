@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from cli.main import main
 from engine.chat import MessageStatus
-from engine.inert_text import BIDI_CONTROLS, ZERO_WIDTH
-from engine.items import ItemState
-from engine.ledger import EntryKind, LedgerEntry
+from engine.curation.items import ItemState
+from engine.curation.ledger import EntryKind, LedgerEntry
 from engine.protocols import ItemRecord
+from engine.text.inert import BIDI_CONTROLS, ZERO_WIDTH
 from sessions import paths
 from sessions.store import open_store
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.chat import Role
-from engine.curation_state import save
-from engine.items import ItemState
+from engine.curation.items import ItemState
+from engine.curation.session_curations import SessionCurations, last_user_item
+from engine.curation.state import save
 from engine.protocols import ItemRecord
-from engine.session_curations import SessionCurations, last_user_item
-from engine.tokens import LazyTokenCounter, load_counter
+from engine.text.tokens import LazyTokenCounter, load_counter
 from sessions.store import SqliteChatStore
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))

@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
-from engine.ledger import EntryKind, LedgerEntry
+from engine.curation.ledger import EntryKind, LedgerEntry
 from tests.apphelpers import chat, make_app, send, wait_for
 from tui.app import HeedfulApp
 from tui.screens.ledger import PAGE_ROWS, LedgerScreen

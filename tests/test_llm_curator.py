@@ -12,7 +12,7 @@ from typing import Any
 import openai
 import pytest
 
-from engine.curator_advice import (
+from engine.advice.advice import (
     AdviceSource,
     BriefEntity,
     BriefMessage,
@@ -21,7 +21,7 @@ from engine.curator_advice import (
     Retain,
     RoleHint,
 )
-from engine.items import MemoryRole
+from engine.curation.items import MemoryRole
 from providers.openai_curator import (
     FAILURES_BEFORE_REST,
     REST_TURNS,

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.model_summaries import SummaryLevel, SummaryRequest
-from engine.tokens import load_counter
+from engine.summaries.model import SummaryLevel, SummaryRequest
+from engine.text.tokens import load_counter
 from providers.openai_summarizer import OpenAISummarizer, missing_labels
 from tests.fake_openai import FakeOpenAIServer
 from tests.kept_clients import close_kept, kept

@@ -13,13 +13,13 @@ import pytest
 
 from cli.chat import build_services
 from engine.chat import MessageStatus, PromptMessage, Role
-from engine.curator import SessionCuration
+from engine.curation.session_curation import SessionCuration
 from engine.errors import StoreError
-from engine.memory import MEMORY_HEADER, Memory, expiry_for, memory_budget
-from engine.memory_assessed import AssessedBy
-from engine.memory_assessment import OfflineAssessor
-from engine.memory_service import ASSESSED_CHARS, UNASSESSED_PAGE, MemoryService
-from engine.turn import TurnService
+from engine.memory.assessed import AssessedBy
+from engine.memory.assessment import OfflineAssessor
+from engine.memory.memories import MEMORY_HEADER, Memory, expiry_for, memory_budget
+from engine.memory.service import ASSESSED_CHARS, UNASSESSED_PAGE, MemoryService
+from engine.turn.service import TurnService
 from providers.offline import OfflineModel
 from providers.openai_chat import OpenAIChatModel
 from sessions import paths
@@ -210,8 +210,8 @@ async def test_a_long_session_is_read_back_only_as_far_as_its_assessment_looks(
 ) -> None:
     # A 10,000-message session never assessed: reading it all to keep its last part took 0.38 s
     # of the interpreter while the session was opening.
-    monkeypatch.setattr("engine.memory_service.ASSESSED_CHARS", 1_000)
-    monkeypatch.setattr("engine.memory_service.UNASSESSED_PAGE", 20)
+    monkeypatch.setattr("engine.memory.service.ASSESSED_CHARS", 1_000)
+    monkeypatch.setattr("engine.memory.service.UNASSESSED_PAGE", 20)
     sid = store.create_session("long").id
     roles: tuple[Role, Role] = ("user", "assistant")
     ids = [store.add_message(sid, roles[n % 2], f"{n:03}: " + "x" * 95).id for n in range(200)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from engine.memory import Memory
+from engine.memory.memories import Memory
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, send, toasts, wait_for, write_config

@@ -13,10 +13,10 @@ import openai
 import pytest
 
 from engine.chat import PromptMessage
-from engine.memory_assessed import AssessedBy
-from engine.memory_assessment import assess_offline
-from engine.memory_service import MemoryService
-from engine.tokens import LazyTokenCounter, load_counter
+from engine.memory.assessed import AssessedBy
+from engine.memory.assessment import assess_offline
+from engine.memory.service import MemoryService
+from engine.text.tokens import LazyTokenCounter, load_counter
 from providers.memory_assessor import INSTRUCTIONS, OpenAIMemoryAssessor, assessment_request
 from sessions.store import open_store
 from tests.fake_openai import FakeOpenAIServer

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engine.attachments import attachment_text
 from engine.chat import PromptMessage
-from engine.memory import PERMANENT_FROM, expiry_for, memory_budget, select_for_prompt
-from engine.memory_assessment import assess_offline
+from engine.memory.assessment import assess_offline
+from engine.memory.memories import PERMANENT_FROM, expiry_for, memory_budget, select_for_prompt
+from engine.turn.attachments import attachment_text
 from tests.apphelpers import chat, make_app, send, toasts, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.memory_helpers import COUNTER, T0, memory_at

@@ -10,9 +10,9 @@ import pytest
 
 from cli.chat import build_services
 from engine.chat import PromptMessage
-from engine.memory import MEMORY_HEADER, PROMPT_MEMORIES, memory_section, select_for_prompt
-from engine.memory_assessed import Assessment
-from engine.memory_assessment import OfflineAssessor, assess_offline
+from engine.memory.assessed import Assessment
+from engine.memory.assessment import OfflineAssessor, assess_offline
+from engine.memory.memories import MEMORY_HEADER, PROMPT_MEMORIES, memory_section, select_for_prompt
 from sessions.config import load_config
 from tests.apphelpers import write_config
 from tests.memory_helpers import CHIT_CHAT, COUNTER, DECISIONS, T0, memory_at

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from textual.widgets import Input, Markdown, OptionList
 
-from engine.memory import Memory, expiry_for
-from engine.memory_service import MemoryService
+from engine.memory.memories import Memory, expiry_for
+from engine.memory.service import MemoryService
 from tests.apphelpers import make_app, refreshed, send, views, wait_for
 from tui.app import HeedfulApp
 from tui.screens.dialogs import ConfirmScreen

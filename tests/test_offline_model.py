@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from engine.chat import PromptMessage
 from engine.protocols import ReplyFinished, TextDelta, UsageReport
-from engine.tokens import load_counter
+from engine.text.tokens import load_counter
 from providers.offline import OfflineModel
 
 PROMPT = [

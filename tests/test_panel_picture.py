@@ -10,8 +10,8 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 from textual.widgets._footer import FooterKey
 
-from engine.curator import SessionCuration
-from engine.tokens import CharEstimateCounter
+from engine.curation.session_curation import SessionCuration
+from engine.text.tokens import CharEstimateCounter
 from tests.apphelpers import chat, make_app, say, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tests.panel_session import seed_panel_session

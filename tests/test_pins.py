@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.context_service import ContextService
-from engine.pins import PinOutcome
-from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import TurnService
-from engine.turn_events import UserMessageSaved
-from engine.user_actions import PinRefused
+from engine.curation.context_service import ContextService
+from engine.curation.pins import PinOutcome
+from engine.curation.user_actions import PinRefused
+from engine.text.tokens import LazyTokenCounter, load_counter
+from engine.turn.events import UserMessageSaved
+from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.config import load_config
 from sessions.store import SqliteChatStore

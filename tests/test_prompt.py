@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from engine.chat import MessageStatus, Role, StoredMessage
-from engine.prompt import in_conversation, title_from
+from engine.curation.prompt import in_conversation, title_from
 
 NOW = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from engine.chat import PromptMessage
 from engine.errors import ModelError
-from engine.redaction import clip, forget_secrets, redact, remember_secret
+from engine.text.redaction import clip, forget_secrets, redact, remember_secret
 from providers.client_factory import client_factory
 from providers.openai_chat import OpenAIChatModel
 from tests import fake_openai_errors
@@ -92,7 +92,7 @@ async def test_a_key_shaped_text_is_redacted_even_when_it_is_not_the_key_in_use(
 async def test_every_helper_model_s_failure_is_told_without_the_key(
     fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.curator_advice import AdviceSource
+    from engine.advice.advice import AdviceSource
     from providers.memory_assessor import OpenAIMemoryAssessor
     from providers.openai_curator import OpenAICurator
     from providers.openai_summarizer import OpenAISummarizer
@@ -193,7 +193,7 @@ def test_the_config_names_a_key_in_api_key_env_without_quoting_it(tmp_path: Path
 
 def streamed(text: str, cuts: list[int]) -> str:
     """``text`` sent through a :class:`StreamRedactor` in the pieces ``cuts`` makes of it."""
-    from engine.redaction import StreamRedactor
+    from engine.text.redaction import StreamRedactor
 
     redactor, out, at = StreamRedactor(), [], 0
     for cut in sorted(c % (len(text) + 1) for c in cuts):

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cli.main import main
-from engine.tokens import load_counter
+from engine.text.tokens import load_counter
 from tests.fake_openai import FakeOpenAIServer
 
 COUNTER = load_counter("", model_is_offline=True)

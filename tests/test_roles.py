@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.analysis import analyse_text
-from engine.items import MemoryRole
+from engine.curation.items import MemoryRole
+from engine.text.analysis import analyse_text
 
 
 def role_of(text: str) -> MemoryRole:

@@ -10,7 +10,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.inert_text import BIDI_CONTROLS, ZERO_WIDTH, inert_json
+from engine.text.inert import BIDI_CONTROLS, ZERO_WIDTH, inert_json
 from tui.sanitize import inert, replaced_controls
 
 # Invisible format characters beyond bidi and zero-width: soft hyphen, invisible math operators,

@@ -22,7 +22,7 @@ from cli.chat import build_services
 from cli.main import main
 from engine.chat import MessageStatus
 from engine.errors import ModelErrorKind
-from engine.turn_events import ReplyFailed
+from engine.turn.events import ReplyFailed
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import make_app, send, stored_messages, toasts, views, wait_for, write_config
@@ -297,8 +297,8 @@ async def test_a_key_an_older_heedful_stored_is_not_shown_in_the_app() -> None:
     and the ledger (F6) show it without the key, while the key is in use."""
     from textual.widgets import DataTable
 
-    from engine.items import ItemState
-    from engine.ledger import EntryKind, LedgerEntry
+    from engine.curation.items import ItemState
+    from engine.curation.ledger import EntryKind, LedgerEntry
     from engine.protocols import ItemRecord
     from tests.test_app import text_of
     from tui.screens.ledger import LedgerScreen

@@ -7,14 +7,14 @@ from collections.abc import AsyncIterator
 import pytest
 
 from engine.chat import MessageStatus, Role, StoredMessage
-from engine.context_service import ContextService
-from engine.curation_state import save
-from engine.curator import SessionCuration
-from engine.registry import EntityState
-from engine.session_curations import KEPT_CURATIONS, SessionCurations, last_user_item
-from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import TurnService
-from engine.turn_events import ReplyCompleted, ReplyTextArrived
+from engine.curation.context_service import ContextService
+from engine.curation.session_curation import SessionCuration
+from engine.curation.session_curations import KEPT_CURATIONS, SessionCurations, last_user_item
+from engine.curation.state import save
+from engine.entities.registry import EntityState
+from engine.text.tokens import LazyTokenCounter, load_counter
+from engine.turn.events import ReplyCompleted, ReplyTextArrived
+from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer

@@ -16,8 +16,8 @@ import pytest
 
 from cli.main import main
 from engine.chat import MessageStatus
-from engine.items import ItemState
-from engine.ledger import EntryKind, LedgerEntry
+from engine.curation.items import ItemState
+from engine.curation.ledger import EntryKind, LedgerEntry
 from engine.protocols import ItemRecord
 from sessions import paths
 from sessions.migrations import SCHEMA_VERSION

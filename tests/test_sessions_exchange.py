@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from cli.replay import replay
 from engine.chat import ROLES, MessageStatus, Role
-from engine.consent import ConsentChoice
-from engine.items import ItemState
+from engine.curation.consent import ConsentChoice
+from engine.curation.items import ItemState
 from engine.protocols import ItemRecord
 from sessions import exchange, importing
 from sessions.store import SqliteChatStore

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from engine.chat import MessageStatus
-from engine.turn import closed_by_signal
+from engine.turn.service import closed_by_signal
 from sessions import paths
 from tests.fake_openai import FakeOpenAIServer
 from tests.pty_app import PtyApp, integrity_check, read_store, running_apps, send_message

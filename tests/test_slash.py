@@ -10,8 +10,8 @@ from textual.widgets import DataTable, Markdown
 from textual.widgets._markdown import MarkdownParagraph
 from textual.widgets.markdown import MarkdownFence
 
-from engine.attachments import MAX_ATTACHMENT_BYTES
-from engine.items import ItemState
+from engine.curation.items import ItemState
+from engine.turn.attachments import MAX_ATTACHMENT_BYTES
 from tests.apphelpers import asked as asked_for
 from tests.apphelpers import chat, make_app, refreshed, send, stored_messages, toasts, views, wait_for
 from tests.fake_openai import FakeOpenAIServer

@@ -286,7 +286,7 @@ def test_a_model_summary_is_kept_across_reopening_until_its_message_changes(
     store: SqliteChatStore, db_path: Path
 ) -> None:
     # Model summaries cost tokens: kept across runs, but never used for text they were not written from.
-    from engine.model_summaries import StoredSummary, SummaryLevel, source_hash
+    from engine.summaries.model import StoredSummary, SummaryLevel, source_hash
 
     session = store.create_session("s")
     reply = store.add_message(session.id, "assistant", "We decided on PostgreSQL 16 for the cluster.")

@@ -7,12 +7,12 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.consent import ConsentChoice
-from engine.curator import SessionCuration
-from engine.entities import extract_entities
-from engine.items import Item
-from engine.summaries import ExtractiveSummarizer
-from engine.tokens import load_counter
+from engine.curation.consent import ConsentChoice
+from engine.curation.items import Item
+from engine.curation.session_curation import SessionCuration
+from engine.entities.extractor import extract_entities
+from engine.summaries.offline import ExtractiveSummarizer
+from engine.text.tokens import load_counter
 
 COUNTER = load_counter("gpt-4o-mini")
 SENTENCES = (

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from engine.consent import ConsentChoice
-from engine.curator import SessionCuration
-from engine.items import Item, ItemState
-from engine.model_summaries import StoredSummary, SummaryLevel, SummaryRequest
-from engine.operations import OpKind
-from engine.summary_book import SummaryBook
-from engine.tokens import load_counter
+from engine.curation.consent import ConsentChoice
+from engine.curation.items import Item, ItemState
+from engine.curation.operations import OpKind
+from engine.curation.session_curation import SessionCuration
+from engine.summaries.book import SummaryBook
+from engine.summaries.model import StoredSummary, SummaryLevel, SummaryRequest
+from engine.text.tokens import load_counter
 
 COUNTER = load_counter("gpt-4o-mini")
 DETAIL = (

@@ -18,7 +18,7 @@ from textual.pilot import Pilot
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
-from engine.prompt import title_from
+from engine.curation.prompt import title_from
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, refreshed, views, wait_for

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.text import STOPWORDS, count_terms, encodable, stem, terms, words
+from engine.text.terms import STOPWORDS, count_terms, encodable, stem, terms, words
 
 
 def test_stopwords_are_the_common_function_words() -> None:
@@ -132,7 +132,7 @@ def test_long_texts_scanned_in_pieces_give_the_same_words(parts: list[str]) -> N
     text = "".join(parts)
     whole = words(text)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("engine.text.PIECE_CHARS", 16)
+        patch.setattr("engine.text.terms.PIECE_CHARS", 16)
         assert words(text) == whole
 
 

@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.chat import MessageStatus, StoredMessage
-from engine.thinking import ThinkingSplitter, sent_text, split_thinking
-from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import TurnService
+from engine.text.thinking import ThinkingSplitter, sent_text, split_thinking
+from engine.text.tokens import LazyTokenCounter, load_counter
+from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer

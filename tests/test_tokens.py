@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from engine.tokens import CharEstimateCounter, LazyTokenCounter, load_counter
+from engine.text.tokens import CharEstimateCounter, LazyTokenCounter, load_counter
 
 
 @pytest.fixture(autouse=True)

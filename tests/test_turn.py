@@ -9,12 +9,10 @@ from pathlib import Path
 import pytest
 
 from engine.chat import MessageStatus, StoredMessage
-from engine.conversation_tail import TAIL_PAGE, NothingToRetry
 from engine.errors import ModelErrorKind
-from engine.retrying import RetryPolicy
-from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import STOPPED_BY_USER, TurnService
-from engine.turn_events import (
+from engine.text.tokens import LazyTokenCounter, load_counter
+from engine.turn.conversation_tail import TAIL_PAGE, NothingToRetry
+from engine.turn.events import (
     ContextCurated,
     ReplyCompleted,
     ReplyFailed,
@@ -23,6 +21,8 @@ from engine.turn_events import (
     TurnEvent,
     UserMessageSaved,
 )
+from engine.turn.retrying import RetryPolicy
+from engine.turn.service import STOPPED_BY_USER, TurnService
 from providers.offline import OfflineModel
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore, open_store

@@ -14,13 +14,11 @@ from typing import TypeVar
 import pytest
 
 from engine.chat import MessageStatus
-from engine.conversation_tail import NothingToContinue
+from engine.curation.prompt import CONTINUE_INSTRUCTION
 from engine.errors import ModelErrorKind
-from engine.prompt import CONTINUE_INSTRUCTION
-from engine.retrying import RetryPolicy
-from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import TurnService
-from engine.turn_events import (
+from engine.text.tokens import LazyTokenCounter, load_counter
+from engine.turn.conversation_tail import NothingToContinue
+from engine.turn.events import (
     ContextCurated,
     ReplyCompleted,
     ReplyFailed,
@@ -30,6 +28,8 @@ from engine.turn_events import (
     TurnNotice,
     UserMessageSaved,
 )
+from engine.turn.retrying import RetryPolicy
+from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer

@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 
 from engine.chat import MessageStatus
-from engine.context_view import ContextView
-from engine.pending_view import VIEW_DELAY
-from engine.turn import STOPPED_BY_USER, TurnService, _Planned
-from engine.turn_events import ContextCurated, ReplyCompleted, ReplyTextArrived, TurnEvent, TurnNotice
+from engine.curation.context_view import ContextView
+from engine.turn.events import ContextCurated, ReplyCompleted, ReplyTextArrived, TurnEvent, TurnNotice
+from engine.turn.pending_view import VIEW_DELAY
+from engine.turn.service import STOPPED_BY_USER, TurnService, _Planned
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_turn import (

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import TurnService
-from engine.turn_events import SessionReloaded, TurnEvent, UserMessageSaved
+from engine.text.tokens import LazyTokenCounter, load_counter
+from engine.turn.events import SessionReloaded, TurnEvent, UserMessageSaved
+from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions import paths
 from sessions.store import SqliteChatStore

@@ -9,7 +9,7 @@ from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from engine.ledger import EntryKind
+from engine.curation.ledger import EntryKind
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from engine.consent import ConsentChoice
+from engine.curation.consent import ConsentChoice
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import asked, chat, make_app, say, wait_for, write_config

@@ -8,14 +8,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from engine.consent import ConsentChoice
-from engine.context_service import ContextService
-from engine.context_view import ContextView, Mark
-from engine.items import ItemState
-from engine.ledger import EntryKind
-from engine.tokens import LazyTokenCounter, load_counter
-from engine.turn import TurnService
-from engine.turn_events import UserMessageSaved
+from engine.curation.consent import ConsentChoice
+from engine.curation.context_service import ContextService
+from engine.curation.context_view import ContextView, Mark
+from engine.curation.items import ItemState
+from engine.curation.ledger import EntryKind
+from engine.text.tokens import LazyTokenCounter, load_counter
+from engine.turn.events import UserMessageSaved
+from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer

@@ -10,12 +10,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.consent import ConsentChoice
-from engine.context_building import SHOWN, build_view
-from engine.curation_state import save
-from engine.curator import SessionCuration
-from engine.ledger import EntryKind
-from engine.tokens import load_counter
+from engine.curation.consent import ConsentChoice
+from engine.curation.context_building import SHOWN, build_view
+from engine.curation.ledger import EntryKind
+from engine.curation.session_curation import SessionCuration
+from engine.curation.state import save
+from engine.text.tokens import load_counter
 from sessions.store import SqliteChatStore
 
 COUNTER = load_counter("gpt-4")

@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from engine.redaction import redact
+from engine.text.redaction import redact
 from themes import DEFAULT_THEME, THEMES
 from tui import heap, log_gate, textual_fixes
 from tui.sanitize import inert
@@ -87,7 +87,7 @@ class HeedfulApp(App[None]):
 
     def _close_on_signal(self, sig: signal.Signals) -> None:
         if self.services.ready:  # else no turn can be streaming (nor the engine imported)
-            from engine.turn import closed_by_signal
+            from engine.turn.service import closed_by_signal
 
             self.services.turns.stop_reason = closed_by_signal(sig.name)
         self.exit()

@@ -13,8 +13,8 @@ from typing import Any
 import textual
 from textual import constants
 
-from engine.inert_text import inert
-from engine.redaction import redact
+from engine.text.inert import inert
+from engine.text.redaction import redact
 
 _call = textual.Logger.__call__
 

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     # Types only: the engine loads after the first frame (see AppServices.engine).
-    from engine.context_service import ContextService
-    from engine.memory_service import MemoryService
+    from engine.curation.context_service import ContextService
+    from engine.memory.service import MemoryService
     from engine.protocols import ChatModel, ChatStore
-    from engine.tokens import LazyTokenCounter
-    from engine.turn import TurnService
+    from engine.text.tokens import LazyTokenCounter
+    from engine.turn.service import TurnService
 
 if TYPE_CHECKING:
     from providers.catalog import Target

@@ -15,8 +15,8 @@ import statistics
 import time
 
 from engine.chat import Role
-from engine.curator import SessionCuration
-from engine.tokens import load_counter
+from engine.curation.session_curation import SessionCuration
+from engine.text.tokens import load_counter
 from tui import heap
 
 TOPICS = [

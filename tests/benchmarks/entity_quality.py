@@ -16,7 +16,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from engine.entities import extract_entities
+from engine.entities.extractor import extract_entities
 
 HERE = Path(__file__).resolve().parents[1] / "data"
 TARGET_PRECISION, TARGET_RECALL = 0.90, 0.85

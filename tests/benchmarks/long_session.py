@@ -91,9 +91,9 @@ tokens of JSON, takes longer)."""
 
 def build(messages: int) -> None:
     """Write the session into the data dir named by the environment (as the app would find it)."""
-    from engine import curation_state
-    from engine.consent import ConsentChoice
-    from engine.tokens import load_counter
+    from engine.curation import state as curation_state
+    from engine.curation.consent import ConsentChoice
+    from engine.text.tokens import load_counter
     from providers.windows import known_window
     from sessions import paths
     from sessions.store import SqliteChatStore

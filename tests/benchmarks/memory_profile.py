@@ -73,7 +73,7 @@ def libraries() -> list[tuple[str, float]]:
     import tui.app  # noqa: F401
 
     steps.append(("Heedful's modules (and what they import)", resident()))
-    from engine.tokens import load_counter
+    from engine.text.tokens import load_counter
 
     load_counter(MODEL).count("warm")
     steps.append(("the tokenizer, loaded (cl100k)", resident()))

@@ -21,10 +21,10 @@ import time
 from curation_speed import Writer  # this directory is on sys.path when run as a script
 from textual.app import App, ComposeResult
 
-from engine.context_building import build_view
-from engine.context_view import ContextView
-from engine.curator import SessionCuration
-from engine.tokens import load_counter
+from engine.curation.context_building import build_view
+from engine.curation.context_view import ContextView
+from engine.curation.session_curation import SessionCuration
+from engine.text.tokens import load_counter
 from themes import DEFAULT_THEME, THEMES
 from tui import heap
 from tui.widgets.context_panel import ContextPanel

@@ -12,10 +12,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from engine import analysis
 from engine.chat import MessagePage, Session
-from engine.consent import ConsentChoice
+from engine.curation.consent import ConsentChoice
 from engine.errors import StoreError
+from engine.text import analysis
 from tui import heap, slash
 from tui.log_gate import gated
 from tui.messages import ContextAction, ItemVerb, MessageAction
@@ -40,7 +40,7 @@ from tui.widgets.message_list import MessageList
 if TYPE_CHECKING:
     from textual.widgets import Markdown
 
-    from engine.context_view import ContextView
+    from engine.curation.context_view import ContextView
 
 TURN_GROUP = "turn"
 LOAD_GROUP = "load"
@@ -357,7 +357,10 @@ class ChatScreen(Screen[None]):
             events = turns.resume(session_id) if resume else turns.retry(session_id)
         else:
             if branch_from is not None and session_id is not None:
-                from engine.conversation_edits import ConversationEdits, NotEditable  # after the first frame
+                from engine.turn.conversation_edits import (  # after the first frame
+                    ConversationEdits,
+                    NotEditable,
+                )
 
                 try:
                     gone = await ConversationEdits(turns.curations).branch_at(session_id, branch_from)
@@ -372,8 +375,8 @@ class ChatScreen(Screen[None]):
                 self.context_actions.answer_sent(self.turn_view.sent_id, answer)
         finally:
             self.memory_actions.restart_idle_timer()
-            # Not awaited: planning the next request again takes ~0.1 s in a 10,000-message
-            # session, and the user may send the next message meanwhile.
+            # Not awaited: planning the next request again takes a while in a long session, and
+            # the user may send the next message meanwhile.
             self._after_turn()
             if self.session is not None:
                 self._write_summaries(self.session.id)

@@ -80,7 +80,7 @@ class SlashCommands(ChatPart):
         """Read a text file (off the event loop) and add it to the conversation as a tool item."""
         from pathlib import Path
 
-        from engine.attachments import MAX_ATTACHMENT_BYTES, AttachmentRefused, attachment_text
+        from engine.turn.attachments import MAX_ATTACHMENT_BYTES, AttachmentRefused, attachment_text
 
         path = Path(argument)
 
@@ -134,7 +134,7 @@ class SlashCommands(ChatPart):
         """Show or change one of the session's own settings (/system, /profile)."""
         from dataclasses import replace
 
-        from engine.budget import ProfileName
+        from engine.curation.budget import ProfileName
 
         screen = self.screen
         context = screen.services.context

@@ -1,12 +1,13 @@
 """The user's hand on the context from the chat screen: pin, restore, forget, inspect, the ledger
-and the consent dialog. The engine decides (engine/context_service.py); the panel shows the result."""
+and the consent dialog. The engine decides (engine/curation/context_service.py); the panel shows
+the result."""
 
 from __future__ import annotations
 
 import contextlib
 from typing import TYPE_CHECKING
 
-from engine.consent import ConsentChoice
+from engine.curation.consent import ConsentChoice
 from tui import heap
 from tui.messages import ItemVerb
 from tui.screens.chat_parts import ChatPart
@@ -17,7 +18,7 @@ from tui.screens.inspect import InspectScreen
 if TYPE_CHECKING:
     from textual.timer import Timer
 
-    from engine.context_view import ContextView
+    from engine.curation.context_view import ContextView
     from tui.screens.chat import ChatScreen
 
 BUILD_POLL = 0.3
@@ -72,7 +73,7 @@ class ContextActions(ChatPart):
 
     async def _run(self, action: ItemVerb, item_id: int) -> None:
         """Pin, restore, forget or inspect a message; the engine decides, the panel shows the result."""
-        from engine.curator import CurationRefused
+        from engine.curation.session_curation import CurationRefused
 
         if self.screen.session is None or self.screen.context is None:
             return
@@ -120,7 +121,7 @@ class ContextActions(ChatPart):
     def _uncurated(self, item_id: int) -> bool:
         """True, and the user told why, if the message is older than the part of a long session
         that is curated: the engine knows nothing about it, so it can be neither pinned nor inspected."""
-        from engine.session_curations import CURATED_LIMIT
+        from engine.curation.session_curations import CURATED_LIMIT
 
         context = self.screen.context
         if context is None or item_id > context.uncurated_through:
@@ -174,7 +175,7 @@ class ContextActions(ChatPart):
         self.background(self._stats())
 
     async def _stats(self) -> None:
-        from engine.forgetting_stats import forgetting_stats
+        from engine.curation.forgetting_stats import forgetting_stats
         from tui.screens.forgetting_stats import StatsScreen
 
         if self.screen.session is None:

@@ -93,7 +93,7 @@ class MessageActions(ChatPart):
         self.background(self._delete_message(session_id, message_id))
 
     async def _delete_message(self, session_id: int, message_id: int) -> None:
-        from engine.conversation_edits import ConversationEdits, NotEditable  # after the first frame
+        from engine.turn.conversation_edits import ConversationEdits, NotEditable  # after the first frame
 
         try:
             gone = await ConversationEdits(self.screen.services.turns.curations).delete(

@@ -1,5 +1,5 @@
 """Pinning from the chat screen (the panel's pin action and /pin), within the pin limits: the
-engine judges (engine/pins.py); past the pin limit the user confirms first (Enter and Esc cancel),
+engine judges (engine/curation/pins.py); past the pin limit the user confirms first (Enter and Esc cancel),
 past the whole budget the pin is refused in words."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from tui.screens.dialogs import ConfirmScreen
 class PinActions(ChatPart):
     async def pin(self, session_id: int, item_id: int) -> None:
         """Pin ``item_id`` if the engine allows it, asking first when it needs confirmation."""
-        from engine.pins import PinOutcome
+        from engine.curation.pins import PinOutcome
 
         verdict = await self.screen.services.context.pin_verdict(session_id, item_id)
         if verdict.outcome is PinOutcome.REFUSED:
@@ -32,7 +32,7 @@ class PinActions(ChatPart):
         self.screen.app.push_screen(confirm, answered)
 
     async def _pin(self, session_id: int, item_id: int, said: str, *, confirmed: bool) -> None:
-        from engine.user_actions import PinRefused
+        from engine.curation.user_actions import PinRefused
 
         try:
             view = await self.screen.services.context.pin(session_id, item_id, confirmed=confirmed)

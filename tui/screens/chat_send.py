@@ -4,7 +4,7 @@ as it goes (see tui/screens/consent.py)."""
 
 from __future__ import annotations
 
-from engine.consent import ConsentChoice
+from engine.curation.consent import ConsentChoice
 from tui.screens.chat_parts import ChatPart
 from tui.screens.large_message import LargeChoice, LargeMessageScreen, large_question
 from tui.widgets.composer import describe_size

@@ -9,9 +9,9 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
 
 from engine.chat import MessagePage, MessageStatus
-from engine.conversation_tail import NothingToContinue, NothingToRetry
 from engine.errors import StoreError
-from engine.turn_events import (
+from engine.turn.conversation_tail import NothingToContinue, NothingToRetry
+from engine.turn.events import (
     ContextCurated,
     CuratorAsked,
     ReplyCompleted,

@@ -20,13 +20,13 @@ from textual.content import Content
 from textual.widgets import Button, Checkbox, OptionList, Static
 from textual.widgets.option_list import Option
 
-from engine.consent import ConsentChoice
+from engine.curation.consent import ConsentChoice
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.typing import AskedOnScreen, chat_composer
 
 if TYPE_CHECKING:
-    from engine.consent import ConsentItem, ConsentRequest
+    from engine.curation.consent import ConsentItem, ConsentRequest
 
 CHOICE_LABELS = {
     ConsentChoice.KEEP: "keep whole",

@@ -15,13 +15,13 @@ from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
-    from engine.forgetting_stats import ForgettingStats
+    from engine.curation.forgetting_stats import ForgettingStats
 
 TITLE = "Forgetting statistics of this session"
 
 
 class StatsScreen(TypingPassesThrough, Dialog[None]):
-    """The numbers of :class:`engine.forgetting_stats.ForgettingStats`, one a line."""
+    """The numbers of :class:`engine.curation.forgetting_stats.ForgettingStats`, one a line."""
 
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -12,13 +12,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static, TextArea
 
-from engine.redaction import redact
+from engine.text.redaction import redact
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
-    from engine.context_view import ItemDetail
+    from engine.curation.context_view import ItemDetail
 
 SCORE_PARTS = ("relevance", "neighbour", "entities", "recency", "role", "recurrence", "total")
 STATE_WORDS = {"active": "active (kept whole)", "summarized": "summarized", "pruned": "pruned (restorable)"}

@@ -2,11 +2,10 @@
 its reason, each row in words. Filterable; Alt+R restores the message a row is about; F7 shows the
 session's forgetting statistics.
 
-A long session's log is long (~22,000 entries at 10,000 messages). Given to the table whole, it
-held the event loop for 2.4 s on opening, and again for each keystroke of a filter that matched
-most of it: the table measures every row it holds before its first draw. So the table holds a page
-of rows, and the next page joins as the cursor or the scroll nears its end; the filter runs over
-every entry, loaded or not."""
+A long session's log is long. Given to the table whole, it held the event loop for seconds on
+opening, and again for each keystroke of a filter that matched most of it: the table measures
+every row it holds before its first draw. So the table holds a page of rows, and the next page
+joins as the cursor or the scroll nears its end; the filter runs over every entry, loaded or not."""
 
 from __future__ import annotations
 
@@ -21,16 +20,16 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import DataTable, Input, Static
 
-from engine.forgetting_stats import forgetting_stats
-from engine.ledger_words import Told, about, change, happened, told_once
-from engine.redaction import redact
+from engine.curation.forgetting_stats import forgetting_stats
+from engine.curation.ledger_words import Told, about, change, happened, told_once
+from engine.text.redaction import redact
 from tui.filtering import nothing_matches
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
-    from engine.ledger import LedgerEntry
+    from engine.curation.ledger import LedgerEntry
 
 COLUMNS = ("turn", "about", "what happened", "change", "why")
 PAGE_ROWS = 200

@@ -14,9 +14,15 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.errors import StoreError
-from engine.memory import MAX_SUMMARY_CHARS, PROMPT_MEMORIES, Memory, describe_expiry, eligible_for_prompt
-from engine.memory_service import MemoryService
-from engine.moments import local_text
+from engine.memory.memories import (
+    MAX_SUMMARY_CHARS,
+    PROMPT_MEMORIES,
+    Memory,
+    describe_expiry,
+    eligible_for_prompt,
+)
+from engine.memory.service import MemoryService
+from engine.text.moments import local_text
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.screens.dialogs import ConfirmScreen

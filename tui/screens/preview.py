@@ -10,14 +10,14 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.budget import budget_percent
+from engine.curation.budget import budget_percent
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 from tui.widgets.request_picture import approximate
 
 if TYPE_CHECKING:
-    from engine.context_view import ContextView
+    from engine.curation.context_view import ContextView
 
 SHOWN_CHARS = 2_000
 """Characters of each message shown here; the rest is counted, not drawn."""

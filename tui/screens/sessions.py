@@ -15,8 +15,8 @@ from textual.widgets.option_list import Option
 
 from engine.chat import Session
 from engine.errors import StoreError
-from engine.moments import local_text
 from engine.protocols import ChatStore
+from engine.text.moments import local_text
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.screens.dialogs import ConfirmScreen, TextPromptScreen

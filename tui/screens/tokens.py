@@ -18,7 +18,7 @@ from tui.typing import TypingPassesThrough
 from tui.widgets.request_picture import approximate
 
 if TYPE_CHECKING:
-    from engine.context_view import ContextView, ItemView
+    from engine.curation.context_view import ContextView, ItemView
 
 PREVIEW_CHARS = 60
 

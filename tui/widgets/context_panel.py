@@ -20,8 +20,8 @@ from textual.content import Content
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
-from engine.budget import budget_share
-from engine.context_view import SENT_AS_SUMMARY, EntityView, ItemView, Mark, Section
+from engine.curation.budget import budget_share
+from engine.curation.context_view import SENT_AS_SUMMARY, EntityView, ItemView, Mark, Section
 from tui.filtering import nothing_matches
 from tui.messages import ContextAction, ItemVerb
 from tui.sanitize import inert
@@ -46,7 +46,7 @@ from tui.widgets.request_picture import (
 )
 
 if TYPE_CHECKING:
-    from engine.context_view import ContextView
+    from engine.curation.context_view import ContextView
 
 __all__ = ["ContextList", "ContextPanel", "compact", "usage_level"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from engine.context_view import EntityView, ItemView, Mark
+from engine.curation.context_view import EntityView, ItemView, Mark
 from tui.sanitize import inert
 from tui.widgets.request_picture import compact
 

@@ -10,14 +10,14 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.budget import budget_percent
+from engine.curation.budget import budget_percent
 from tui.sanitize import inert
 from tui.widgets.context_panel import usage_level
 from tui.widgets.laid_out_once import LaidOutStatic
 from tui.widgets.request_picture import approximate, compact
 
 if TYPE_CHECKING:
-    from engine.context_view import ContextView
+    from engine.curation.context_view import ContextView
 
 
 COUNTING = "context …"

@@ -15,7 +15,7 @@ Shown = tuple[object, ...]
 class HelpFooter(Footer):
     """Textual's footer with the key of the help action moved to the front, composed again only
     when the keys it shows change: Textual's composes it again at every change of focus or
-    screen state (~10-20 ms each, three of them before the first frame)."""
+    screen state (three times before the first frame)."""
 
     _composed_for: Shown | None = None
 

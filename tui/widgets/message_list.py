@@ -18,7 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from engine.chat import MessagePage, MessageStatus, StoredMessage
-from engine.context_view import ContextView, ItemView
+from engine.curation.context_view import ContextView, ItemView
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.message_view import MessageView
 

@@ -11,7 +11,7 @@ from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownParagraph  # not re-exported by textual.widgets.markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
-from engine.attachments import split_attachment
+from engine.turn.attachments import split_attachment
 from tui import textual_fixes
 from tui.widgets.laid_out_once import LaidOutOnce
 

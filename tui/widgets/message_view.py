@@ -16,10 +16,10 @@ from textual.widget import Widget
 from textual.widgets import TextArea
 
 from engine.chat import MessageStatus, StoredMessage
-from engine.context_view import ItemView, Mark, Section
-from engine.moments import local_text
-from engine.redaction import redact
-from engine.thinking import ThinkingSplitter, split_thinking
+from engine.curation.context_view import ItemView, Mark, Section
+from engine.text.moments import local_text
+from engine.text.redaction import redact
+from engine.text.thinking import ThinkingSplitter, split_thinking
 from tui.messages import ContextAction, ItemVerb, MessageAction, MessageVerb
 from tui.sanitize import inert
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
@@ -69,7 +69,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
 
     Focused, it takes the context panel's keys for itself: Alt+P pin, Alt+R restore, Alt+F forget,
     Enter inspect, and Alt+E shows or hides the summary of a summarized message (plain keys are
-    typing: they go to the composer). A reasoning model's thinking (see :mod:`engine.thinking`) is
+    typing: they go to the composer). A reasoning model's thinking (see :mod:`engine.text.thinking`) is
     one line above the answer, its length; Alt+T shows it. ↑ ↓ move to the next message.
     """
 

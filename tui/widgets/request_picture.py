@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 from textual.widgets import Static
 
-from engine.budget import budget_percent
-from engine.context_view import Part, RequestPart
-from engine.curation_calls import CallsReport, CallUsage
+from engine.advice.calls import CallsReport, CallUsage
+from engine.curation.budget import budget_percent
+from engine.curation.context_view import Part, RequestPart
 
 if TYPE_CHECKING:
-    from engine.context_view import ContextView
+    from engine.curation.context_view import ContextView
 
 BAR_WIDTH = 32
 LEGEND_WIDTH = 38

@@ -1,0 +1,207 @@
+"""The user's own hand on the context: pin, restore, forget, answer consent, inspect, preview a draft.
+
+A UI-free service like :class:`engine.turn.service.TurnService`, sharing its :class:`SessionCurations`.
+Every change is planned by the engine, written to the store with its ledger entries in one
+transaction, and answered with the context as it now stands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypeVar
+
+from engine.chat import Session, SessionSettings
+from engine.curation.consent import ConsentChoice, ConsentRequest
+from engine.curation.ledger import LedgerEntry
+from engine.curation.session_curations import SessionCurations, last_user_item
+
+if TYPE_CHECKING:
+    from engine.curation.context_view import ContextView, ItemDetail
+    from engine.curation.pins import PinVerdict
+    from engine.curation.result import CurationDelta
+    from engine.curation.session_curation import SessionCuration
+
+T = TypeVar("T")
+
+DRAFT_ID = -1
+"""The id a draft is planned under: stored messages have positive ids."""
+DRAFT_CHARS = 20_000
+"""Only the start of a long draft is analysed for its preview: enough to say what it recalls."""
+
+
+class ContextService:
+    def __init__(self, curations: SessionCurations) -> None:
+        self.curations = curations
+        self.store = curations.store
+
+    async def attach(self, session_id: int | None, name: str, text: str) -> tuple[Session, ContextView]:
+        """Add an attachment's text (see engine/turn/attachments.py) as a tool item of the session,
+        creating the session if there is none yet; the context as it now stands."""
+
+        def work() -> tuple[Session, ContextView]:
+            store = self.store
+            session = store.get_session(session_id) if session_id is not None else None
+            if session is None:
+                session = store.create_session(f"Attached {name}"[:48])
+            tokens = self.curations.counter.count(text)
+            message = store.add_message(session.id, "tool", text, tokens=tokens)
+            with self.curations.lock:
+                self.curations.take(session.id, message)
+                return store.get_session(session.id) or session, self.curations.preview(session.id)
+
+        return await asyncio.to_thread(work)
+
+    async def pin(
+        self, session_id: int, item_id: int, *, pinned: bool = True, confirmed: bool = False
+    ) -> ContextView:
+        """Pin (always send verbatim) or unpin a message.
+
+        Raises:
+            PinRefused: The pin would take pins past the whole budget, or past the pin limit and
+                ``confirmed`` is False (its verdict says which, with the numbers).
+        """
+
+        def pin(curation: SessionCuration) -> CurationDelta:
+            from engine.curation.pins import PinOutcome
+            from engine.curation.user_actions import PinRefused
+
+            if pinned:
+                verdict = curation.pin_verdict(item_id)
+                if verdict.outcome is PinOutcome.REFUSED or (
+                    verdict.outcome is PinOutcome.CONFIRM and not confirmed
+                ):
+                    raise PinRefused(verdict)
+            return curation.pin(item_id, pinned=pinned)
+
+        return await self._change(session_id, pin)
+
+    async def pin_verdict(self, session_id: int, item_id: int) -> PinVerdict:
+        """What pinning a message would do to the budget, and whether it may happen."""
+
+        def work() -> PinVerdict:
+            with self.curations.lock:
+                return self.curations.get(session_id).pin_verdict(item_id)
+
+        return await asyncio.to_thread(work)
+
+    async def restore(self, session_id: int, item_id: int) -> ContextView:
+        """Make a pruned or summarized message verbatim again."""
+        return await self._change(session_id, lambda c: c.restore(item_id))
+
+    async def forget(self, session_id: int, item_id: int) -> ContextView:
+        """Prune a message now (restorable).
+
+        Raises:
+            CurationRefused: It is pinned.
+        """
+        return await self._change(session_id, lambda c: c.forget(item_id))
+
+    async def answer_consent(
+        self,
+        session_id: int,
+        answers: Mapping[int, ConsentChoice],
+        *,
+        remember: ConsentChoice | None = None,
+    ) -> ContextView:
+        """Record the user's answers to a consent request (and "apply to all", if chosen)."""
+        return await self._change(session_id, lambda c: c.answer_consent(answers, remember=remember))
+
+    async def settings(self, session_id: int) -> tuple[SessionSettings, str]:
+        """The session's own settings, and the system prompt it actually uses."""
+
+        def work() -> tuple[SessionSettings, str]:
+            with self.curations.lock:
+                return self.curations.settings(session_id), self.curations.system_prompt_for(session_id)
+
+        return await asyncio.to_thread(work)
+
+    async def update_settings(self, session_id: int, settings: SessionSettings) -> ContextView:
+        """Give the session its own settings (None fields: the config's); the context under them."""
+
+        def work() -> ContextView:
+            with self.curations.lock:
+                self.curations.update_settings(session_id, settings)
+                return self.curations.preview(session_id)
+
+        return await asyncio.to_thread(work)
+
+    async def compact(self, session_id: int) -> tuple[ContextView, ConsentRequest | None]:
+        """Summarize older turns now; the user's own messages come back as a consent request."""
+
+        def work() -> tuple[ContextView, ConsentRequest | None]:
+            with self.curations.lock:
+                curation = self.curations.get(session_id)
+                delta, request = curation.compact()
+                self.curations.save(session_id, curation, delta)
+                return self.curations.preview(session_id), request
+
+        return await asyncio.to_thread(work)
+
+    async def inspect(self, session_id: int, item_id: int) -> ItemDetail:
+        """One message's text, place in the context, score parts and ledger history ("why?")."""
+        return await asyncio.to_thread(self._inspect, session_id, item_id)
+
+    async def ledger(self, session_id: int) -> list[LedgerEntry]:
+        """The session's forgetting log, oldest first."""
+        return await asyncio.to_thread(self.store.ledger, session_id)
+
+    async def draft(self, session_id: int | None, text: str) -> ContextView:
+        """The context if ``text`` were sent now: what it would recall (changes nothing)."""
+        return await asyncio.to_thread(self._draft, session_id, text)
+
+    # --- in a worker thread ----------------------------------------------------------------------
+
+    async def _change(
+        self, session_id: int, action: Callable[[SessionCuration], CurationDelta]
+    ) -> ContextView:
+        return await asyncio.to_thread(self._change_now, session_id, action)
+
+    def _change_now(self, session_id: int, action: Callable[[SessionCuration], CurationDelta]) -> ContextView:
+        with self.curations.lock:
+            curation = self.curations.get(session_id)
+            self.curations.save(session_id, curation, action(curation))
+            return self.curations.preview(session_id)
+
+    def _inspect(self, session_id: int, item_id: int) -> ItemDetail:
+        from engine.curation.context_building import build_view, unscored_reason
+        from engine.curation.context_view import ItemDetail
+
+        with self.curations.lock:
+            curation = self.curations.get(session_id)
+            item = curation.by_id.get(item_id)
+            if item is None:
+                raise KeyError(f"no message {item_id} in this session")
+            new = last_user_item(curation)
+            assert new is not None  # the session has an item, and its first item is the user's
+            result = curation.plan(new, system_prompt=self.curations.system_prompt_for(session_id))
+            placed = build_view(curation, result, new_id=new.id).item(item_id)
+            scores = result.scores.get(item_id)
+            unscored = "" if scores is not None else unscored_reason(item, new.id, result.turn)
+        assert placed is not None  # every item of the session is in its view
+        return ItemDetail(
+            view=placed,
+            text=item.text,
+            summary=item.summary,
+            memory_role=item.memory_role.value,
+            scores=scores,
+            unscored=unscored,
+            ledger=tuple(self.store.ledger(session_id, target=str(item_id))),
+        )
+
+    def _draft(self, session_id: int | None, text: str) -> ContextView:
+        from engine.curation.context_building import build_view
+        from engine.curation.session_curation import SessionCuration
+
+        curations = self.curations
+        with curations.lock:
+            curation = (
+                curations.get(session_id)
+                if session_id is not None
+                else SessionCuration(window=curations.window(), counter=curations.counter)
+            )
+            head = text[:DRAFT_CHARS]
+            draft = curation.analyse(DRAFT_ID, "user", head, curations.counter.count(head))
+            cold = curations.earlier_candidates(session_id, curation, draft) if session_id is not None else []
+            result = curation.plan(draft, system_prompt=curations.system_prompt_for(session_id), cold=cold)
+            return build_view(curation, result, new_id=DRAFT_ID, upcoming=True)

@@ -1,0 +1,123 @@
+"""Between the engine's in-memory curation and the store's records: load a session, save a delta."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from engine.chat import HistoryCut, StoredMessage
+from engine.curation.budget import DEFAULT_PROFILE, Profile
+from engine.curation.prompt import in_conversation
+from engine.curation.result import CurationDelta
+from engine.curation.session_curation import SessionCuration
+from engine.entities.registry import EntityRecord
+from engine.protocols import ChatStore, CurationSnapshot, ItemRecord, TokenCounter
+from engine.text.analysis import ANALYSIS_VERSION, Analysis
+
+
+def rebuild(
+    history: Iterable[tuple[StoredMessage, Analysis | None]],
+    snapshot: CurationSnapshot,
+    *,
+    window: int,
+    counter: TokenCounter,
+    profile: Profile = DEFAULT_PROFILE,
+    budget_ratio: float | None = None,
+    text_source: Callable[[int], str] | None = None,
+    cut: HistoryCut | None = None,
+) -> SessionCuration:
+    """A session's curation from its stored messages and curation records.
+
+    Indexes and turn numbers are derived again from the messages (they are cheap to compute and
+    cannot go stale); states, pins, summaries, entity states and the consent policy come from the
+    snapshot. ``history`` is the session's messages in order, each with its stored analysis
+    (entities, terms, role) or None; those without are read again from the text (and handed over
+    by ``take_unstored``). With a ``text_source`` (the store), summarized and pruned items do not
+    keep their texts (see :meth:`engine.curation.session_items.SessionItems.settle_text`). With a ``cut``,
+    ``history`` starts after it and turns are numbered on from the turns before it.
+    """
+    curation = SessionCuration(
+        window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
+    )
+    curation.saved_in_session = snapshot.saved_tokens
+    curation.text_source = text_source
+    if cut is not None:
+        curation.cut = cut
+        curation.turn = cut.earlier_turns
+    for message, analysis in history:
+        if not in_conversation(message):
+            continue
+        tokens = message.tokens if message.tokens is not None else counter.count(message.sent_text)
+        item = curation.analyse(
+            message.id, message.role, message.content, tokens, analysis=analysis, digest=message.is_digest
+        )
+        curation.add(item, log=False, stored=analysis is not None)
+        record = snapshot.items.get(message.id)
+        if record is not None:
+            _load_record(curation, message.id, record)
+    _load_entities(curation, snapshot)
+    return curation
+
+
+def _load_record(curation: SessionCuration, item_id: int, record: ItemRecord) -> None:
+    """What the store says of one item (its state, pin, consent and summary), onto the curation."""
+    curation.load_record(
+        item_id,
+        state=record.state,
+        pinned=record.pinned,
+        kept_by_user=record.kept_by_user,
+        forgotten=record.forgotten,
+        summary=record.summary,
+    )
+
+
+def _load_entities(curation: SessionCuration, snapshot: CurationSnapshot) -> None:
+    """The stored entity verdicts onto the curation's registry, marked as saved."""
+    for stored in snapshot.entities:
+        if stored.state is not None:
+            curation.registry.load_verdict(stored.ref, stored.state, stored.reason)
+    curation.mark_saved_entities(snapshot.entities)
+
+
+def catch_up(
+    curation: SessionCuration, store: ChatStore, session_id: int, *, counter: TokenCounter, page: int = 500
+) -> None:
+    """Bring a curation read from the store (by :func:`rebuild`) up to what was written since:
+    the messages after its last, and the stored states of its items and entities."""
+    after = curation.cut.after if curation.cut is not None else 0
+    last = curation.items[-1].id if curation.items else after
+    while messages := store.messages_after(session_id, last, limit=page):
+        for message in messages:
+            if in_conversation(message) and message.id not in curation.by_id:
+                tokens = message.tokens if message.tokens is not None else counter.count(message.sent_text)
+                curation.add_message(
+                    message.id, message.role, message.content, tokens, digest=message.is_digest
+                )
+        last = messages[-1].id
+    snapshot = store.load_curation(session_id, after=after)
+    for item_id, record in snapshot.items.items():
+        if item_id in curation.by_id:
+            _load_record(curation, item_id, record)
+    _load_entities(curation, snapshot)
+    curation.saved_in_session = snapshot.saved_tokens
+    curation.policy = snapshot.policy
+
+
+def save(store: ChatStore, session_id: int, curation: SessionCuration, delta: CurationDelta) -> None:
+    """Write a delta (state changes, entity records and ledger entries) in one store transaction,
+    and the analyses of messages added since the last save."""
+    store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
+    store.save_curation(
+        session_id,
+        items=[
+            ItemRecord(i.id, i.state, i.pinned, i.kept_by_user, i.summary, i.forgotten) for i in delta.items
+        ],
+        entities=_entity_records(curation, delta.entities),
+        ledger=delta.ledger,
+        policy=delta.policy,
+        policy_changed=delta.policy_changed,
+        saved_tokens=delta.saved_tokens,
+    )
+
+
+def _entity_records(curation: SessionCuration, refs: Sequence[str]) -> list[EntityRecord]:
+    return [curation.registry.records[ref] for ref in refs if ref in curation.registry.records]

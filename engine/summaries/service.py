@@ -1,0 +1,99 @@
+"""Writes the summaries that curations want, with a model, away from the turn.
+
+A plan that wants a model's summary leaves the item as it is (:mod:`engine.summaries.book`); after
+the turn the app runs :meth:`SummaryService.run` in the background. Each summary is stored as it
+arrives (it survives a restart; a changed message drops it) and handed to the session's curation,
+which uses it from its next plan on. Typing and sending never wait for it: the curation's lock is
+held only to take the requests and to hand each summary over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from engine.curation.session_curations import SessionCurations
+from engine.protocols import ModelSummarizer
+from engine.summaries.model import StoredSummary, SummaryOutcome, SummaryRequest
+
+
+class SummaryService:
+    def __init__(self, curations: SessionCurations) -> None:
+        self.curations = curations
+        self._running: set[int] = set()
+        """Sessions a run is writing for. Changed under the curations' lock, together with taking
+        the wanted requests, so that no request is left unasked between two runs."""
+
+    async def run(self, session_id: int, summarizer: ModelSummarizer) -> int:
+        """Have ``summarizer`` write every summary the session's curation wants, until none is
+        wanted; how many were written. Returns 0 at once while another run writes for the session:
+        that one takes what is wanted now as well (a run is never cut short by a newer turn, so a
+        fast typist does not starve a slow summary).
+
+        Cancelling it (the app closes) hands the unwritten requests back, so the next run asks
+        for them again.
+        """
+        if not await asyncio.to_thread(self._start, session_id):
+            return 0
+        written = 0
+        left: list[SummaryRequest] = []
+        try:
+            while requests := await asyncio.to_thread(self._take, session_id):
+                left = list(requests)
+                while left:
+                    outcome = await summarizer.summarize(left[0])
+                    await asyncio.to_thread(self._deliver, session_id, left[0], outcome, summarizer.model)
+                    written += outcome.text is not None
+                    left.pop(0)
+        except BaseException:
+            self._hand_back(session_id, left)
+            raise
+        return written
+
+    def _start(self, session_id: int) -> bool:
+        with self.curations.lock:
+            if session_id in self._running:
+                return False
+            self._running.add(session_id)
+            return True
+
+    def _take(self, session_id: int) -> list[SummaryRequest]:
+        with self.curations.lock:
+            curation = self.curations.cached(session_id)
+            book = curation.model_summaries if curation is not None else None
+            taken = book.take_wanted() if book is not None else []
+            if not taken:
+                self._running.discard(session_id)
+            return taken
+
+    def _deliver(self, session_id: int, request: SummaryRequest, outcome: SummaryOutcome, model: str) -> None:
+        store = self.curations.store
+        self.curations.spend(session_id, outcome.usage)
+        stored: StoredSummary | None = None
+        if outcome.text is not None:
+            stored = StoredSummary(
+                request.source_id,
+                request.level,
+                request.hash,
+                outcome.text,
+                outcome.model or model,
+            )
+            # Outside the lock: the store skips it if the message changed or went meanwhile.
+            store.save_summary(stored)
+        with self.curations.lock:
+            curation = self.curations.cached(session_id)
+            if curation is None or curation.model_summaries is None:
+                return  # rebuilt from the store on next use, which now holds the summary
+            if stored is None:
+                curation.model_summaries.failed(request)
+                return
+            delta = curation.adopt_summary(stored, stored.model)
+            if delta.items or delta.ledger:
+                self.curations.save(session_id, curation, delta)
+
+    def _hand_back(self, session_id: int, requests: list[SummaryRequest]) -> None:
+        # Synchronous: this runs while the task is being cancelled.
+        with self.curations.lock:
+            self._running.discard(session_id)
+            curation = self.curations.cached(session_id)
+            if curation is not None and curation.model_summaries is not None:
+                curation.model_summaries.returned(requests)
