@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 from engine.curation.budget import profile_named
 from engine.errors import StoreError
-from engine.protocols import (  # already imported by the store: costs nothing more
+from engine.protocols.memory import MemoryAssessor
+from engine.protocols.models import (
     NO_CURATION_MODELS,
     ChatModel,
     CurationModels,
     CuratorModel,
-    MemoryAssessor,
     ModelSummarizer,
     TokenCounter,
 )

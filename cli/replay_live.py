@@ -16,7 +16,8 @@ from engine.advice.rules import Guidance
 from engine.curation.items import Item
 from engine.curation.session_curation import SessionCuration
 from engine.curation.state import save
-from engine.protocols import ChatStore, CuratorModel, ModelSummarizer, TokenCounter
+from engine.protocols.models import CuratorModel, ModelSummarizer, TokenCounter
+from engine.protocols.store import ChatStore
 from engine.summaries.book import SummaryBook
 from engine.summaries.model import StoredSummary, SummaryLevel
 

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from engine.protocols import ChatModel, CurationModels
+from engine.protocols.models import ChatModel, CurationModels
 from providers.model_offers import (
     Endpoint,
     Listing,

@@ -1,4 +1,4 @@
-"""Memory assessment by the connected model (:class:`engine.protocols.MemoryAssessor`).
+"""Memory assessment by the connected model (:class:`engine.protocols.memory.MemoryAssessor`).
 
 The model is asked for structured output first (``chat.completions.parse`` with a JSON schema
 made from a pydantic model); a server that refuses that, or answers with something unusable, is

@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, Sequence
 
 from engine.chat import OFFLINE_MODEL, PromptMessage
 from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
-from engine.protocols import ModelEvent, ReplyFinished, TextDelta, TokenCounter, UsageReport
+from engine.protocols.models import ModelEvent, ReplyFinished, TextDelta, TokenCounter, UsageReport
 from engine.text.terms import pieces
 
 OFFLINE_MODEL_NAME = OFFLINE_MODEL
@@ -52,7 +52,7 @@ def digest(messages: Sequence[PromptMessage], counter: TokenCounter) -> str:
 
 
 class OfflineModel:
-    """A :class:`engine.protocols.ChatModel` that needs no network."""
+    """A :class:`engine.protocols.models.ChatModel` that needs no network."""
 
     def __init__(self, counter: TokenCounter, *, word_delay: float = 0.004) -> None:
         self._counter = counter

@@ -1,4 +1,4 @@
-"""A :class:`engine.protocols.ChatModel` for any OpenAI-compatible chat-completions endpoint.
+"""A :class:`engine.protocols.models.ChatModel` for any OpenAI-compatible chat-completions endpoint.
 
 OpenAI itself, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, Groq... all speak the same
 ``/v1/chat/completions`` protocol, so one adapter over ``openai.AsyncOpenAI`` serves them all.
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
-from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
+from engine.protocols.models import ModelEvent, ReplyFinished, TextDelta, UsageReport
 from engine.text.redaction import StreamRedactor, redact, remember_secret
 from engine.text.thinking import CLOSE, OPEN
 from providers.client_factory import KeptClient, loaded
@@ -144,7 +144,7 @@ class OpenAIChatModel:
     async def stream(
         self, messages: Sequence[PromptMessage], *, temperature: float | None = None
     ) -> AsyncGenerator[ModelEvent, None]:
-        """Stream the reply to ``messages``; see :meth:`engine.protocols.ChatModel.stream`.
+        """Stream the reply to ``messages``; see :meth:`engine.protocols.models.ChatModel.stream`.
 
         Raises:
             ModelError: on any failure of the request, the connection or the server's answer,

@@ -1,4 +1,4 @@
-"""The curator pass by the connected model (:class:`engine.protocols.CuratorModel`).
+"""The curator pass by the connected model (:class:`engine.protocols.models.CuratorModel`).
 
 Asked like the memory assessor asks (``providers.memory_assessor``): structured output first
 (``chat.completions.parse`` with a JSON schema made from a pydantic model), JSON mode

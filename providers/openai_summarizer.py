@@ -1,4 +1,4 @@
-"""Summaries written by the connected model (:class:`engine.protocols.ModelSummarizer`).
+"""Summaries written by the connected model (:class:`engine.protocols.models.ModelSummarizer`).
 
 The prompt asks for an event-preserving summary (decisions, errors, preferences, numbers and dates
 kept verbatim) of about the requested size, naming every entity of the source. The source is data,
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from engine.advice.calls import NO_USAGE, CallUsage
-from engine.protocols import TokenCounter
+from engine.protocols.models import TokenCounter
 from engine.summaries.model import MIN_SUMMARY_TOKENS, SummaryOutcome, SummaryRequest
 from engine.text.thinking import sent_text
 from providers.client_factory import ClientFactory, KeptClient

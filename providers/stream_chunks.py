@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.protocols import UsageReport
+from engine.protocols.models import UsageReport
 
 
 @dataclass(frozen=True, slots=True)

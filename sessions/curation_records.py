@@ -16,7 +16,7 @@ from engine.curation.items import ItemState
 from engine.curation.ledger import EntryKind, LedgerEntry
 from engine.entities.mentions import EntityKind
 from engine.entities.registry import EntityRecord, EntityState
-from engine.protocols import CurationSnapshot, ItemRecord
+from engine.protocols.store import CurationSnapshot, ItemRecord
 
 
 def load(conn: sqlite3.Connection, session_id: int, *, after: int = 0) -> CurationSnapshot:

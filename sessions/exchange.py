@@ -55,7 +55,7 @@ _ROLE_NAMES: dict[str, str] = {"user": "You", "assistant": "Assistant", "system"
 
 @dataclass(frozen=True, slots=True)
 class Curation:
-    """The engine's record about one message (see :class:`engine.protocols.ItemRecord`)."""
+    """The engine's record about one message (see :class:`engine.protocols.store.ItemRecord`)."""
 
     state: ItemState = ItemState.ACTIVE
     pinned: bool = False

@@ -119,7 +119,7 @@ _SHOWN = f"session_id = ? AND status IN ({SHOWN_STATUSES})"
 
 
 def cut(conn: sqlite3.Connection, session_id: int, keep: int) -> HistoryCut | None:
-    """See :meth:`engine.protocols.ChatStore.history_cut`."""
+    """See :meth:`engine.protocols.store.ChatStore.history_cut`."""
     row = conn.execute(
         "SELECT id FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?", (session_id, keep)
     ).fetchone()

@@ -1,4 +1,4 @@
-"""Sessions and messages in SQLite: the :class:`engine.protocols.ChatStore` the app runs on.
+"""Sessions and messages in SQLite: the :class:`engine.protocols.store.ChatStore` the app runs on.
 
 One connection per store, in autocommit mode with explicit transactions, WAL journalling and
 ``synchronous=NORMAL``: a committed message survives the app being killed (WAL with NORMAL can lose
@@ -24,7 +24,7 @@ from engine.curation.consent import ConsentChoice
 from engine.curation.ledger import LedgerEntry
 from engine.entities.registry import EntityRecord
 from engine.errors import StoreError
-from engine.protocols import CurationSnapshot, ItemRecord
+from engine.protocols.store import CurationSnapshot, ItemRecord
 from engine.summaries.model import StoredSummary
 from engine.text.analysis import Analysis
 from sessions import (

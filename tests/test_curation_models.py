@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from engine.chat import MessageStatus
 from engine.curation.items import ItemState, MemoryRole
 from engine.curation.ledger import EntryKind
-from engine.protocols import CurationModels
+from engine.protocols.models import CurationModels
 from engine.text.tokens import load_counter
 from engine.turn.events import ContextCurated, CuratorAsked, ReplyCompleted, ReplyStarted, UserMessageSaved
 from engine.turn.service import TurnService

@@ -26,7 +26,8 @@ import pytest
 from engine.chat import Role
 from engine.curation.items import ItemState
 from engine.curation.ledger import EntryKind
-from engine.protocols import CurationModels, ItemRecord
+from engine.protocols.models import CurationModels
+from engine.protocols.store import ItemRecord
 from engine.text.tokens import load_counter
 from engine.turn.events import ContextCurated
 from engine.turn.service import TurnService

@@ -19,7 +19,7 @@ from cli.main import main
 from engine.chat import MessageStatus
 from engine.curation.items import ItemState
 from engine.curation.ledger import EntryKind, LedgerEntry
-from engine.protocols import ItemRecord
+from engine.protocols.store import ItemRecord
 from engine.text.inert import BIDI_CONTROLS, ZERO_WIDTH
 from sessions import paths
 from sessions.store import open_store

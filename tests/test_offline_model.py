@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.chat import PromptMessage
-from engine.protocols import ReplyFinished, TextDelta, UsageReport
+from engine.protocols.models import ReplyFinished, TextDelta, UsageReport
 from engine.text.tokens import load_counter
 from providers.offline import OfflineModel
 

@@ -17,7 +17,7 @@ import pytest
 
 from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
-from engine.protocols import ModelEvent, ReplyFinished, TextDelta, UsageReport
+from engine.protocols.models import ModelEvent, ReplyFinished, TextDelta, UsageReport
 from providers.openai_chat import OpenAIChatModel
 from providers.openai_errors import _retry_after
 from tests.fake_openai import FakeOpenAIServer

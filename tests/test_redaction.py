@@ -225,7 +225,7 @@ def test_a_key_streamed_in_any_pieces_is_redacted_once_and_the_rest_kept(
 async def test_a_reply_that_streams_the_key_in_pieces_shows_it_redacted(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    from engine.protocols import TextDelta
+    from engine.protocols.models import TextDelta
 
     fake_server.echo_secret, fake_server.piece_chars = KEY, 3  # the key comes in six pieces
     model = OpenAIChatModel(

@@ -299,7 +299,7 @@ async def test_a_key_an_older_heedful_stored_is_not_shown_in_the_app() -> None:
 
     from engine.curation.items import ItemState
     from engine.curation.ledger import EntryKind, LedgerEntry
-    from engine.protocols import ItemRecord
+    from engine.protocols.store import ItemRecord
     from tests.test_app import text_of
     from tui.screens.ledger import LedgerScreen
 

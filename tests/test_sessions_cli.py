@@ -18,7 +18,7 @@ from cli.main import main
 from engine.chat import MessageStatus
 from engine.curation.items import ItemState
 from engine.curation.ledger import EntryKind, LedgerEntry
-from engine.protocols import ItemRecord
+from engine.protocols.store import ItemRecord
 from sessions import paths
 from sessions.migrations import SCHEMA_VERSION
 from sessions.store import SqliteChatStore, open_store

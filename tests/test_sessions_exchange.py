@@ -17,7 +17,7 @@ from cli.replay import replay
 from engine.chat import ROLES, MessageStatus, Role
 from engine.curation.consent import ConsentChoice
 from engine.curation.items import ItemState
-from engine.protocols import ItemRecord
+from engine.protocols.store import ItemRecord
 from sessions import exchange, importing
 from sessions.store import SqliteChatStore
 from sessions.transcript import TranscriptError

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.protocols import UsageReport
+from engine.protocols.models import UsageReport
 from providers.stream_chunks import Chunk, read_chunk
 
 

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     # Types only: the engine loads after the first frame (see AppServices.engine).
     from engine.curation.context_service import ContextService
     from engine.memory.service import MemoryService
-    from engine.protocols import ChatModel, ChatStore
+    from engine.protocols.models import ChatModel
+    from engine.protocols.store import ChatStore
     from engine.text.tokens import LazyTokenCounter
     from engine.turn.service import TurnService
 

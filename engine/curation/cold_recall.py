@@ -22,7 +22,7 @@ from engine.curation.plan_draft import PlanDraft
 from engine.curation.prompt import in_conversation
 from engine.curation.result import preview
 from engine.curation.scoring import ScoreTable
-from engine.protocols import TokenCounter
+from engine.protocols.models import TokenCounter
 from engine.text.analysis import analyse_text
 from engine.text.terms import term, words
 from engine.text.thinking import sent_text

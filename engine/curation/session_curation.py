@@ -28,7 +28,7 @@ from engine.curation.result import (
 )
 from engine.curation.user_actions import CurationRefused, UserActions
 from engine.entities.registry import EntityChange
-from engine.protocols import TokenCounter
+from engine.protocols.models import TokenCounter
 from engine.summaries.book import SummaryBook
 from engine.summaries.model import StoredSummary
 from engine.summaries.offline import ExtractiveSummarizer, PreparedSummaries, Summarizer

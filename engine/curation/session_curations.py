@@ -4,7 +4,7 @@ Shared by the turn pipeline (:mod:`engine.turn.service`) and the user's own cont
 (:mod:`engine.curation.context_service`). Curations are used from worker threads: callers hold :attr:`lock`
 around every use, so a pin never interleaves with a turn's planning.
 
-With a :class:`engine.protocols.MemorySource`, each curation is given its memory section (memories
+With a :class:`engine.protocols.memory.MemorySource`, each curation is given its memory section (memories
 of earlier sessions) when it is built, and again when the memories change (:meth:`refresh_memory`).
 """
 
@@ -22,7 +22,9 @@ from engine.curation.build import Build, grow
 from engine.curation.cold_store import ColdStore
 from engine.curation.pins import DEFAULT_PIN_LIMIT
 from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, in_conversation
-from engine.protocols import ChatStore, MemorySource, TokenCounter
+from engine.protocols.memory import MemorySource
+from engine.protocols.models import TokenCounter
+from engine.protocols.store import ChatStore
 from engine.summaries.model import SummaryLevel
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from engine.curation.operations import Operation, OpKind
 from engine.curation.result import cost, preview
 from engine.curation.scoring import RECURRENCE_TURNS
 from engine.entities.registry import EntityRecord, EntityRegistry
-from engine.protocols import TokenCounter
+from engine.protocols.models import TokenCounter
 from engine.text.analysis import Analysis, analyse_text, term_counts
 from engine.text.thinking import sent_text
 

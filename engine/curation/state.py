@@ -10,7 +10,8 @@ from engine.curation.prompt import in_conversation
 from engine.curation.result import CurationDelta
 from engine.curation.session_curation import SessionCuration
 from engine.entities.registry import EntityRecord
-from engine.protocols import ChatStore, CurationSnapshot, ItemRecord, TokenCounter
+from engine.protocols.models import TokenCounter
+from engine.protocols.store import ChatStore, CurationSnapshot, ItemRecord
 from engine.text.analysis import ANALYSIS_VERSION, Analysis
 
 

@@ -270,7 +270,7 @@ def _topics(read: Sequence[_Sentence]) -> list[str]:
 
 
 class OfflineAssessor:
-    """:class:`engine.protocols.MemoryAssessor` with :func:`assess_offline`, off the event loop."""
+    """:class:`engine.protocols.memory.MemoryAssessor` with :func:`assess_offline`, off the event loop."""
 
     async def assess(self, messages: Sequence[PromptMessage]) -> Assessed:
         assessment = await asyncio.to_thread(assess_offline, messages)

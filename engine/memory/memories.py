@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from engine.protocols import TokenCounter
+from engine.protocols.models import TokenCounter
 
 PERMANENT_FROM = 0.7
 """Importance at or above which a memory never expires, and may be loaded into new sessions."""

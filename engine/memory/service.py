@@ -27,7 +27,8 @@ from engine.memory.memories import (
     memory_section,
     select_for_prompt,
 )
-from engine.protocols import MemoryAssessor, MemoryStore, TokenCounter
+from engine.protocols.memory import MemoryAssessor, MemoryStore
+from engine.protocols.models import TokenCounter
 
 
 def utc_now() -> datetime:
@@ -62,7 +63,8 @@ class MemoryService:
 
     UI-free: the app calls :meth:`remember` at the end of a session, after inactivity
     (:meth:`on_idle`) and on ``/remember``; :meth:`expire` at start-up. Implements
-    :class:`engine.protocols.MemorySource` for :class:`engine.curation.session_curations.SessionCurations`.
+    :class:`engine.protocols.memory.MemorySource` for
+    :class:`engine.curation.session_curations.SessionCurations`.
 
     Args:
         store: Where memories live.

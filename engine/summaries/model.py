@@ -2,7 +2,7 @@
 
 The engine plans synchronously and never waits for a model. When it wants a summary a model
 should write, it asks for one (:class:`SummaryRequest`) and leaves the item as it is; a background
-service (:mod:`engine.summaries.service`) has the :class:`engine.protocols.ModelSummarizer` write it,
+service (:mod:`engine.summaries.service`) has the :class:`engine.protocols.models.ModelSummarizer` write it,
 stores it, and the next plan uses it.
 """
 

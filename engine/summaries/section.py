@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from engine.curation.items import Item
 from engine.curation.result import ContextMessage, cost
 from engine.curation.scoring import ScoreTable
-from engine.protocols import TokenCounter
+from engine.protocols.models import TokenCounter
 
 SUMMARY_HEADER = "Summary of earlier messages (made by Heedful; each line names its source):"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from engine.curation.session_curations import SessionCurations
-from engine.protocols import ModelSummarizer
+from engine.protocols.models import ModelSummarizer
 from engine.summaries.model import StoredSummary, SummaryOutcome, SummaryRequest
 
 

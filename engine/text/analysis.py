@@ -2,7 +2,7 @@
 
 Reading a message (entity patterns, stemming) costs about a millisecond per kilobyte; a session of
 10,000 messages took over 20 seconds to read again each time it was opened. So each analysis is
-stored beside its message (see :class:`engine.protocols.ChatStore.load_analyses`) and read back
+stored beside its message (see :class:`engine.protocols.store.ChatStore.load_analyses`) and read back
 instead, unless :data:`ANALYSIS_VERSION` has changed since it was written.
 """
 

@@ -6,7 +6,7 @@ Read a page at a time from the end, as a session may hold 10,000 messages.
 from __future__ import annotations
 
 from engine.chat import MessageStatus, StoredMessage
-from engine.protocols import ChatStore
+from engine.protocols.store import ChatStore
 
 TAIL_PAGE = 50
 """Messages read at a time when looking back from the end of a session for its last user message."""

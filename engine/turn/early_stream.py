@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator
 
-from engine.protocols import ModelEvent
+from engine.protocols.models import ModelEvent
 
 _closing: set[asyncio.Task[None]] = set()
 """Streams being closed after a discard (held so that the tasks are not collected midway)."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from engine.chat import Session, StoredMessage
 from engine.errors import ModelError
-from engine.protocols import UsageReport
+from engine.protocols.models import UsageReport
 
 if TYPE_CHECKING:
     from engine.curation.context_view import ContextView

@@ -14,7 +14,7 @@ from engine.turn.events import TurnNotice
 if TYPE_CHECKING:
     from engine.curation.context_view import ContextView
     from engine.errors import ModelError
-    from engine.protocols import ChatModel
+    from engine.protocols.models import ChatModel
 
 SMALLEST_WINDOW = 512
 """A server that keeps saying "too long" never shrinks the budget below this many tokens."""

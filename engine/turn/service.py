@@ -28,17 +28,17 @@ from engine.curation.prompt import continuation, title_from
 from engine.curation.result import CurationResult
 from engine.curation.session_curations import SessionCurations, last_user_item
 from engine.errors import ModelError, ModelErrorKind
-from engine.protocols import (
+from engine.protocols.memory import MemorySource
+from engine.protocols.models import (
     NO_CURATION_MODELS,
     ChatModel,
-    ChatStore,
     CurationModels,
-    MemorySource,
     ReplyFinished,
     TextDelta,
     TokenCounter,
     UsageReport,
 )
+from engine.protocols.store import ChatStore
 from engine.text.redaction import redact
 from engine.text.terms import encodable
 from engine.text.thinking import ThinkingSplitter, sent_text

@@ -12,7 +12,7 @@ from tui.screens.consent import ConsentAnswer
 
 if TYPE_CHECKING:
     from engine.chat import Session
-    from engine.protocols import ChatModel
+    from engine.protocols.models import ChatModel
     from tui.screens.chat_model import ModelSwitch
 
 

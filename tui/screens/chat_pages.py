@@ -14,7 +14,7 @@ from tui.screens.chat_parts import ChatPart
 from tui.widgets.message_list import PAGE
 
 if TYPE_CHECKING:
-    from engine.protocols import ChatStore
+    from engine.protocols.store import ChatStore
     from tui.widgets.message_list import MessageList
 
 PAGE_GROUP = "page"

@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 
 from engine.chat import Session
 from engine.errors import StoreError
-from engine.protocols import ChatStore
+from engine.protocols.store import ChatStore
 from engine.text.moments import local_text
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog

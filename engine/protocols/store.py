@@ -1,0 +1,209 @@
+"""The store the engine reads and writes a conversation through; ``sessions.store.SqliteChatStore``
+implements it (tests use it too, on a temporary database)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from engine.advice.calls import CallUsage
+from engine.chat import (
+    HistoryCut,
+    MessagePage,
+    MessageStatus,
+    Role,
+    Session,
+    SessionSettings,
+    StoredMessage,
+)
+from engine.curation.consent import ConsentChoice
+from engine.curation.items import ItemState
+from engine.curation.ledger import LedgerEntry
+from engine.entities.registry import EntityRecord
+
+if TYPE_CHECKING:
+    from engine.summaries.model import StoredSummary
+    from engine.text.analysis import Analysis
+
+# --- curation state ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRecord:
+    """What the engine decided about one message, as the store keeps it."""
+
+    message_id: int
+    state: ItemState
+    pinned: bool = False
+    kept_by_user: bool = False
+    summary: str | None = None
+    forgotten: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CurationSnapshot:
+    """A session's stored curation state: everything not derivable from the messages themselves."""
+
+    items: dict[int, ItemRecord]
+    entities: list[EntityRecord]
+    policy: ConsentChoice | None = None
+    saved_tokens: int = 0
+    """Tokens curation has saved over the session's turns."""
+
+
+# --- the store -------------------------------------------------------------------------------
+
+
+class ChatStore(Protocol):
+    """Sessions and their messages. Every method commits before it returns.
+
+    Methods are synchronous and quick; async callers run them in a thread, so an implementation
+    must be safe to call from any one thread at a time.
+    """
+
+    def create_session(self, title: str) -> Session: ...
+
+    def get_session(self, session_id: int) -> Session | None: ...
+
+    def latest_session(self) -> Session | None:
+        """The most recently updated session, or None when there is none."""
+        ...
+
+    def list_sessions(self) -> list[Session]:
+        """All sessions, the most recently updated first."""
+        ...
+
+    def rename_session(self, session_id: int, title: str) -> Session: ...
+
+    def delete_session(self, session_id: int) -> None:
+        """Delete a session and its messages (the user asked for it)."""
+        ...
+
+    def add_message(
+        self,
+        session_id: int,
+        role: Role,
+        content: str,
+        *,
+        status: MessageStatus = MessageStatus.COMPLETE,
+        tokens: int | None = None,
+        model: str | None = None,
+    ) -> StoredMessage:
+        """Append a message to a session and touch the session's ``updated_at``."""
+        ...
+
+    def update_message(
+        self,
+        message_id: int,
+        *,
+        content: str | None = None,
+        status: MessageStatus | None = None,
+        tokens: int | None = None,
+        error: str | None = None,
+    ) -> StoredMessage:
+        """Change the given fields of a message; fields left as None keep their value."""
+        ...
+
+    def changed_elsewhere(self, session_id: int) -> bool:
+        """Whether another Heedful on the same database changed the session's messages (added,
+        edited) since this store last wrote to it or looked; asking counts as looking."""
+        ...
+
+    def messages(self, session_id: int) -> list[StoredMessage]:
+        """A session's messages in the order they were added, superseded ones included."""
+        ...
+
+    def messages_after(self, session_id: int, message_id: int, *, limit: int) -> list[StoredMessage]:
+        """Up to ``limit`` of the session's messages after ``message_id`` (superseded ones too),
+        oldest first: a long history read a part at a time."""
+        ...
+
+    def message_text(self, message_id: int) -> str:
+        """A message's text; :class:`StoreError` if there is no such message."""
+        ...
+
+    def message_page(
+        self, session_id: int, *, before: int | None = None, after: int | None = None, limit: int
+    ) -> MessagePage:
+        """Up to ``limit`` of the session's shown messages: the latest before message ``before``
+        (the latest of all when both are None), or the earliest after message ``after``."""
+        ...
+
+    def history_cut(self, session_id: int, keep: int) -> HistoryCut | None:
+        """Where to cut the session so that only its latest ``keep`` messages (superseded ones
+        included) are curated; None when it holds no more than that."""
+        ...
+
+    def load_curation(self, session_id: int, *, after: int = 0) -> CurationSnapshot:
+        """A session's item states (of its messages after message ``after``), entity registry and
+        consent policy."""
+        ...
+
+    def load_analyses(
+        self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
+    ) -> Mapping[int, Analysis]:
+        """The stored analyses of a session's messages (by message id) written at ``version``,
+        of the messages with ids in (``after``, ``upto``]; a message whose text changed since its
+        analysis has none."""
+        ...
+
+    def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
+        """Store analyses (message id, analysis) made at ``version``; messages gone since are skipped."""
+        ...
+
+    def add_curation_calls(self, session_id: int, usage: CallUsage) -> None:
+        """Add ``usage`` to what the session's curation calls (curator, summaries) have cost."""
+        ...
+
+    def curation_calls(self, session_id: int) -> CallUsage:
+        """What the session's curation calls have cost so far (nothing for a new session)."""
+        ...
+
+    def load_summaries(self, session_id: int) -> list[StoredSummary]:
+        """The model summaries stored for a session's messages (none of a message whose text changed)."""
+        ...
+
+    def save_summary(self, summary: StoredSummary) -> None:
+        """Store a model's summary of a message (replacing one of the same level); a summary of a
+        message that is gone, or whose text no longer has ``summary.source_hash``, is skipped."""
+        ...
+
+    def save_curation(
+        self,
+        session_id: int,
+        *,
+        items: Sequence[ItemRecord],
+        entities: Sequence[EntityRecord],
+        ledger: Sequence[LedgerEntry],
+        policy: ConsentChoice | None = None,
+        policy_changed: bool = False,
+        saved_tokens: int = 0,
+    ) -> None:
+        """Write state changes and their ledger entries in one transaction."""
+        ...
+
+    def ledger(self, session_id: int, *, target: str | None = None) -> list[LedgerEntry]:
+        """A session's ledger, oldest first; only the entries about ``target`` when given."""
+        ...
+
+    def session_settings(self, session_id: int) -> SessionSettings:
+        """The session's own settings (all None for a session that has none, or no such session)."""
+        ...
+
+    def update_session_settings(self, session_id: int, settings: SessionSettings) -> None:
+        """Replace the session's own settings."""
+        ...
+
+    def get_state(self, key: str) -> str | None:
+        """App state the app itself wrote (theme, last session), never user config."""
+        ...
+
+    def set_state(self, key: str, value: str) -> None: ...
+
+    def checkpoint(self) -> None:
+        """Do now, while nothing waits for the store, upkeep that would otherwise fall inside a
+        later write (SQLite: copying its write-ahead log into the database file)."""
+        ...
+
+    def close(self) -> None: ...
