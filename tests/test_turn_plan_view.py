@@ -10,7 +10,8 @@ from engine.chat import MessageStatus
 from engine.curation.context_view import ContextView
 from engine.turn.events import ContextCurated, ReplyCompleted, ReplyTextArrived, TurnEvent, TurnNotice
 from engine.turn.pending_view import VIEW_DELAY
-from engine.turn.service import STOPPED_BY_USER, TurnService, _Planned
+from engine.turn.service import STOPPED_BY_USER, TurnService
+from engine.turn.steps import Planned
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_turn import (
@@ -29,7 +30,7 @@ class SlowViewTurns(TurnService):
     view_seconds = 0.0
     views_built = 0
 
-    def _view(self, session_id: int, planned: _Planned) -> ContextView:
+    def _view(self, session_id: int, planned: Planned) -> ContextView:
         self.views_built += 1
         time.sleep(self.view_seconds)
         return super()._view(session_id, planned)
@@ -126,7 +127,7 @@ async def test_stopping_while_the_plan_is_being_drawn_keeps_what_arrived(
 class BrokenViewTurns(TurnService):
     """Turns whose view fails to build, as a bug in it would."""
 
-    def _view(self, session_id: int, planned: _Planned) -> ContextView:
+    def _view(self, session_id: int, planned: Planned) -> ContextView:
         raise RuntimeError("the view broke")
 
 
