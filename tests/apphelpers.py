@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from textual import events
 from textual.message_pump import MessagePump
@@ -21,6 +22,9 @@ from tui.screens.chat import ChatScreen
 from tui.screens.consent import ConsentScreen
 from tui.widgets.composer import Composer
 from tui.widgets.message_view import MessageView
+
+Question = TypeVar("Question", bound=Screen[Any])
+"""A dialog type :func:`asked` waits for."""
 
 CURATION_OFF = "\n[curation]\ncurator = false\nmodel_summaries = false\n"
 
@@ -170,13 +174,15 @@ async def say(pilot: Pilot[None], app: HeedfulApp, text: str, *, keep: bool = Fa
     return app.screen
 
 
-async def asked(pilot: Pilot[None], app: HeedfulApp, kind: type[Screen[object]]) -> Screen[object]:
+async def asked(pilot: Pilot[None], app: HeedfulApp, kind: type[Question]) -> Question:
     """Wait until a question of ``kind`` is on screen and drawn (a key pressed before that, it
     ignores: see tui/typing.py), and return it."""
     await wait_for(
         pilot, lambda: isinstance(app.screen, kind) and getattr(app.screen, "shown_at", 0) is not None
     )
-    return app.screen
+    screen = app.screen
+    assert isinstance(screen, kind)
+    return screen
 
 
 def stored_messages() -> list[StoredMessage]:

@@ -161,7 +161,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _hung_up(self) -> bool:
         """Whether the client closed the connection (it reads as at its end)."""
         try:
-            return self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            peeked: bytes = self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            return peeked == b""
         except BlockingIOError:
             return False
         except OSError:

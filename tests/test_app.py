@@ -223,7 +223,7 @@ async def test_a_plan_view_that_fails_is_said_and_the_reply_completes(fake_serve
         def broken(*_: object) -> ContextView:
             raise RuntimeError("the view broke")  # as a bug in it would
 
-        turns._view = broken  # type: ignore[method-assign]
+        turns._view = broken  # type: ignore[method-assign,assignment]
         await send(pilot, "keep this safe")
         await wait_for(pilot, lambda: chat(app).settled and len(views(app)) == 2)
         shown = [t for t in toasts(app) if "the view broke" in t]
@@ -250,7 +250,8 @@ async def test_new_session_starts_empty_and_sessions_picker_switches_back() -> N
         )
         await pilot.press("down", "enter")  # newest first: the second entry is the first session
         await wait_for(pilot, lambda: len(views(app)) == 2 and body(views(app)[0]) == "first session")
-        assert chat(app).session is not None and chat(app).session.title == "first session"
+        opened = chat(app).session
+        assert opened is not None and opened.title == "first session"
 
 
 async def test_sessions_can_be_renamed_and_deleted_with_confirmation() -> None:

@@ -3,6 +3,8 @@ context panel, with a model whose window is small enough that curation has to fo
 
 from __future__ import annotations
 
+import functools
+
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -13,6 +15,7 @@ from sessions.store import open_store
 from tests.apphelpers import asked, chat, make_app, new_views, refreshed, say, send, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
+from tui.screens.chat import ChatScreen
 from tui.screens.consent import ConsentScreen
 from tui.screens.inspect import InspectScreen
 from tui.widgets.context_panel import ContextPanel, compact
@@ -38,6 +41,11 @@ def context(app: HeedfulApp) -> ContextView:
 
 def sent(view: ContextView) -> set[int]:
     return {s for m in view.messages if m.form == "verbatim" for s in m.sources}
+
+
+def sent_and_settled(screen: ChatScreen, before: set[int]) -> bool:
+    """A message and its reply were added since ``before`` (the views' ids then), and the turn is over."""
+    return new_views(screen, before) >= 2 and screen.settled
 
 
 async def highlight(app: HeedfulApp, item_id: int) -> ContextPanel:
@@ -139,7 +147,7 @@ async def test_a_turn_that_ends_under_an_open_consent_dialog_never_stacks_or_ope
             before = {v.message.id for v in screen.query(MessageView)}
             screen.composer.text = PASTE.replace("one", "two") if n == 0 else f"Short question {n}."
             screen.composer.action_submit()
-            await wait_for(pilot, lambda before=before: new_views(screen, before) >= 2 and screen.settled)
+            await wait_for(pilot, functools.partial(sent_and_settled, screen, before))
             assert sum(isinstance(s, ConsentScreen) for s in app.screen_stack) == 1
             pending = screen.context.consent if screen.context else None
             if pending is not None and any(i.item_id != first for i in pending.items):

@@ -85,7 +85,8 @@ async def test_too_long_for_the_model_is_sent_again_and_the_user_told_what_was_l
         await wait_for(pilot, lambda: any("too long" in t for t in toasts(app)))
         notice = next(t for t in toasts(app) if "too long" in t)
         assert "1,500" in notice and "without" in notice
-        assert chat(app).context is not None and chat(app).context.window == 1500
+        shown = chat(app).context
+        assert shown is not None and shown.window == 1500
 
 
 async def test_a_store_that_fails_under_a_streaming_reply_is_said_and_the_reply_closed(
@@ -106,7 +107,7 @@ async def test_a_store_that_fails_under_a_streaming_reply_is_said_and_the_reply_
         screen.composer.insert("hello")
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(views(app)) == 2 and "word" in body(views(app)[1]))
-        store.update_message = disk_full  # type: ignore[method-assign]  # the disk fills up now
+        store.update_message = disk_full  # type: ignore[method-assign,assignment]  # the disk fills up now
         await wait_for(pilot, lambda: screen.settled)
         reply = views(app)[1]
         assert reply.message.status == MessageStatus.INTERRUPTED

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.chat import PromptMessage
-from engine.protocols.models import ReplyFinished, TextDelta, UsageReport
+from engine.protocols.models import ModelEvent, ReplyFinished, TextDelta, UsageReport
 from engine.text.tokens import load_counter
 from providers.offline import OfflineModel
 
@@ -15,7 +15,7 @@ PROMPT = [
 ]
 
 
-async def reply_to(messages: list[PromptMessage]) -> tuple[str, list[object]]:
+async def reply_to(messages: list[PromptMessage]) -> tuple[str, list[ModelEvent]]:
     model = OfflineModel(load_counter("offline", model_is_offline=True), word_delay=0)
     events = [event async for event in model.stream(messages)]
     text = "".join(e.text for e in events if isinstance(e, TextDelta))

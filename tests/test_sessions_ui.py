@@ -259,7 +259,8 @@ async def test_while_an_opened_session_is_counted_the_panel_shows_none_of_the_la
             assert panel.rows.option_count == 0
             assert "counting" in str(panel.query_one("#context-total").render())
         await wait_for(pilot, lambda: screen.context is not None and screen.settled)
-        cats = {item.id for item in screen.context.items}  # type: ignore[union-attr]
+        assert screen.context is not None
+        cats = {item.id for item in screen.context.items}
         assert cats and not cats & hiking
         assert {option.id for option in panel.rows.options} >= {f"item-{i}" for i in cats}
 

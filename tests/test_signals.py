@@ -40,6 +40,12 @@ def _reply() -> tuple[str, str, str | None] | None:
     return str(status), str(content), str(error) if error else None
 
 
+def _stored_text() -> str:
+    """The streaming reply's text as stored now ("" before there is one)."""
+    row = _reply()
+    return row[1] if row is not None else ""
+
+
 def _last_word(text: bytes | str) -> int:
     found = re.findall(r"w(\d{4})", text if isinstance(text, str) else text.decode("utf-8", "replace"))
     return max(map(int, found), default=-1)
@@ -59,7 +65,7 @@ def test_a_signal_mid_stream_restores_the_terminal_and_keeps_the_reply(
         lambda: (row := _reply()) and row[0] == "streaming" and _last_word(row[1]) >= 5,
         what="the streaming reply flushed to the store",
     )
-    app.wait_for(lambda: _last_word(app.output) > _last_word(_reply()[1]), what="more shown than stored")
+    app.wait_for(lambda: _last_word(app.output) > _last_word(_stored_text()), what="more shown than stored")
     shown = _last_word(app.output)
     mark = app.mark()
     started = time.monotonic()

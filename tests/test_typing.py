@@ -234,7 +234,8 @@ async def test_plain_keys_in_the_context_panel_are_typing(fake_server: FakeOpenA
         await pilot.press("tab")
         assert isinstance(app.focused, ContextList)
         await pilot.press(*"pfrc", "slash", "x")
-        assert screen.composer.text == "pfrc/x" and app.focused is screen.composer
+        focused: object = app.focused
+        assert screen.composer.text == "pfrc/x" and focused is screen.composer
         await pilot.pause()
         assert not user_actions()
 

@@ -26,11 +26,11 @@ from hypothesis import strategies as st
 from textual import events
 from textual.pilot import Pilot
 
-from tests.apphelpers import chat, make_app, stored_messages, wait_for
+from tests.apphelpers import make_app, stored_messages, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_typing import not_keep, small_window, until_heedful_asks, user_actions
 from tui.app import HeedfulApp
-from tui.screens.chat import LOAD_GROUP
+from tui.screens.chat import LOAD_GROUP, ChatScreen
 
 ALPHABET = string.ascii_letters + string.digits + " .,;:!?'\"()-_/[]{}@#$%&*+=<>|~`^\\"
 """Ordinary keys: letters, digits, space and punctuation (Enter is added between segments)."""
@@ -133,7 +133,7 @@ async def settle(pilot: Pilot[None], app: HeedfulApp) -> None:
 
 
 async def carry_out(pilot: Pilot[None], app: HeedfulApp, step: Typing | Act, typed: list[str]) -> None:
-    screen = chat(app) if app.screen is app.screen_stack[1] else app.screen_stack[1]
+    screen = next(s for s in app.screen_stack if isinstance(s, ChatScreen))  # perhaps under a dialog
     if isinstance(step, Typing):
         keys: list[str] = []
         for text, enter in step.segments:
@@ -156,12 +156,12 @@ async def carry_out(pilot: Pilot[None], app: HeedfulApp, step: Typing | Act, typ
         await pilot.pause()
         await pilot.press("enter")
     elif step.kind == "hit":
-        session = screen.session  # type: ignore[attr-defined]
+        session = screen.session
         if session is None or app.screen is not screen:
             return  # a search hit is picked on the sessions screen, over the chat only
         users = [m for m in stored_messages() if m.role == "user" and m.session_id == session.id]
         if users:
-            screen.open_session(session.id, at_message=users[step.pick % len(users)].id)  # type: ignore[attr-defined]
+            screen.open_session(session.id, at_message=users[step.pick % len(users)].id)
             await settle(pilot, app)
     elif step.kind in ("tab", "shift+tab") and app.screen is not screen:
         return  # in a dialog, Tab is how the user deliberately picks a button that is not the safe one

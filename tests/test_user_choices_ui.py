@@ -12,6 +12,7 @@ from sessions.store import open_store
 from tests.apphelpers import asked, chat, make_app, say, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
+from tui.screens.chat import ChatScreen
 from tui.screens.consent import ConsentAnswer, ConsentScreen
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.large_message import LargeMessageScreen
@@ -27,6 +28,12 @@ def configure(server: FakeOpenAIServer, window: int) -> None:
 
 def document(topic: str, sentences: int) -> str:
     return " ".join(f"The {topic} note {i} says {topic}{i} matters." for i in range(sentences))
+
+
+def state_of(screen: ChatScreen, item_id: int) -> str | None:
+    """The state the context shown says message ``item_id`` is in."""
+    item = screen.context.item(item_id) if screen.context is not None else None
+    return item.state.value if item is not None else None
 
 
 def notices(app: HeedfulApp) -> list[str]:
@@ -88,9 +95,7 @@ async def test_a_message_you_summarized_is_suggested_not_recalled_when_relevant_
         screen.context_actions.record_consent(
             screen.session.id, ConsentAnswer({1: ConsentChoice.SUMMARIZE}, None)
         )
-        await wait_for(
-            pilot, lambda: screen.context is not None and screen.context.item(1).state.value == "summarized"
-        )  # type: ignore[union-attr]
+        await wait_for(pilot, lambda: state_of(screen, 1) == "summarized")
         for n in range(3):
             await say(pilot, app, f"Something else entirely, number {n}.", keep=True)
         await say(pilot, app, "Back to the harbour: what about its lighthouse?", keep=True)
@@ -130,6 +135,7 @@ async def test_a_pin_past_the_limit_asks_with_cancel_as_default_and_past_the_bud
 
         await command(pilot, app, "/pin #3")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert isinstance(app.screen, ConfirmScreen)
         assert "goes past your pin limit of 50% of the budget" in app.screen.question
         await pilot.press("enter")  # Cancel has the focus
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))

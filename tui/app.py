@@ -8,6 +8,7 @@ import io
 import signal
 from collections.abc import Iterable
 from functools import partial
+from typing import Any
 
 from rich.console import RenderableType
 from textual.app import App, SystemCommand
@@ -152,7 +153,7 @@ class HeedfulApp(App[None]):
                 partial(self.services.store.set_state, THEME_STATE_KEY, theme), thread=True, group="state"
             )
 
-    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if isinstance(screen, ChatScreen):
             for binding in screen.BINDINGS:

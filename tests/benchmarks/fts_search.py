@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import random
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from curation_speed import TOPICS, Writer  # this directory is on sys.path when run as a script
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the project, when run as a script
 
 from sessions.store import SqliteChatStore
+from tests.benchmarks.curation_speed import TOPICS, Writer
 
 SESSIONS = 100
 PER_SESSION = 100

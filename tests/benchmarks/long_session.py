@@ -536,14 +536,14 @@ def main() -> None:
 
         # Here, not in the measuring process: its threads, the replies it holds and its CPU
         # would count as the app's.
-        with FakeOpenAIServer(reply=REPLY) as server:
-            command = [sys.executable, __file__, "--measure", "--server", server.base_url]
+        with FakeOpenAIServer(reply=REPLY) as fake:
+            command = [sys.executable, __file__, "--measure", "--server", fake.base_url]
             if args.brief:
                 # perf_counter is the system's monotonic clock: the same in both processes.
                 subprocess.run([*command, "--brief", "--launched", str(time.perf_counter())], check=True)
                 return
             subprocess.run(command, check=True)
-            server.reply, server.chunk_delay, server.piece_chars = REPLY, 0.0, None
+            fake.reply, fake.chunk_delay, fake.piece_chars = REPLY, 0.0, None
             empty = {**os.environ, "HEEDFUL_DATA_DIR": f"{scratch}/empty"}
             subprocess.run([*command, "--empty"], check=True, env=empty)
 

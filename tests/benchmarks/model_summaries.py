@@ -122,7 +122,7 @@ def main() -> int:
                 )
                 for window in windows:
                     for kind, base_url in (("offline", None), ("model", server.base_url)):
-                        result = replay(
+                        result: dict[str, Any] = replay(
                             transcript,
                             context_window=window,
                             budget_ratio=None,

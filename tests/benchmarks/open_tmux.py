@@ -149,10 +149,10 @@ def main() -> int:
                 print(f"run {run} {name:8} {seconds:.3f} s", flush=True)
     finally:
         subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
-    for name, seconds in times.items():
+    for name, timed in times.items():
         print(
-            f"{args.messages:,} messages, {name}: median {statistics.median(seconds):.3f} s, "
-            f"range {min(seconds):.3f}-{max(seconds):.3f} s"
+            f"{args.messages:,} messages, {name}: median {statistics.median(timed):.3f} s, "
+            f"range {min(timed):.3f}-{max(timed):.3f} s"
         )
     return 0
 

@@ -16,15 +16,19 @@ from __future__ import annotations
 import asyncio
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 
-from curation_speed import Writer  # this directory is on sys.path when run as a script
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the project, when run as a script
+
 from textual.app import App, ComposeResult
 
 from engine.curation.context_building import build_view
 from engine.curation.context_view import ContextView
 from engine.curation.session_curation import SessionCuration
 from engine.text.tokens import load_counter
+from tests.benchmarks.curation_speed import Writer
 from themes import DEFAULT_THEME, THEMES
 from tui import heap
 from tui.widgets.context_panel import ContextPanel

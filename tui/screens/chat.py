@@ -129,7 +129,7 @@ class ChatScreen(Screen[None]):
     def __init__(self, services: AppServices) -> None:
         super().__init__()
         self.services = services
-        self.session: Session | None = None
+        self._session: Session | None = None
         self.context: ContextView | None = None
         """What the last (or next) request sends, as the panel shows it."""
         # Held rather than queried: workers update these after awaits, and a query that races the
@@ -224,7 +224,7 @@ class ChatScreen(Screen[None]):
             self.context = None
             self.header.show_counting()
             self.context_panel.show_counting()
-        self.session = session
+        self._session = session
         with heap.loading():
             await self.message_list.show(page, focus=at_message)
             self.header.show_title(session.title if session else "New chat")
@@ -238,6 +238,17 @@ class ChatScreen(Screen[None]):
         # for the one interpreter (a second or more of a long session's opening). A message sent
         # meanwhile waits for the same warm-up, in a thread.
         self.commands.background(self._warm_up())
+
+    @property
+    def session(self) -> Session | None:
+        """The session on screen; None for a new chat, stored with its first message."""
+        return self._session
+
+    def adopt_session(self, session: Session) -> None:
+        """The session on screen was stored, or changed (a new chat's first message, a file
+        attached to it): say so in the header."""
+        self._session = session
+        self.header.show_title(session.title)
 
     async def engine_ready(self) -> None:
         """Wait for the engine; the first time, load it once the screen is drawn (a thread imports

@@ -103,8 +103,7 @@ class SlashCommands(ChatPart):
         session, view = await self.screen.services.context.attach(
             self.screen.session.id if self.screen.session else None, path.name, text
         )
-        self.screen.session = session
-        self.screen.header.show_title(session.title)
+        self.screen.adopt_session(session)
         latest = await asyncio.to_thread(self.screen.services.store.message_page, session.id, limit=1)
         await self.screen.message_list.add(latest.messages[-1])
         self.screen.show_context(view)

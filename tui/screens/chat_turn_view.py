@@ -132,8 +132,7 @@ class TurnView(ChatPart):
 
     async def _show_message(self, event: UserMessageSaved) -> None:
         screen = self.screen
-        screen.session = event.session
-        screen.header.show_title(event.session.title)
+        screen.adopt_session(event.session)
         screen.composer.sent()
         screen.draft.show("")
         self.sent_id = event.message.id

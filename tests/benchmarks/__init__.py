@@ -1,0 +1,1 @@
+"""Benchmarks, run as scripts (README, Development); a package so that one can use another."""
