@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tests.apphelpers import chat, make_app, wait_for, write_config
+from tests.apphelpers import chat, make_app, refreshed, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tests.panel_session import seed_panel_session
 from tui.app import HeedfulApp
@@ -46,9 +46,12 @@ async def panel_shown(pilot: Pilot[None]) -> None:
     if not screen.context_panel.display:
         await pilot.press("f2")
         await wait_for(pilot, lambda: screen.context_panel.size.height > 0)
-    # Twice: the rows are set, then laid out again once their scrollbar shows.
-    await pilot.pause()
-    await pilot.pause()
+    # The panel shows what the next request sends (its picture and notes too, not only its rows),
+    # then is laid out and drawn: twice, as the rows are laid out again once their scrollbar shows.
+    await wait_for(pilot, lambda: screen.settled)
+    await refreshed(pilot, screen.context_panel)
+    await refreshed(pilot)
+    await refreshed(pilot)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from textual.content import Content
+from textual.geometry import Size
 from textual.widgets import Static
 
 from engine.advice.calls import CallsReport, CallUsage
@@ -84,10 +85,17 @@ class RequestPicture(Static):
             self.refresh(layout=True)
 
     def render(self) -> Content:
+        return self._drawn(self.content_size.width or LEGEND_WIDTH + 1)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """The lines drawn at ``width``, the width a layout measures it at (its own, until then,
+        is the last layout's: measured at that one, the legend kept the height of another)."""
+        return len(self._drawn(width or LEGEND_WIDTH + 1).split("\n"))
+
+    def _drawn(self, width: int) -> Content:
         if self._shown is None:
             return Content("")
         parts, tokens, budget, exact = self._shown
-        width = self.content_size.width or LEGEND_WIDTH + 1
         if self._is_legend:
             return legend(parts, tokens, budget, exact=exact, width=max(16, width - 1))
         return bar(parts, tokens, budget, max(8, width - len(budget_percent(tokens, budget)) - 2))
