@@ -48,6 +48,7 @@ NOT_FOR_THE_FIRST_FRAME = (
     "pydantic",
     "sessions.config",
     "engine.memory.assessed",
+    "importlib.metadata",
 )
 """The tokenizer, the model client, the curation engine, and the config's validation (pydantic):
 what the first frame does without."""

@@ -100,6 +100,7 @@ def test_the_textual_in_use_is_the_one_every_private_use_was_checked_against() -
     installed = importlib.metadata.version("textual")
     pinned = re.search(r'"textual==([^"]+)"', Path("pyproject.toml").read_text(encoding="utf-8"))
     assert pinned is not None and pinned.group(1) == installed == textual_fixes.CHECKED_WITH
+    assert textual_fixes.textual_version() == installed  # what install() checks
     for module_name, path in textual_fixes.PRIVATE_NAMES:
         found: object = importlib.import_module(module_name)
         for part in path.split("."):

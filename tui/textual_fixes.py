@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sys
 from functools import lru_cache
-from importlib.metadata import version
+from pathlib import Path
 
 from textual._compositor import Compositor, ReflowResult
 from textual._styles_cache import StylesCache
@@ -50,6 +50,15 @@ PRIVATE_NAMES = (
 """Private names of Textual that Heedful uses (module, attribute path); instance attributes it
 reads (App._exit_renderables, Widget._anchor_released, Compositor._full_map_invalidated) are
 checked by the tests."""
+
+
+def textual_version() -> str | None:
+    """The installed Textual's version, read from the name of its dist-info directory (None when
+    there is none beside it): importlib.metadata would cost the first frame ~25 ms of imports."""
+    import textual
+
+    names = [p.name for p in Path(textual.__file__).parent.parent.glob("textual-*.dist-info")]
+    return names[0].removeprefix("textual-").removesuffix(".dist-info") if len(names) == 1 else None
 
 
 @lru_cache(1024)
@@ -85,7 +94,7 @@ def install() -> None:
     version they were checked against."""
     if "markdown_it" in sys.modules:  # else the first module to show Markdown fills them
         fill_mdurl_tables()
-    if version("textual") != CHECKED_WITH:
+    if textual_version() != CHECKED_WITH:
         return
     method = StylesCache.__dict__.get("get_inner_outer")
     if hasattr(method, "cache_clear"):  # still the leaking lru_cache: a fixed Textual has none
