@@ -49,6 +49,7 @@ NOT_FOR_THE_FIRST_FRAME = (
     "sessions.config",
     "engine.memory.assessed",
     "importlib.metadata",
+    "hashlib",
 )
 """The tokenizer, the model client, the curation engine, and the config's validation (pydantic):
 what the first frame does without."""

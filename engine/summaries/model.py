@@ -9,7 +9,6 @@ stores it, and the next plan uses it.
 from __future__ import annotations
 
 import enum
-import hashlib
 from dataclasses import dataclass
 
 from engine.advice.calls import NO_USAGE, CallUsage
@@ -37,6 +36,8 @@ per request: the offline summary does as well there."""
 
 def source_hash(text: str) -> str:
     """Identifies a source's text: a stored summary of other text is stale."""
+    import hashlib  # here: loading OpenSSL's hashes would cost the first frame ~20 ms
+
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
