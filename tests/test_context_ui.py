@@ -196,7 +196,9 @@ async def test_restore_and_inspect_from_the_panel(fake_server: FakeOpenAIServer)
         pruned = next(i for i in context(app).items if i.state is not ItemState.ACTIVE)
         await highlight(app, pruned.id)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, InspectScreen))
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, InspectScreen) and app.screen.is_mounted
+        )  # composed
         why = str(app.screen.query_one("#inspect-ledger", Static).render())
         assert "no longer fits the budget" in why
         await pilot.press("escape")

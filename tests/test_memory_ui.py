@@ -83,7 +83,9 @@ async def test_editing_a_memory_changes_its_summary() -> None:
         screen = await open_memories(app)
         await wait_for(pilot, lambda: len(screen.memories) == 1)
         await pilot.press("alt+e")
-        await wait_for(pilot, lambda: isinstance(app.screen, MemoryEditScreen))
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, MemoryEditScreen) and app.screen.is_mounted
+        )  # composed
         field = app.screen.query_one(Input)
         assert field.value == "The user likes tea."
         field.value = ""
@@ -102,7 +104,9 @@ async def test_an_edit_can_be_cancelled_and_cannot_blank_a_memory() -> None:
         screen = await open_memories(app)
         await wait_for(pilot, lambda: len(screen.memories) == 1)
         await pilot.press("alt+e")
-        await wait_for(pilot, lambda: isinstance(app.screen, MemoryEditScreen))
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, MemoryEditScreen) and app.screen.is_mounted
+        )  # composed
         app.screen.query_one(Input).value = "   "
         await pilot.press("enter")
         assert isinstance(app.screen, MemoryEditScreen)  # still asking

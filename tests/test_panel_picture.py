@@ -129,7 +129,9 @@ async def test_the_why_dialog_tells_one_story() -> None:
         screen = chat(app)
         for name in ("document", "a5"):
             screen.context_panel.post_message(ContextAction(ItemVerb.INSPECT, ids[name]))
-            await wait_for(pilot, lambda: type(app.screen).__name__ == "InspectScreen")
+            await wait_for(
+                pilot, lambda: type(app.screen).__name__ == "InspectScreen" and app.screen.is_mounted
+            )  # composed
             facts = text_of(app, "#inspect-facts")
             await pilot.press("escape")
             await wait_for(pilot, lambda: app.screen is screen)

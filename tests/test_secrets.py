@@ -322,7 +322,9 @@ async def test_a_key_an_older_heedful_stored_is_not_shown_in_the_app() -> None:
         await wait_for(pilot, lambda: len(views(app)) == 2 and views(app)[1].query(".problem"))
         problem = text_of(views(app)[1].query_one(".problem"))
         await pilot.press("f6")
-        await wait_for(pilot, lambda: isinstance(app.screen, LedgerScreen))
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, LedgerScreen) and app.screen.is_mounted
+        )  # composed
         rows = app.screen.query_one("#ledger-table", DataTable)
         shown = [" ".join(map(str, rows.get_row_at(i))) for i in range(rows.row_count)]
     app.services.store.close()

@@ -150,7 +150,9 @@ async def test_tokens_shows_each_part_of_the_next_request() -> None:
         await send(pilot, "a question about tokens")
         context = chat(app).context
         await type_command(pilot, app, "/tokens")
-        await wait_for(pilot, lambda: isinstance(app.screen, TokensScreen))
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, TokensScreen) and app.screen.is_mounted
+        )  # composed
         table = app.screen.query_one(DataTable)
         assert context is not None and table.row_count == len(context.messages)
         counts = [int(str(table.get_row_at(r)[0]).replace(",", "")) for r in range(table.row_count)]
@@ -169,7 +171,9 @@ async def test_tokens_lists_what_is_left_out_with_reasons_your_messages_first() 
         await type_command(pilot, app, f"/forget #{first_user}")
         await wait_for(pilot, lambda: screen.context.item(first_user).state is ItemState.PRUNED)  # type: ignore[union-attr]
         await type_command(pilot, app, "/tokens")
-        await wait_for(pilot, lambda: isinstance(app.screen, TokensScreen))
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, TokensScreen) and app.screen.is_mounted
+        )  # composed
         left = app.screen.query_one("#tokens-left-out", DataTable)
         rows = [[str(cell) for cell in left.get_row_at(r)] for r in range(left.row_count)]
         assert [row[1] for row in rows] == [f"you #{first_user}", f"assistant #{first_reply}"]
