@@ -3,7 +3,7 @@ a button and by a binding) must not close the chat screen under it."""
 
 from __future__ import annotations
 
-from tests.apphelpers import chat, make_app, wait_for
+from tests.apphelpers import chat, make_app, refreshed, wait_for
 from tui.screens.chat import ChatScreen
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.large_message import LargeMessageScreen
@@ -41,3 +41,22 @@ async def test_a_dialog_under_another_is_not_closed_by_its_own_answer() -> None:
         await pilot.pause()
         assert app.screen is over
         assert app.screen_stack[-2:] == [under, over]
+
+
+async def test_a_dialog_answered_before_it_was_mounted_closes_without_an_error() -> None:
+    """An Enter typed as a question opens can answer it before its parts are mounted: focusing the
+    safe answer then found nothing, and the app stopped with an error."""
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))
+        answers: list[object] = []
+        confirm = ConfirmScreen("Delete this session?")
+        app.push_screen(confirm, answers.append)
+        confirm.dismiss(None)  # in the same frame: before it is composed and mounted
+        await wait_for(pilot, lambda: len(answers) == 1)
+        large = LargeMessageScreen("A large message.")
+        app.push_screen(large, answers.append)
+        large.dismiss(None)
+        await wait_for(pilot, lambda: len(answers) == 2)
+        await refreshed(pilot)
+        assert app.screen is chat(app) and app.return_code is None

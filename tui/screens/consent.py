@@ -120,7 +120,7 @@ class ConsentScreen(AskedOnScreen, Dialog[ConsentAnswer | None]):
 
     def on_mount(self) -> None:
         # Enter on the focused button is the safe answer; every other needs Tab, an arrow or Alt.
-        self.query_one("#consent-keep", Button).focus()
+        self.focus_default("#consent-keep")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer_all" and parameters == ("attach",):

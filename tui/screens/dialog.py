@@ -20,6 +20,17 @@ class Dialog(ModalScreen[Result]):
 
     _answered = False
 
+    @property
+    def is_answered(self) -> bool:
+        return self._answered
+
+    def focus_default(self, selector: str) -> None:
+        """Focus the part ``selector`` names (the safe answer), if the dialog still holds it: one
+        answered before it was mounted (Enter typed as it opened) holds nothing any more."""
+        for widget in self.query(selector):
+            widget.focus()
+            return
+
     def dismiss(self, result: Result | None = None) -> AwaitComplete:
         if self._answered or self.app.screen is not self:
             return AwaitComplete()  # nothing to wait for

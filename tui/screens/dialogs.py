@@ -44,7 +44,7 @@ class ConfirmScreen(TypingPassesThrough, Dialog[bool]):
                 yield Button("Cancel (Esc)", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#cancel" if self.danger else "#confirm", Button).focus()
+        self.focus_default("#cancel" if self.danger else "#confirm")
 
     @on(Button.Pressed)
     def answered(self, event: Button.Pressed) -> None:

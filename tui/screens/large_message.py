@@ -49,7 +49,7 @@ class LargeMessageScreen(AskedOnScreen, Dialog[LargeChoice | None]):
                 yield Button("Send once (Alt+O)", id="large-once")
 
     def on_mount(self) -> None:
-        self.query_one("#large-keep", Button).focus()
+        self.focus_default("#large-keep")
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:

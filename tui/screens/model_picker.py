@@ -63,7 +63,7 @@ class SwitchProviderScreen(TypingPassesThrough, Dialog[bool]):
             )
 
     def on_mount(self) -> None:
-        self.query_one("#cancel", Button).focus()
+        self.focus_default("#cancel")
 
     @on(Button.Pressed)
     def answered(self, event: Button.Pressed) -> None:

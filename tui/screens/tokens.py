@@ -78,6 +78,8 @@ class TokensScreen(TypingPassesThrough, Dialog[None]):
             yield Static(Content("Esc closes"), classes="hint")
 
     def on_mount(self) -> None:
+        if self.is_answered:
+            return  # closed before it was mounted: nothing to fill
         table = self.query_one("#tokens-table", DataTable)
         table.add_columns("tokens", "share", "part", "form", "text")
         total = max(1, self.view.tokens)
