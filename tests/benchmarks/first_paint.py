@@ -28,13 +28,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-POLL = 0.02
-"""Seconds between two looks at the screen."""
-TIMEOUT = 60.0
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the project, when run as a script
+
+from tests.benchmarks.tmux_clock import seconds_until
+
 ELIA_VERSION = "elia-chat==1.10.0"
 SOCKET = f"first-paint-{os.getpid()}"
 """A tmux server of its own: other tmux users on the machine neither see nor stop its sessions."""
@@ -59,13 +59,6 @@ def ensure_elia(venv: Path) -> Path:
     return command
 
 
-def screen(session: str) -> str:
-    done = subprocess.run(
-        ["tmux", "-L", SOCKET, "capture-pane", "-p", "-t", session], capture_output=True, text=True
-    )
-    return done.stdout if done.returncode == 0 else ""
-
-
 def time_first_screen(app: App, session: str) -> float:
     """Seconds from launching ``app`` in tmux to all of its marks being on the screen."""
     home = Path(tempfile.mkdtemp(prefix=f"first-paint-{app.name.lower()}-"))
@@ -75,22 +68,15 @@ def time_first_screen(app: App, session: str) -> float:
     env.pop("HEEDFUL_CONFIG", None)
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items() if k in ("HOME", "PATH", "TERM"))
     shell = f"env -i {exports} {shlex.join(app.command)}"
-    subprocess.run(["tmux", "-L", SOCKET, "kill-session", "-t", session], capture_output=True)
     try:
-        start = time.perf_counter()
-        subprocess.run(
-            ["tmux", "-L", SOCKET, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", shell],
-            check=True,
+        return seconds_until(
+            SOCKET,
+            session,
+            shell,
+            lambda shown: all(mark in shown for mark in app.marks),
+            f"{app.name} first screen",
         )
-        while True:
-            shown = screen(session)
-            if all(mark in shown for mark in app.marks):
-                return time.perf_counter() - start
-            if time.perf_counter() - start > TIMEOUT:
-                raise SystemExit(f"{app.name}: no first screen after {TIMEOUT:.0f} s; last seen:\n{shown}")
-            time.sleep(POLL)
     finally:
-        subprocess.run(["tmux", "-L", SOCKET, "kill-session", "-t", session], capture_output=True)
         shutil.rmtree(home, ignore_errors=True)
 
 

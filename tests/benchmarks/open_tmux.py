@@ -24,16 +24,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.benchmarks.curation_speed import Writer
+from tests.benchmarks.tmux_clock import seconds_until
 
-POLL = 0.02
-TIMEOUT = 60.0
 SOCKET = f"open-tmux-{os.getpid()}"
 """A tmux server of its own: other tmux users on the machine neither see nor stop its sessions."""
 
@@ -94,13 +92,6 @@ def template_home(messages: int, heedful: list[str]) -> Path:
     return home
 
 
-def screen(session: str) -> str:
-    done = subprocess.run(
-        ["tmux", "-L", SOCKET, "capture-pane", "-p", "-t", session], capture_output=True, text=True
-    )
-    return done.stdout if done.returncode == 0 else ""
-
-
 def time_open(command: list[str], template: Path, mark: str) -> float:
     """Seconds from launching ``command`` in tmux on a copy of ``template`` to ``mark`` on screen."""
     scratch = Path(tempfile.mkdtemp(prefix="open-tmux-"))
@@ -108,22 +99,10 @@ def time_open(command: list[str], template: Path, mark: str) -> float:
     shutil.copytree(template, home)
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in clean_env(home).items())
     session = f"open-{os.getpid()}"
+    shell = f"env -i {exports} {shlex.join(command)}"
     try:
-        start = time.perf_counter()
-        subprocess.run(
-            ["tmux", "-L", SOCKET, "new-session", "-d", "-s", session, "-x", "100", "-y", "30",
-             f"env -i {exports} {shlex.join(command)}"],
-            check=True,
-        )  # fmt: skip
-        while True:
-            shown = screen(session)
-            if mark in shown:
-                return time.perf_counter() - start
-            if time.perf_counter() - start > TIMEOUT:
-                raise SystemExit(f"no last message after {TIMEOUT:.0f} s; last seen:\n{shown}")
-            time.sleep(POLL)
+        return seconds_until(SOCKET, session, shell, lambda shown: mark in shown, "last message")
     finally:
-        subprocess.run(["tmux", "-L", SOCKET, "kill-session", "-t", session], capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
