@@ -255,6 +255,9 @@ async def test_a_session_too_long_to_curate_says_so_and_sends_at_once(
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         screen = chat(app)
         await wait_for(pilot, lambda: screen.context is not None and screen.settled, 20)
+        await wait_for(
+            pilot, lambda: bool(screen.query("#context-note"))
+        )  # the panel's parts: after the first frame
         said = "Only the latest 30 messages of this session are curated and sent from: the 70 before them"
         assert screen.context is not None and any(said in note for note in screen.context.notes)
         assert said in str(screen.query_one("#context-note").render())
