@@ -187,7 +187,9 @@ class ChatScreen(Screen[None]):
 
     @property
     def settled(self) -> bool:
-        """No turn running, and the panel shows what the next request would send."""
+        """No turn running, the panel's parts are mounted, and it shows what the next request would send."""
+        if not self.context_panel.filled:
+            return False
         return not any(not w.is_finished for w in self.workers if w.group in (TURN_GROUP, USAGE_GROUP))
 
     def refused_while_busy(self) -> bool:

@@ -203,6 +203,11 @@ class ContextPanel(Vertical):
     async def _mount_parts(self) -> None:
         await self.mount_all(self._parts())
 
+    @property
+    def filled(self) -> bool:
+        """True once the panel's parts are mounted (they come after the first frame)."""
+        return self._filling is not None and self._filling.done()
+
     def _parts(self) -> ComposeResult:
         yield self._asking
         yield self._total
