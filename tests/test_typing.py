@@ -28,6 +28,7 @@ from tui.screens.chat import ChatScreen
 from tui.screens.consent import ConsentScreen
 from tui.screens.inspect import InspectScreen
 from tui.screens.ledger import LedgerScreen
+from tui.screens.memory import MemoryScreen
 from tui.widgets.context_panel import ContextList
 from tui.widgets.message_view import MessageView
 
@@ -238,6 +239,20 @@ async def test_plain_keys_in_the_context_panel_are_typing(fake_server: FakeOpenA
         assert screen.composer.text == "pfrc/x" and focused is screen.composer
         await pilot.pause()
         assert not user_actions()
+
+
+async def test_plain_keys_on_the_memory_screen_are_typing() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = chat(app)
+        await wait_for(pilot, lambda: screen.settled)
+        await pilot.press(*"/memory", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen) and app.screen.is_mounted)
+        await pilot.press(*"quote")
+        assert isinstance(app.screen, MemoryScreen), "a plain letter closed the memory screen"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        assert screen.composer.text == "quote"
 
 
 async def test_plain_keys_in_the_why_and_ledger_dialogs_are_typing(fake_server: FakeOpenAIServer) -> None:

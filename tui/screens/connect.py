@@ -68,7 +68,7 @@ Restart Heedful after changing the file.
 class ConnectScreen(Dialog[None]):
     CSS_PATH = "connect.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f3,q", "dismiss(None)", "Close", id="connect_close")
+        Binding("escape,f3", "dismiss(None)", "Close", id="connect_close")
     ]
 
     def __init__(self, services: AppServices) -> None:

@@ -26,6 +26,7 @@ from engine.text.moments import local_text
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.screens.dialogs import ConfirmScreen
+from tui.typing import TypingPassesThrough
 
 EMPTY = (
     "No memories yet. A session is assessed when it ends, after a while without messages, or on "
@@ -96,12 +97,13 @@ class MemoryEditScreen(Dialog[str | None]):
         self.dismiss(value)
 
 
-class MemoryScreen(Dialog[None]):
-    """Lists every memory, newest first; Alt+E edits, Alt+P pins or unpins, Alt+D deletes (after asking)."""
+class MemoryScreen(TypingPassesThrough, Dialog[None]):
+    """Lists every memory, newest first; Alt+E edits, Alt+P pins or unpins, Alt+D deletes (after asking).
+    Plain keys are typing, and go to the composer."""
 
     CSS_PATH = "memory.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "dismiss(None)", "Close", id="memory_close", tooltip="Close the memory screen"),
+        Binding("escape", "dismiss(None)", "Close", id="memory_close", tooltip="Close the memory screen"),
         Binding("alt+e", "edit", "Edit", id="memory_edit", tooltip="Edit the highlighted memory's summary"),
         Binding("alt+p", "pin", "Pin", id="memory_pin", tooltip="Pin (never expires) or unpin the memory"),
         Binding("alt+d,delete", "delete", "Delete", id="memory_delete", tooltip="Delete the memory"),
