@@ -17,7 +17,17 @@ from pathlib import Path
 
 import tiktoken
 
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+def _shared_data() -> Path:
+    """``../shared/data`` beside the checkout (a worktree may sit deeper: the nearest one up)."""
+    here = Path(__file__).resolve()
+    for folder in here.parents[2:]:
+        if (folder / "shared" / "data").is_dir():
+            return folder / "shared" / "data"
+    return here.parents[3] / "shared" / "data"
+
+
+SHARED_DATA = _shared_data()
 
 
 @dataclass
@@ -60,8 +70,11 @@ class Scored:
 
 
 def transcripts(data: Path) -> list[Path]:
-    """The transcripts in a folder, each beside its ``.probes.jsonl``."""
-    return sorted(p for p in data.glob("*.jsonl") if not p.name.endswith(".probes.jsonl"))
+    """The transcripts in a folder, each beside its ``.probes.jsonl``; exits if there are none."""
+    found = sorted(p for p in data.glob("*.jsonl") if not p.name.endswith(".probes.jsonl"))
+    if not found:
+        raise SystemExit(f"no transcripts in {data} (give the data folder as the first argument)")
+    return found
 
 
 def _sources(message: dict[str, object]) -> set[str]:
