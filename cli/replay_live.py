@@ -50,7 +50,7 @@ class LiveCuration:
         )
 
     def attach(self, curation: SessionCuration, level: SummaryLevel) -> None:
-        curation.model_summaries = SummaryBook(level)
+        curation.state.model_summaries = SummaryBook(level)
 
     async def advise(self, curation: SessionCuration, new: Item) -> Guidance | None:
         """The curator's checked advice for ``new``; None when the conversation fits the budget

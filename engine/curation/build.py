@@ -65,7 +65,7 @@ def grow(curations: SessionCurations, session_id: int, build: Build, read: int) 
                 if build.changes != seen:
                     catch_up(curation, curations.store, session_id, counter=curations.counter)
                 done = cut is None or keep >= build.limit
-                curation.building = None if done else BuildProgress(min(keep, build.total), build.total)
+                curation.state.building = None if done else BuildProgress(min(keep, build.total), build.total)
                 curations.adopt(session_id, curation)
                 if done:
                     del curations.builds[session_id]
@@ -77,4 +77,4 @@ def grow(curations: SessionCurations, session_id: int, build: Build, read: int) 
         with curations.lock:
             found = curations.cached(session_id)
             if curations.builds.pop(session_id, None) is build and found is not None:
-                found.building = None
+                found.state.building = None

@@ -139,7 +139,7 @@ class SessionCurations:
             del self._cached[stale]
             self.builds.pop(stale, None)
         self._fit_summaries(curation, session_id)
-        curation.pin_limit = self.pin_limit
+        curation.state.pin_limit = self.pin_limit
         return curation
 
     def _open(self, session_id: int) -> SessionCuration:
@@ -158,7 +158,7 @@ class SessionCurations:
         whole = self.store.history_cut(session_id, CURATED_LIMIT)
         total = CURATED_LIMIT if whole is not None else first.earlier + chunk
         build = Build(total, CURATED_LIMIT)
-        curation.building = BuildProgress(chunk, total)
+        curation.state.building = BuildProgress(chunk, total)
         self.builds[session_id] = build
         threading.Thread(
             target=grow, args=(self, session_id, build, chunk), name="curation-build", daemon=True
@@ -191,7 +191,7 @@ class SessionCurations:
         self._give_memory(curation, session_id)
         self._cached[session_id] = curation
         self._fit_summaries(curation, session_id)
-        curation.pin_limit = self.pin_limit
+        curation.state.pin_limit = self.pin_limit
 
     def changed(self, session_id: int) -> None:
         """The session's curation was changed (a plan applied, a message taken): the one being read
@@ -221,12 +221,12 @@ class SessionCurations:
         level = SummaryLevel.BRIEF if cost else SummaryLevel.DETAILED
         book = curation.model_summaries
         if not self.model_summaries:
-            curation.model_summaries = None
+            curation.state.model_summaries = None
         elif book is None or book.level is not level:
             from engine.summaries.book import SummaryBook
 
-            curation.model_summaries = SummaryBook(level)
-            curation.model_summaries.load(self.store.load_summaries(session_id))
+            book = curation.state.model_summaries = SummaryBook(level)
+            book.load(self.store.load_summaries(session_id))
 
     def _history(self, session_id: int, after: int) -> Iterator[tuple[StoredMessage, Analysis | None]]:
         """The session's messages after message ``after`` with their stored analyses, read a part

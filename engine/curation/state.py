@@ -33,17 +33,17 @@ def rebuild(
     snapshot. ``history`` is the session's messages in order, each with its stored analysis
     (entities, terms, role) or None; those without are read again from the text (and handed over
     by ``take_unstored``). With a ``text_source`` (the store), summarized and pruned items do not
-    keep their texts (see :meth:`engine.curation.session_items.SessionItems.settle_text`). With a ``cut``,
+    keep their texts (see :meth:`engine.curation.curation_state.CurationState.settle_text`). With a ``cut``,
     ``history`` starts after it and turns are numbered on from the turns before it.
     """
     curation = SessionCuration(
         window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
     )
-    curation.saved_in_session = snapshot.saved_tokens
-    curation.text_source = text_source
+    curation.state.saved_in_session = snapshot.saved_tokens
+    curation.state.text_source = text_source
     if cut is not None:
-        curation.cut = cut
-        curation.turn = cut.earlier_turns
+        curation.state.cut = cut
+        curation.state.turn = cut.earlier_turns
     for message, analysis in history:
         if not in_conversation(message):
             continue
@@ -99,8 +99,8 @@ def catch_up(
         if item_id in curation.by_id:
             _load_record(curation, item_id, record)
     _load_entities(curation, snapshot)
-    curation.saved_in_session = snapshot.saved_tokens
-    curation.policy = snapshot.policy
+    curation.state.saved_in_session = snapshot.saved_tokens
+    curation.state.policy = snapshot.policy
 
 
 def save(store: ChatStore, session_id: int, curation: SessionCuration, delta: CurationDelta) -> None:
