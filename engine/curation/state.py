@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from engine.chat import HistoryCut, StoredMessage
 from engine.curation.budget import DEFAULT_PROFILE, Profile
@@ -13,6 +13,9 @@ from engine.entities.registry import EntityRecord
 from engine.protocols.models import TokenCounter
 from engine.protocols.store import ChatStore, CurationSnapshot, ItemRecord
 from engine.text.analysis import ANALYSIS_VERSION, Analysis
+
+REBUILD_PAGE = 500
+"""Messages read at a time when a session's curation is rebuilt."""
 
 
 def rebuild(
@@ -101,6 +104,43 @@ def catch_up(
     _load_entities(curation, snapshot)
     curation.state.saved_in_session = snapshot.saved_tokens
     curation.state.policy = snapshot.policy
+
+
+def read_session(
+    store: ChatStore,
+    session_id: int,
+    cut: HistoryCut | None,
+    *,
+    window: int,
+    counter: TokenCounter,
+    profile: Profile,
+) -> SessionCuration:
+    """The session's curation of its messages after ``cut``, read from the store; the analyses
+    made now (a session from before analyses were stored, or edited since) are kept for the next."""
+    after = cut.after if cut is not None else 0
+    curation = rebuild(
+        _history(store, session_id, after),
+        store.load_curation(session_id, after=after),
+        window=window,
+        counter=counter,
+        profile=profile,
+        text_source=store.message_text,
+        cut=cut,
+    )
+    store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
+    return curation
+
+
+def _history(
+    store: ChatStore, session_id: int, after: int
+) -> Iterator[tuple[StoredMessage, Analysis | None]]:
+    """The session's messages after message ``after`` with their stored analyses, read a page at a
+    time: a long session's text and analyses read at once stayed in the process's memory."""
+    while page := store.messages_after(session_id, after, limit=REBUILD_PAGE):
+        analyses = store.load_analyses(session_id, ANALYSIS_VERSION, after=after, upto=page[-1].id)
+        for message in page:
+            yield message, analyses.get(message.id)
+        after = page[-1].id
 
 
 def save(store: ChatStore, session_id: int, curation: SessionCuration, delta: CurationDelta) -> None:
