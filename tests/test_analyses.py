@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.curation import state
+from engine.curation import stored
 from engine.curation.context_building import build_view
 from engine.curation.ledger import EntryKind
 from engine.curation.result import CurationDelta
@@ -97,7 +97,7 @@ def test_unreadable_or_older_analyses_are_read_again_from_the_text(
 def test_messages_added_during_a_session_have_their_analyses_stored_with_the_next_save(
     store: SqliteChatStore,
 ) -> None:
-    from engine.curation.state import save
+    from engine.curation.stored import save
 
     session_id = _session(store)
     curations = _curations(store)
@@ -112,7 +112,7 @@ def test_messages_added_during_a_session_have_their_analyses_stored_with_the_nex
 def test_a_session_is_rebuilt_a_part_at_a_time_with_every_message_and_its_analysis(
     store: SqliteChatStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(state, "REBUILD_PAGE", 2)  # 5 messages: parts of 2, 2 and 1
+    monkeypatch.setattr(stored, "REBUILD_PAGE", 2)  # 5 messages: parts of 2, 2 and 1
     session_id = _session(store)
     first = curation_of(_curations(store), session_id)
     again = curation_of(_curations(store), session_id)
@@ -139,7 +139,7 @@ def _turn(
 ) -> tuple[set[str], CurationDelta]:
     """Send ``text`` through ``curation`` and save the plan, as a turn does: its message's entity
     refs, and the delta it saved."""
-    from engine.curation.state import save
+    from engine.curation.stored import save
 
     message = store.add_message(session_id, "user", text, tokens=COUNTER.count(text))
     new = curation.add_message(message.id, "user", text, message.tokens or 0)

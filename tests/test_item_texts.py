@@ -8,7 +8,7 @@ from pathlib import Path
 from engine.chat import Role
 from engine.curation.items import ItemState
 from engine.curation.session_curations import SessionCurations, last_user_item
-from engine.curation.state import save
+from engine.curation.stored import save
 from engine.protocols.store import ItemRecord
 from engine.text.tokens import LazyTokenCounter, load_counter
 from sessions.store import SqliteChatStore

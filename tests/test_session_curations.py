@@ -10,7 +10,7 @@ from engine.chat import MessageStatus, Role, StoredMessage
 from engine.curation.context_service import ContextService
 from engine.curation.session_curation import SessionCuration
 from engine.curation.session_curations import KEPT_CURATIONS, SessionCurations, last_user_item
-from engine.curation.state import save
+from engine.curation.stored import save
 from engine.entities.registry import EntityState
 from engine.text.tokens import LazyTokenCounter, load_counter
 from engine.turn.events import ReplyCompleted, ReplyTextArrived

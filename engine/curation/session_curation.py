@@ -280,7 +280,7 @@ class SessionCuration:
         if pinned:
             self.state.fixed.add(item_id)
         elif item.role != "system":
-            self.state.fixed.discard(item_id)  # unpinned since (see engine.curation.state.catch_up)
+            self.state.fixed.discard(item_id)  # unpinned since (see engine.curation.stored.catch_up)
         self.state.settle_text(item)
 
     def adopt_summary(self, summary: StoredSummary, model: str) -> CurationDelta:

@@ -1,12 +1,9 @@
 """Each session's curation, built from the store on first use and kept in step after.
 
-Shared by the turn's steps, the user's context actions and the model's summaries, from worker
-threads. The cache owns its lock: a curation is reached only inside ``with curations.held(session_id)
-as held:`` or through a named operation that takes the lock itself (:meth:`SessionCurations.evict`,
-:meth:`take`, :meth:`preview`, :meth:`brief`), so a pin never interleaves with a turn's planning and
-no caller has a lock to remember. With a :class:`engine.protocols.memory.MemorySource`, each curation
-is given its memory section when built, and again when the memories change (:meth:`refresh_memory`).
-"""
+Used from worker threads; the cache owns its lock. A curation is reached only inside ``with
+curations.held(session_id) as held:`` or through an operation that takes the lock itself (``evict``,
+``take``, ``preview``, ``brief``): a pin never interleaves with a turn's plan, and no caller has a lock
+to remember. Each curation is given its memory section when built and when memories change."""
 
 from __future__ import annotations
 
@@ -156,7 +153,7 @@ class SessionCurations:
         seen: int,
     ) -> bool:
         """Put a curation read in the background in the session's place; whether ``build`` goes on."""
-        from engine.curation.state import catch_up
+        from engine.curation.stored import catch_up
 
         with self._lock:
             if self._builds.get(session_id) is not build or self._cached.get(session_id) is None:
@@ -181,7 +178,7 @@ class SessionCurations:
 
     def read(self, session_id: int, cut: HistoryCut | None) -> SessionCuration:
         """The session's curation after ``cut``, read from the store (no one's until adopted)."""
-        from engine.curation.state import read_session
+        from engine.curation.stored import read_session
 
         profile = self._profile_for(session_id)
         return read_session(
@@ -369,8 +366,8 @@ class HeldSession:
         return self._owner()._earlier_candidates(self.session_id, self.curation, new)
 
     def save(self, delta: CurationDelta) -> None:
-        """Write a change of the session's curation to the store (see :func:`engine.curation.state.save`)."""
-        from engine.curation.state import save
+        """Write a change of the session's curation to the store (see :func:`engine.curation.stored.save`)."""
+        from engine.curation.stored import save
 
         owner, curation = self._owner(), self._curation or self.cached
         assert curation is not None, "a delta comes from the held curation"
