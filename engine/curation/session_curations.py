@@ -70,7 +70,7 @@ class SessionCurations:
         """The model's context window (asked each time: the model can change)."""
         self.system_prompt = system_prompt
         self.profile = profile
-        self.memory = memory
+        self.memory_source = memory
         """Gives each session's prompt its memory section; None: prompts carry none."""
         self._lock = threading.Lock()
         """Held around every use of a curation or of :attr:`_notes`; not reentrant."""
@@ -78,7 +78,7 @@ class SessionCurations:
         self._notes = SessionNotes(store)
         self._builds: dict[int, Build] = {}
         """The sessions whose curation is being read in the background (see engine.curation.build)."""
-        self.model_summaries = False
+        self.model_writes_summaries = False
         """A model writes the summaries (brief ones under the cost profile); False: offline ones."""
         self.price: Price | None = None
         """What the curation model's tokens cost, when known (for the panel's estimate)."""
@@ -243,7 +243,7 @@ class SessionCurations:
         cost = self._profile_for(session_id).name == ProfileName.COST
         level = SummaryLevel.BRIEF if cost else SummaryLevel.DETAILED
         book = curation.model_summaries
-        if not self.model_summaries:
+        if not self.model_writes_summaries:
             curation.state.model_summaries = None
         elif book is None or book.level is not level:
             from engine.summaries.book import SummaryBook
@@ -276,11 +276,11 @@ class SessionCurations:
         )
 
     def _give_memory(self, curation: SessionCuration, session_id: int | None) -> None:
-        if self.memory is not None:
+        if self.memory_source is not None:
             from engine.memory.memories import memory_budget
 
             budget = memory_budget(curation.budget.tokens)
-            curation.set_memory(self.memory.section_for(session_id, budget))
+            curation.set_memory(self.memory_source.section_for(session_id, budget))
 
     def _preview(self, session_id: int | None) -> ContextView:
         from engine.curation.preview import preview_view

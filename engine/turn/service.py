@@ -125,7 +125,7 @@ class TurnService:
             helpers = self._curation_models(model)
         self._helpers = helpers
         self.curations.price = helpers.price
-        self.curations.model_summaries = helpers.summarizer is not None
+        self.curations.model_writes_summaries = helpers.summarizer is not None
 
     async def warm_up(self) -> None:
         """Get the model, and the curator that goes with it, ready for the first request."""
