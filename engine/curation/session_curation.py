@@ -39,8 +39,9 @@ __all__ = ["RECENT_TURNS", "CurationRefused", "SessionCuration"]
 
 
 class SessionCuration:
-    """One session's curation: its state (:attr:`state`, read-only from outside but through the
-    properties below) and the operations on it."""
+    """One session's curation: it owns its :class:`CurationState` (:attr:`state`) and the operations
+    on it. Others read the state through the properties below; only loading from the store
+    (:mod:`engine.curation.stored`) and the session cache write parts of it directly."""
 
     def __init__(
         self,

@@ -37,10 +37,9 @@ if TYPE_CHECKING:
 
 
 CURATED_LIMIT = 10_000
-"""The most messages of a session curated (held in memory, scored, sent from): its latest. The ones
-before stay in the store, shown and searchable, and the panel says so. Building a session's
-curation takes time in proportion to its length, before its first request can be sent: this many
-keep that to a few seconds when none of them has been analysed yet (a session just imported)."""
+"""The most messages of a session curated (held in memory, scored, sent from): its latest; the ones
+before stay in the store, shown and searchable. Building takes time in proportion to the length,
+before the first request: this many build in seconds even unanalysed (a session just imported)."""
 BUILD_CHUNK = 500
 """The latest messages of a long session curated before its first use; the rest are read in a
 thread (see :mod:`engine.curation.build`), and a request meanwhile is planned from those read so far."""
@@ -50,6 +49,8 @@ is instant; the others are rebuilt from the store when needed again (kept, each 
 
 
 class SessionCurations:
+    """The curations of the sessions in use, and the one lock over them (see the module)."""
+
     def __init__(
         self,
         store: ChatStore,
