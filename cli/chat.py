@@ -225,7 +225,6 @@ def load_engine(
     for name in ENGINE_MODULES:
         importlib.import_module(name)
         time.sleep(0)
-    from engine.curation.context_service import ContextService
     from engine.memory.service import MemoryService
     from engine.text.tokens import LazyTokenCounter, load_counter
     from engine.turn.retrying import RetryPolicy
@@ -264,15 +263,15 @@ def load_engine(
         curation_models=models.curation_for,
         recall=store,
     )
-    memory.on_change = turns.curations.refresh_memory
-    turns.curations.pin_limit = config.curation.pin_limit
-    memory.new_session_budget = turns.curations.new_session_memory_budget
+    memory.on_change = turns.refresh_memory
+    turns.set_pin_limit(config.curation.pin_limit)
+    memory.new_session_budget = turns.new_session_memory_budget
     # Reading the token encoding takes ~0.25 s: here, off the event loop, not at the first send.
     counter.load()
     return EngineServices(
         turns=turns,
         models=models,
-        context=ContextService(turns.curations),
+        context=turns.context_service(),
         memory=memory,
         counter=counter,
         notices=notices,

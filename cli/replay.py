@@ -25,7 +25,7 @@ from engine.curation.budget import profile_named
 from engine.curation.consent import ConsentChoice
 from engine.curation.result import CurationResult
 from engine.curation.session_curation import SessionCuration
-from engine.curation.state import save
+from engine.curation.stored import save
 from engine.errors import StoreError
 from engine.summaries.model import SummaryLevel
 from engine.text.inert import inert, inert_json, quoted

@@ -15,7 +15,7 @@ from engine.advice.calls import NO_USAGE, CallUsage
 from engine.advice.rules import Guidance
 from engine.curation.items import Item
 from engine.curation.session_curation import SessionCuration
-from engine.curation.state import save
+from engine.curation.stored import save
 from engine.protocols.models import CuratorModel, ModelSummarizer, TokenCounter
 from engine.protocols.store import ChatStore
 from engine.summaries.book import SummaryBook
@@ -50,7 +50,7 @@ class LiveCuration:
         )
 
     def attach(self, curation: SessionCuration, level: SummaryLevel) -> None:
-        curation.model_summaries = SummaryBook(level)
+        curation.state.model_summaries = SummaryBook(level)
 
     async def advise(self, curation: SessionCuration, new: Item) -> Guidance | None:
         """The curator's checked advice for ``new``; None when the conversation fits the budget

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.curation import session_curations
+from engine.curation import stored
 from engine.curation.context_building import build_view
 from engine.curation.ledger import EntryKind
 from engine.curation.result import CurationDelta
@@ -17,6 +17,7 @@ from engine.text.analysis import ANALYSIS_VERSION, analyse_text
 from engine.text.tokens import LazyTokenCounter, load_counter
 from sessions import analysis_records
 from sessions.store import SqliteChatStore
+from tests.held import curation_of
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 CONVERSATION = [
@@ -47,13 +48,13 @@ def _planned(curation: SessionCuration) -> object:
 
 def test_a_session_opened_again_reads_its_stored_analyses_and_plans_the_same(store: SqliteChatStore) -> None:
     session_id = _session(store)
-    first = _curations(store).get(session_id)  # reads every message, and stores what it read
+    first = curation_of(_curations(store), session_id)  # reads every message, and stores what it read
     stored = store.load_analyses(session_id, ANALYSIS_VERSION)
     assert len(stored) == len(CONVERSATION)
     for message in store.messages(session_id):
         assert stored[message.id] == analyse_text(message.content)
 
-    again = _curations(store).get(session_id)  # as after a restart
+    again = curation_of(_curations(store), session_id)  # as after a restart
     assert again.take_unstored() == []  # nothing was read again
     assert [(i.mentions, i.memory_role) for i in again.items] == [
         (i.mentions, i.memory_role) for i in first.items
@@ -63,14 +64,14 @@ def test_a_session_opened_again_reads_its_stored_analyses_and_plans_the_same(sto
 
 def test_an_analysis_goes_when_its_message_text_changes(store: SqliteChatStore) -> None:
     session_id = _session(store)
-    _curations(store).get(session_id)
+    curation_of(_curations(store), session_id)
     message = store.messages(session_id)[1]
     store.update_message(message.id, content="Now it is about the violin in the orchard.")
     assert message.id not in store.load_analyses(session_id, ANALYSIS_VERSION)
     store.update_message(message.id, status=message.status)  # other changes keep the others
     assert len(store.load_analyses(session_id, ANALYSIS_VERSION)) == len(CONVERSATION) - 1
 
-    curation = _curations(store).get(session_id)
+    curation = curation_of(_curations(store), session_id)
     refs = curation.by_id[message.id].refs
     assert not any("config.toml" in ref for ref in refs)  # the new text was read, not the old
 
@@ -79,14 +80,14 @@ def test_unreadable_or_older_analyses_are_read_again_from_the_text(
     store: SqliteChatStore, db_path: Path
 ) -> None:
     session_id = _session(store)
-    _curations(store).get(session_id)
+    curation_of(_curations(store), session_id)
     first, second = (m.id for m in store.messages(session_id)[:2])
     with sqlite3.connect(db_path) as conn:
         conn.execute("UPDATE message_analyses SET analysis = '{not json' WHERE message_id = ?", (first,))
         conn.execute("UPDATE message_analyses SET version = 0 WHERE message_id = ?", (second,))
     stale = store.load_analyses(session_id, ANALYSIS_VERSION)
     assert first not in stale and second not in stale
-    curation = _curations(store).get(session_id)
+    curation = curation_of(_curations(store), session_id)
     assert any(ref.startswith("error:") for ref in curation.by_id[first].refs)
     stored = store.load_analyses(session_id, ANALYSIS_VERSION)  # and stored again, readable
     assert stored[first] == analyse_text(CONVERSATION[0][1])
@@ -96,11 +97,11 @@ def test_unreadable_or_older_analyses_are_read_again_from_the_text(
 def test_messages_added_during_a_session_have_their_analyses_stored_with_the_next_save(
     store: SqliteChatStore,
 ) -> None:
-    from engine.curation.state import save
+    from engine.curation.stored import save
 
     session_id = _session(store)
     curations = _curations(store)
-    curation = curations.get(session_id)
+    curation = curation_of(curations, session_id)
     text = "What port does the pool use again?"
     message = store.add_message(session_id, "user", text, tokens=COUNTER.count(text))
     new = curation.add_message(message.id, "user", text, message.tokens or 0)
@@ -111,10 +112,10 @@ def test_messages_added_during_a_session_have_their_analyses_stored_with_the_nex
 def test_a_session_is_rebuilt_a_part_at_a_time_with_every_message_and_its_analysis(
     store: SqliteChatStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(session_curations, "REBUILD_PAGE", 2)  # 5 messages: parts of 2, 2 and 1
+    monkeypatch.setattr(stored, "REBUILD_PAGE", 2)  # 5 messages: parts of 2, 2 and 1
     session_id = _session(store)
-    first = _curations(store).get(session_id)
-    again = _curations(store).get(session_id)
+    first = curation_of(_curations(store), session_id)
+    again = curation_of(_curations(store), session_id)
     assert [i.id for i in again.items] == [m.id for m in store.messages(session_id)]
     assert again.take_unstored() == []  # each message's analysis was found with its part
     assert _planned(again) == _planned(first)
@@ -138,7 +139,7 @@ def _turn(
 ) -> tuple[set[str], CurationDelta]:
     """Send ``text`` through ``curation`` and save the plan, as a turn does: its message's entity
     refs, and the delta it saved."""
-    from engine.curation.state import save
+    from engine.curation.stored import save
 
     message = store.add_message(session_id, "user", text, tokens=COUNTER.count(text))
     new = curation.add_message(message.id, "user", text, message.tokens or 0)
@@ -151,8 +152,8 @@ def test_the_first_turn_after_reopening_saves_only_the_entities_it_changed(store
     # Rebuilding re-derives every entity from the messages; the store already holds them as they
     # are. Saving them all again took 85 ms of a 10,000-message session's first turn.
     session_id = _session(store)
-    _turn(store, _curations(store).get(session_id), session_id, "What port does the pool use?")
-    again = _curations(store).get(session_id)  # as after a restart
+    _turn(store, curation_of(_curations(store), session_id), session_id, "What port does the pool use?")
+    again = curation_of(_curations(store), session_id)  # as after a restart
     everything = set(again.registry.records)
     mentioned, delta = _turn(store, again, session_id, "And Maya's soup: lentils again?")
     changed = {entry.target for entry in delta.ledger if entry.kind is EntryKind.ENTITY}
@@ -170,7 +171,7 @@ def test_a_reply_analysed_with_its_thinking_before_is_analysed_again_without(sto
     content = "<think>\nMaybe src/db/pool.py raises ConnectionRefusedError.\n</think>\n\nUse 20 connections."
     reply = store.add_message(session.id, "assistant", content, tokens=COUNTER.count(content))
     store.save_analyses(2, [(reply.id, analyse_text(content))])  # as version 2 stored it
-    curation = _curations(store).get(session.id)
+    curation = curation_of(_curations(store), session.id)
     assert not curation.by_id[reply.id].refs
     assert "path:src/db/pool.py" not in curation.registry.records
     assert store.load_analyses(session.id, ANALYSIS_VERSION)[reply.id] == analyse_text("Use 20 connections.")
@@ -188,6 +189,6 @@ def test_analyses_stored_by_the_previous_extractor_are_read_again(store: SqliteC
     old = Analysis((Mention(EntityKind.NAME, "Echo", "name:echo"),), term_counts(text), MemoryRole.CONTEXT)
     store.save_analyses(3, [(message.id, old)])  # what the extractor of version 3 stored
 
-    curation = _curations(store).get(session.id)
+    curation = curation_of(_curations(store), session.id)
     assert "name:echo" not in curation.by_id[message.id].refs
     assert "name:echo" not in curation.registry.records

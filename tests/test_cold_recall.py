@@ -29,6 +29,7 @@ from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
+from tests.held import curation_of
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 LIMIT = 20
@@ -145,8 +146,7 @@ async def test_a_message_the_user_took_out_before_the_cut_is_not_recalled(
 ) -> None:
     session_id, fact_id = long_session(store)
     whole = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
-    with whole.curations.lock:
-        whole.curations.get(session_id)
+    curation_of(whole.curations, session_id)
     await ContextService(whole.curations).forget(session_id, fact_id)
     monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
     turns = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)

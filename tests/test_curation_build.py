@@ -19,6 +19,7 @@ from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, make_sessions, wait_for
 from tests.fake_openai import FakeOpenAIServer
+from tests.held import curation_of
 
 MESSAGES = 1_000
 CHUNK = 50
@@ -108,22 +109,21 @@ def test_a_curation_changed_while_the_rest_is_read_keeps_the_change(held_build: 
     counter = LazyTokenCounter(lambda: load_counter("gpt-4"))
     curations = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="")
     try:
-        with curations.lock:
-            partial = curations.get(session_id)
+        with curations.held(session_id) as held:
+            partial = held.curation
             assert [i.id for i in partial.items] == [m.id for m in store.messages(session_id)][-CHUNK:]
         assert held_build.read.wait(30)  # the rest is read, and held
-        with curations.lock:
+        with curations.held(session_id) as held:
             pinned = partial.items[0].id
-            curations.save(session_id, partial, partial.pin(pinned))
+            held.save(partial.pin(pinned))
             message = store.add_message(session_id, "user", "a new question about herons")
-            curations.take(session_id, message)
+            held.take(message)
         held_build.go.set()
         deadline = time.monotonic() + 30
         while curations.building(session_id) is not None:
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        with curations.lock:
-            whole = curations.get(session_id)
+        whole = curation_of(curations, session_id)
     finally:
         store.close()
     assert whole is not partial and len(whole.items) == 151 and whole.items[-1].id == message.id

@@ -95,7 +95,7 @@ def test_the_engines_promises_hold(
     curation = SessionCuration(window=window, counter=COUNTER, policy=policy)
     originals: dict[int, str] = {}
     if stored:  # as in the app: items not sent verbatim let go of their texts and read them back
-        curation.text_source = originals.__getitem__
+        curation.state.text_source = originals.__getitem__
     next_id = 1
     for step in script:
         before = {i.id: i.state for i in curation.items}

@@ -306,10 +306,10 @@ async def test_a_memory_role_from_the_curator_outlives_reopening_the_session(
     fake_server.reply = lambda body: json.dumps({**NEUTRAL, "roles": [role]}) if is_curator(body) else "Ok."
     turns = service(store, fake_server)
     await turn(turns, session_id, "Did the proxy change for service-0 help?")
-    with turns.curations.lock:
-        assert turns.curations.get(session_id).by_id[first_answer.id].memory_role is MemoryRole.ATTEMPT
-        turns.curations.forget(session_id)  # as a restart would: rebuilt from the store
-        assert turns.curations.get(session_id).by_id[first_answer.id].memory_role is MemoryRole.ATTEMPT
+    with turns.curations.held(session_id) as held:
+        assert held.curation.by_id[first_answer.id].memory_role is MemoryRole.ATTEMPT
+        held.evict()  # as a restart would: rebuilt from the store
+        assert held.curation.by_id[first_answer.id].memory_role is MemoryRole.ATTEMPT
 
 
 def drop_entities(body: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, make_sessions, toasts, wait_for
 from tests.fake_openai import FakeOpenAIServer
+from tests.held import curation_of
 from tui.messages import ItemVerb
 
 
@@ -234,9 +235,13 @@ def test_only_the_latest_messages_are_curated_with_the_turns_numbered_as_before(
     store = open_store(paths.database_path()).store
     counter = LazyTokenCounter(lambda: load_counter("gpt-4"))
     try:
-        whole = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="").get(session_id)
+        whole = curation_of(
+            SessionCurations(store, counter, window=lambda: 100_000, system_prompt=""), session_id
+        )
         monkeypatch.setattr(session_curations, "CURATED_LIMIT", 30)
-        cut = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="").get(session_id)
+        cut = curation_of(
+            SessionCurations(store, counter, window=lambda: 100_000, system_prompt=""), session_id
+        )
     finally:
         store.close()
     assert [i.id for i in cut.items] == ids[-30:]

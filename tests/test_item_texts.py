@@ -8,10 +8,11 @@ from pathlib import Path
 from engine.chat import Role
 from engine.curation.items import ItemState
 from engine.curation.session_curations import SessionCurations, last_user_item
-from engine.curation.state import save
+from engine.curation.stored import save
 from engine.protocols.store import ItemRecord
 from engine.text.tokens import LazyTokenCounter, load_counter
 from sessions.store import SqliteChatStore
+from tests.held import curation_of
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 
@@ -43,7 +44,7 @@ def test_older_messages_are_read_back_from_the_store_when_restored(store: Sqlite
         entities=[],
         ledger=[],
     )
-    curation = _curations(store).get(session_id)
+    curation = curation_of(_curations(store), session_id)
     assert [i.held_text is None for i in curation.items] == [True] * 6 + [False] * 6
 
     stored = {m.id: m.content for m in store.messages(session_id)}
@@ -59,7 +60,7 @@ def test_messages_demoted_in_a_turn_let_go_of_their_texts(store: SqliteChatStore
     _session(store, 12)
     session_id = store.latest_session().id  # type: ignore[union-attr]
     curations = _curations(store, window=2_000)  # room for a few of the messages only
-    curation = curations.get(session_id)
+    curation = curation_of(curations, session_id)
     new = last_user_item(curation)
     assert new is not None
     result = curation.plan(new)
@@ -97,7 +98,7 @@ def test_recalled_messages_are_read_once_not_on_every_turn(tmp_path: Path) -> No
     pruned = [m.id for m in store.messages(session_id)[:2]]
     records = [ItemRecord(i, ItemState.PRUNED) for i in pruned]
     store.save_curation(session_id, items=records, entities=[], ledger=[])
-    curation = _curations(store).get(session_id)
+    curation = curation_of(_curations(store), session_id)
     new = last_user_item(curation)
     assert new is not None
     first = curation.plan(new)

@@ -122,7 +122,7 @@ def test_heedful_wires_memory_from_the_config() -> None:
     try:
         assert services.memory.enabled is False
         assert services.memory.inactivity_seconds == 300
-        assert services.turns.curations.memory is services.memory
+        assert services.turns.curations.memory_source is services.memory
         assert isinstance(services.memory.assessor, OfflineAssessor)
     finally:
         services.store.close()

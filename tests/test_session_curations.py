@@ -10,7 +10,7 @@ from engine.chat import MessageStatus, Role, StoredMessage
 from engine.curation.context_service import ContextService
 from engine.curation.session_curation import SessionCuration
 from engine.curation.session_curations import KEPT_CURATIONS, SessionCurations, last_user_item
-from engine.curation.state import save
+from engine.curation.stored import save
 from engine.entities.registry import EntityState
 from engine.text.tokens import LazyTokenCounter, load_counter
 from engine.turn.events import ReplyCompleted, ReplyTextArrived
@@ -18,6 +18,7 @@ from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
+from tests.held import cached_curation, curation_of
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 
@@ -39,26 +40,26 @@ async def test_sessions_looked_at_earlier_are_let_go_and_come_back_as_they_were(
 ) -> None:
     curations = SessionCurations(store, COUNTER, window=lambda: 100_000, system_prompt="")
     first, *others = _sessions(store, KEPT_CURATIONS + 1)
-    pinned = curations.get(first).items[0].id
+    pinned = curation_of(curations, first).items[0].id
     await ContextService(curations).pin(first, pinned)
 
     for session_id in others:  # the user opens one session after another
-        curations.get(session_id)
-    assert curations.cached(first) is None  # its memory is given back
-    assert all(curations.cached(s) is not None for s in others)
+        curation_of(curations, session_id)
+    assert cached_curation(curations, first) is None  # its memory is given back
+    assert all(cached_curation(curations, s) is not None for s in others)
 
-    again = curations.get(first)  # opened again: rebuilt from the store, the pin with it
+    again = curation_of(curations, first)  # opened again: rebuilt from the store, the pin with it
     assert again.by_id[pinned].pinned
     assert [i.id for i in again.items] == [m.id for m in store.messages(first)]
-    assert curations.cached(others[0]) is None
+    assert cached_curation(curations, others[0]) is None
 
 
 def test_switching_between_two_sessions_rebuilds_neither(store: SqliteChatStore) -> None:
     curations = SessionCurations(store, COUNTER, window=lambda: 100_000, system_prompt="")
     one, two = _sessions(store, 2)
-    built = curations.get(one), curations.get(two)
+    built = curation_of(curations, one), curation_of(curations, two)
     for _ in range(3):
-        assert curations.get(one) is built[0] and curations.get(two) is built[1]
+        assert curation_of(curations, one) is built[0] and curation_of(curations, two) is built[1]
 
 
 @pytest.fixture
@@ -86,11 +87,11 @@ async def test_a_session_let_go_while_its_reply_streams_has_the_reply_once(
             session_id = store.list_sessions()[0].id
             for other in others:  # the user looks at other sessions meanwhile
                 await turns.preview(other)
-            assert turns.curations.cached(session_id) is None
+            assert cached_curation(turns.curations, session_id) is None
             await turns.preview(session_id)  # and comes back while the reply is still coming
     assert session_id is not None
     stored = [m.id for m in store.messages(session_id)]
-    assert _conversation(turns.curations.get(session_id)) == stored
+    assert _conversation(curation_of(turns.curations, session_id)) == stored
 
 
 async def test_a_session_rebuilt_just_as_its_reply_is_stored_takes_the_reply_once(
@@ -104,16 +105,18 @@ async def test_a_session_rebuilt_just_as_its_reply_is_stored_takes_the_reply_onc
     def update_then_reopen(message_id: int, **changes: object) -> StoredMessage:
         stored = update(message_id, **changes)  # type: ignore[arg-type]
         if stored.status == MessageStatus.COMPLETE:
-            with turns.curations.lock:
-                turns.curations.forget(stored.session_id)
-                turns.curations.get(stored.session_id)
+            with turns.curations.held(stored.session_id) as held:
+                held.evict()
+                assert held.curation is not None
         return stored
 
     monkeypatch.setattr(store, "update_message", update_then_reopen)
     events = [event async for event in turns.send(None, "is the crane fixed?")]
     assert isinstance(events[-1], ReplyCompleted)
     (session,) = store.list_sessions()
-    assert _conversation(turns.curations.get(session.id)) == [m.id for m in store.messages(session.id)]
+    assert _conversation(curation_of(turns.curations, session.id)) == [
+        m.id for m in store.messages(session.id)
+    ]
 
 
 def _turn(
@@ -123,7 +126,7 @@ def _turn(
     and take in a reply."""
     user = store.add_message(session_id, "user", text, tokens=COUNTER.count(text))
     curations.take(session_id, user)
-    curation = curations.get(session_id)
+    curation = curation_of(curations, session_id)
     new = last_user_item(curation)
     assert new is not None and new.id == user.id
     save(store, session_id, curation, curation.apply(curation.plan(new)))
@@ -140,7 +143,7 @@ def test_a_reopened_session_judges_its_entities_as_if_it_had_stayed_open(store: 
         reply = f"The deploy of src/service_{n}.py failed with Error{n}Failure again. " + "Details. " * 20
         _turn(live, store, session, f"Step {n}: and now?", reply)
     early, other = "path:src/service_0.py", "path:src/service_1.py"
-    assert live.get(session).registry.records[early].state is EntityState.PRUNED
+    assert curation_of(live, session).registry.records[early].state is EntityState.PRUNED
     # Too long to be sent: only the mention itself can bring src/service_0.py back.
     text = "Also src/service_0.py is back. " + "Filler words. " * 300
     stray = store.add_message(session, "assistant", text, tokens=COUNTER.count(text))
@@ -152,7 +155,7 @@ def test_a_reopened_session_judges_its_entities_as_if_it_had_stayed_open(store: 
     plans = []
     for curations in (live, reopened):
         curations.take(session, user)
-        curation = curations.get(session)
+        curation = curation_of(curations, session)
         new = last_user_item(curation)
         assert new is not None and new.id == user.id
         plans.append(curation.plan(new))

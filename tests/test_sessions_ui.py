@@ -249,7 +249,7 @@ async def test_while_an_opened_session_is_counted_the_panel_shows_none_of_the_la
         assert {option.id for option in panel.rows.options} >= {f"item-{i}" for i in hiking}
         # Counting the opened session waits for the curation (as a long session's does).
         curations = app.services.turns.curations
-        with curations.lock:
+        with curations.held(ids["Cats"]):
             screen.open_session(ids["Cats"])
             await wait_for(pilot, lambda: screen.session is not None and screen.session.id == ids["Cats"])
             # Its messages shown and drawn: all the opening does until the curation is free.

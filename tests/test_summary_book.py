@@ -20,7 +20,7 @@ DETAIL = (
 def session(window: int = 1_200) -> tuple[SessionCuration, SummaryBook]:
     """Twelve turns; the replies carry details worth summarizing rather than pruning."""
     curation = SessionCuration(window=window, counter=COUNTER)
-    book = curation.model_summaries = SummaryBook(SummaryLevel.DETAILED)
+    book = curation.state.model_summaries = SummaryBook(SummaryLevel.DETAILED)
     for turn in range(12):
         base = 2 * turn + 1
         question = f"What did we decide about deploy.sh and db-stage-2? (question {turn})"

@@ -16,6 +16,7 @@ from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
+from tests.held import curation_of
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 
@@ -104,7 +105,7 @@ async def test_a_reply_that_thinks_inline_is_stored_whole_and_sent_back_without_
     assert reply.content == f"<think>\n{THOUGHT}\n</think>\n\n{ANSWER}"  # stored as the model wrote it
     assert _sent_replies(fake_server) == [ANSWER]
     assert reply.tokens == COUNTER.count(ANSWER)  # what it costs in a request
-    entities = turns.curations.get(reply.session_id).registry.records
+    entities = curation_of(turns.curations, reply.session_id).registry.records
     assert "path:src/db/pool.py" not in entities and "error:connectionrefusederror" not in entities
 
 

@@ -14,7 +14,7 @@ from engine.curation.consent import ConsentChoice
 from engine.curation.context_building import SHOWN, build_view
 from engine.curation.ledger import EntryKind
 from engine.curation.session_curation import SessionCuration
-from engine.curation.state import save
+from engine.curation.stored import save
 from engine.text.tokens import load_counter
 from sessions.store import SqliteChatStore
 

@@ -1,2 +1,2 @@
-"""What each request carries: :class:`engine.curation.session_curation.SessionCuration` plans a turn
-(:mod:`engine.curation.planning`); :mod:`engine.curation.context_service` is the user's hand on it."""
+"""What each request carries: :class:`.session_curation.SessionCuration` owns a session's state and plans
+its turns; :mod:`.session_curations` holds them under one lock; :mod:`.context_service`: the user's hand."""

@@ -46,35 +46,18 @@ def grow(curations: SessionCurations, session_id: int, build: Build, read: int) 
 
     A change made meanwhile to the curation in use (a turn planned, a message taken) was written
     to the store: the next catches up with it there before taking its place."""
-    from engine.curation.state import catch_up
-
     time.sleep(BUILD_DELAY)
     try:
-        while True:
-            with curations.lock:
-                if curations.builds.get(session_id) is not build:
-                    return  # forgotten, or let go: the next use builds it anew
-                seen = build.changes
+        while (seen := curations.build_changes(session_id, build)) is not None:
             keep = min(read * BUILD_GROWTH, build.limit)
             cut = curations.store.history_cut(session_id, keep)
             curation = curations.read(session_id, cut)
-            with curations.lock:
-                if curations.builds.get(session_id) is not build or curations.cached(session_id) is None:
-                    curations.builds.pop(session_id, None)
-                    return
-                if build.changes != seen:
-                    catch_up(curation, curations.store, session_id, counter=curations.counter)
-                done = cut is None or keep >= build.limit
-                curation.building = None if done else BuildProgress(min(keep, build.total), build.total)
-                curations.adopt(session_id, curation)
-                if done:
-                    del curations.builds[session_id]
-                    return
-                read = keep
+            done = cut is None or keep >= build.limit
+            progress = None if done else BuildProgress(min(keep, build.total), build.total)
+            if not curations.adopt_built(session_id, build, curation, progress, seen):
+                return
+            read = keep
     except Exception:
         # The store failed (or the app is closing): the part read stays in use, and the panel
         # says no more than that the latest messages are curated.
-        with curations.lock:
-            found = curations.cached(session_id)
-            if curations.builds.pop(session_id, None) is build and found is not None:
-                found.building = None
+        curations.end_build(session_id, build)

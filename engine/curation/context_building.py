@@ -170,7 +170,7 @@ def alerts(curation: SessionCuration, result: CurationResult, new_id: int) -> tu
         said.append(f"… and {len(asked) - SHOWN:,} more of your messages are not being sent. F4 to choose")
     said.extend(f"{by_id[i].label} looks relevant again · Alt+R restores it" for i in result.relevant_again)
     for item_id in result.pin_suggestions:
-        times = recalls_lately(curation._recall_turns.get(item_id, []), result.turn)
+        times = recalls_lately(curation.recall_turns(item_id), result.turn)
         said.append(
             f"{by_id[item_id].label} was recalled in {times} of the last {SUGGEST_TURNS} turns · "
             "Alt+P pins it"

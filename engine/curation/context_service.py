@@ -46,9 +46,9 @@ class ContextService:
                 session = store.create_session(f"Attached {name}"[:48])
             tokens = self.curations.counter.count(text)
             message = store.add_message(session.id, "tool", text, tokens=tokens)
-            with self.curations.lock:
-                self.curations.take(session.id, message)
-                return store.get_session(session.id) or session, self.curations.preview(session.id)
+            with self.curations.held(session.id) as held:
+                held.take(message)
+                return store.get_session(session.id) or session, held.preview()
 
         return await asyncio.to_thread(work)
 
@@ -80,8 +80,8 @@ class ContextService:
         """What pinning a message would do to the budget, and whether it may happen."""
 
         def work() -> PinVerdict:
-            with self.curations.lock:
-                return self.curations.get(session_id).pin_verdict(item_id)
+            with self.curations.held(session_id) as held:
+                return held.curation.pin_verdict(item_id)
 
         return await asyncio.to_thread(work)
 
@@ -111,8 +111,8 @@ class ContextService:
         """The session's own settings, and the system prompt it actually uses."""
 
         def work() -> tuple[SessionSettings, str]:
-            with self.curations.lock:
-                return self.curations.settings(session_id), self.curations.system_prompt_for(session_id)
+            with self.curations.held(session_id) as held:
+                return held.settings, held.system_prompt
 
         return await asyncio.to_thread(work)
 
@@ -120,9 +120,9 @@ class ContextService:
         """Give the session its own settings (None fields: the config's); the context under them."""
 
         def work() -> ContextView:
-            with self.curations.lock:
-                self.curations.update_settings(session_id, settings)
-                return self.curations.preview(session_id)
+            with self.curations.held(session_id) as held:
+                held.update_settings(settings)
+                return held.preview()
 
         return await asyncio.to_thread(work)
 
@@ -130,11 +130,10 @@ class ContextService:
         """Summarize older turns now; the user's own messages come back as a consent request."""
 
         def work() -> tuple[ContextView, ConsentRequest | None]:
-            with self.curations.lock:
-                curation = self.curations.get(session_id)
-                delta, request = curation.compact()
-                self.curations.save(session_id, curation, delta)
-                return self.curations.preview(session_id), request
+            with self.curations.held(session_id) as held:
+                delta, request = held.curation.compact()
+                held.save(delta)
+                return held.preview(), request
 
         return await asyncio.to_thread(work)
 
@@ -158,23 +157,22 @@ class ContextService:
         return await asyncio.to_thread(self._change_now, session_id, action)
 
     def _change_now(self, session_id: int, action: Callable[[SessionCuration], CurationDelta]) -> ContextView:
-        with self.curations.lock:
-            curation = self.curations.get(session_id)
-            self.curations.save(session_id, curation, action(curation))
-            return self.curations.preview(session_id)
+        with self.curations.held(session_id) as held:
+            held.save(action(held.curation))
+            return held.preview()
 
     def _inspect(self, session_id: int, item_id: int) -> ItemDetail:
         from engine.curation.context_building import build_view, unscored_reason
         from engine.curation.context_view import ItemDetail
 
-        with self.curations.lock:
-            curation = self.curations.get(session_id)
+        with self.curations.held(session_id) as held:
+            curation = held.curation
             item = curation.by_id.get(item_id)
             if item is None:
                 raise KeyError(f"no message {item_id} in this session")
             new = last_user_item(curation)
             assert new is not None  # the session has an item, and its first item is the user's
-            result = curation.plan(new, system_prompt=self.curations.system_prompt_for(session_id))
+            result = curation.plan(new, system_prompt=held.system_prompt)
             placed = build_view(curation, result, new_id=new.id).item(item_id)
             scores = result.scores.get(item_id)
             unscored = "" if scores is not None else unscored_reason(item, new.id, result.turn)
@@ -194,14 +192,17 @@ class ContextService:
         from engine.curation.session_curation import SessionCuration
 
         curations = self.curations
-        with curations.lock:
-            curation = (
-                curations.get(session_id)
-                if session_id is not None
-                else SessionCuration(window=curations.window(), counter=curations.counter)
+        head = text[:DRAFT_CHARS]
+        tokens = curations.counter.count(head)
+        if session_id is None:  # no session yet: a curation of its own, no one else's to hold
+            curation = SessionCuration(window=curations.window(), counter=curations.counter)
+            draft = curation.analyse(DRAFT_ID, "user", head, tokens)
+            result = curation.plan(draft, system_prompt=curations.system_prompt)
+            return build_view(curation, result, new_id=DRAFT_ID, upcoming=True)
+        with curations.held(session_id) as held:
+            curation = held.curation
+            draft = curation.analyse(DRAFT_ID, "user", head, tokens)
+            result = curation.plan(
+                draft, system_prompt=held.system_prompt, cold=held.earlier_candidates(draft)
             )
-            head = text[:DRAFT_CHARS]
-            draft = curation.analyse(DRAFT_ID, "user", head, curations.counter.count(head))
-            cold = curations.earlier_candidates(session_id, curation, draft) if session_id is not None else []
-            result = curation.plan(draft, system_prompt=curations.system_prompt_for(session_id), cold=cold)
             return build_view(curation, result, new_id=DRAFT_ID, upcoming=True)

@@ -1,33 +1,33 @@
 """The curation engine: each turn, decide what the model sees, within budget, explainably and reversibly.
 
-:class:`SessionCuration` holds one session's items, indexes and entity registry in memory
-(:mod:`engine.curation.session_items`). Each turn, :meth:`SessionCuration.plan`
-(:mod:`engine.curation.planning`) scores the items against the new message, fits a prompt into
-the budget and proposes operations;
-:meth:`SessionCuration.apply` carries them out and returns a :class:`CurationDelta` that the store
-writes in one transaction (state changes and ledger together). The user's own actions are in
-:mod:`engine.curation.user_actions`.
+:class:`SessionCuration` owns one session's :class:`CurationState` (its items, indexes and entity
+registry in memory: :mod:`engine.curation.curation_state`). Each turn, :meth:`SessionCuration.plan`
+(:mod:`engine.curation.planning`) scores the items against the new message, fits a prompt into the
+budget and proposes operations; :meth:`SessionCuration.apply` carries them out and returns a
+:class:`CurationDelta` that the store writes in one transaction (state changes and ledger together).
+The user's own actions are in :mod:`engine.curation.user_actions`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
-from engine.chat import BuildProgress, HistoryCut
+from engine.advice.advice import AdviceOutcome
+from engine.advice.rules import Guidance
+from engine.chat import BuildProgress, HistoryCut, Role
+from engine.curation import applying, planning, user_actions
 from engine.curation.budget import DEFAULT_PROFILE, Budget, Profile
-from engine.curation.consent import ConsentChoice, ConsentItem
-from engine.curation.items import Item, ItemState, MemoryRole
-from engine.curation.ledger import EntryKind, LedgerEntry
+from engine.curation.consent import ConsentChoice, ConsentRequest
+from engine.curation.curation_state import CurationState
+from engine.curation.index import TermIndex
+from engine.curation.items import Item, ItemState
+from engine.curation.ledger import LedgerEntry
 from engine.curation.operations import Operation, OpKind
-from engine.curation.pins import DEFAULT_PIN_LIMIT, SUGGEST_TURNS
-from engine.curation.planning import RECENT_TURNS, Planning
-from engine.curation.result import (
-    CurationDelta,
-    CurationResult,
-    cost,
-)
-from engine.curation.user_actions import CurationRefused, UserActions
-from engine.entities.registry import EntityChange
+from engine.curation.pins import PinVerdict
+from engine.curation.planning import RECENT_TURNS
+from engine.curation.result import CurationDelta, CurationResult
+from engine.curation.user_actions import CurationRefused
+from engine.entities.registry import EntityRecord, EntityRegistry
 from engine.protocols.models import TokenCounter
 from engine.summaries.book import SummaryBook
 from engine.summaries.model import StoredSummary
@@ -38,8 +38,10 @@ from engine.text.analysis import Analysis
 __all__ = ["RECENT_TURNS", "CurationRefused", "SessionCuration"]
 
 
-class SessionCuration(Planning, UserActions):
-    """One session's curation state and the engine that plans its turns."""
+class SessionCuration:
+    """One session's curation: it owns its :class:`CurationState` (:attr:`state`) and the operations
+    on it. Others read the state through the properties below; only loading from the store
+    (:mod:`engine.curation.stored`) and the session cache write parts of it directly."""
 
     def __init__(
         self,
@@ -51,62 +53,213 @@ class SessionCuration(Planning, UserActions):
         summarizer: Summarizer | None = None,
         policy: ConsentChoice | None = None,
     ) -> None:
-        super().__init__(counter)
-        self.profile = profile
-        self.budget = Budget(window, budget_ratio if budget_ratio is not None else profile.budget_ratio)
-        self.summarizer: PreparedSummaries = PreparedSummaries(summarizer or ExtractiveSummarizer())
-        self.model_summaries: SummaryBook | None = None
-        """Summaries a model writes in the background, when one is connected (engine.summaries.book)."""
-        self.policy = policy
-        """The user's answer for every consent request of this session ("apply to all"), if given."""
-        self.pin_limit = DEFAULT_PIN_LIMIT
-        """Share of the budget pins may take before another pin asks first (see engine.curation.pins)."""
-        self._recall_turns: dict[int, list[int]] = {}
-        """The turns each item was sent recalled in (the last few), for pin suggestions."""
-        self._summary_section = SummarySection(counter)
-        self._recalled: set[int] = set()
-        """Items the last applied plan recalled (sent verbatim while pruned or summarized)."""
-        self._cold_recalled: set[int] = set()
-        """Messages before the cut that the last applied plan recalled (see engine.curation.cold_recall)."""
-        self._left_out: set[int] = set()
-        """Items the last applied plan left out of its request (waiting for consent, or too big)."""
-        self._restored: set[int] = set()
-        """Items the user restored since the last applied plan: the next request sends them first."""
-        self.saved_in_session = 0
-        """Tokens the applied plans of this session have saved, summed over its turns."""
-        self._consent_items: dict[tuple[int, ConsentChoice], ConsentItem] = {}
-        """Consent requests by item and proposal, reused while unanswered: a long session that never answers
-        asks about thousands of items every turn, and rebuilding them all costs time and garbage."""
-        self.cut: HistoryCut | None = None
-        """Where a session too long to curate whole was cut: only the messages after it are items."""
-        self.building: BuildProgress | None = None
-        """While a long session's curation is still being read (its latest messages first), how far
-        it has got: requests meanwhile are planned from the messages read so far."""
-        self.memory = ""
-        """The memory section this session's prompts carry (:mod:`engine.memory.memories`); "" for none."""
-        self._memory_cost = 0
-        self._prioritized: dict[int, str] = {}
-        """Items the last applied plan kept on the curator model's advice, with its reason (logged
-        when they start being kept, or for another reason, not on every turn)."""
+        self.state = CurationState(
+            counter=counter,
+            profile=profile,
+            budget=Budget(window, budget_ratio if budget_ratio is not None else profile.budget_ratio),
+            summarizer=PreparedSummaries(summarizer or ExtractiveSummarizer()),
+            summary_section=SummarySection(counter),
+            policy=policy,
+        )
+
+    # --- what the state holds, to read ------------------------------------------------------------
+
+    @property
+    def items(self) -> list[Item]:
+        return self.state.items
+
+    @property
+    def by_id(self) -> dict[int, Item]:
+        return self.state.by_id
+
+    @property
+    def turn(self) -> int:
+        return self.state.turn
+
+    @property
+    def registry(self) -> EntityRegistry:
+        return self.state.registry
+
+    @property
+    def term_index(self) -> TermIndex:
+        return self.state.term_index
+
+    @property
+    def counter(self) -> TokenCounter:
+        return self.state.counter
+
+    @property
+    def profile(self) -> Profile:
+        return self.state.profile
+
+    @property
+    def budget(self) -> Budget:
+        return self.state.budget
+
+    @property
+    def policy(self) -> ConsentChoice | None:
+        return self.state.policy
+
+    @property
+    def pin_limit(self) -> float:
+        return self.state.pin_limit
+
+    @property
+    def summarizer(self) -> PreparedSummaries:
+        return self.state.summarizer
+
+    @property
+    def model_summaries(self) -> SummaryBook | None:
+        return self.state.model_summaries
+
+    @property
+    def memory(self) -> str:
+        return self.state.memory
+
+    @property
+    def cut(self) -> HistoryCut | None:
+        return self.state.cut
+
+    @property
+    def building(self) -> BuildProgress | None:
+        return self.state.building
+
+    @property
+    def saved_in_session(self) -> int:
+        return self.state.saved_in_session
+
+    def recall_turns(self, item_id: int) -> list[int]:
+        """The turns ``item_id`` was last sent recalled in (for pin suggestions)."""
+        return self.state.recall_turns.get(item_id, [])
+
+    def items_mentioning(self, ref: str) -> Iterable[int]:
+        """Ids of the items that mention the entity ``ref``."""
+        return self.state.entity_index.items_with(ref)
+
+    # --- items ------------------------------------------------------------------------------------
+
+    def analyse(
+        self,
+        item_id: int,
+        role: Role,
+        text: str,
+        tokens: int,
+        *,
+        name: str | None = None,
+        label: str | None = None,
+        analysis: Analysis | None = None,
+        digest: bool = False,
+    ) -> Item:
+        """An item for ``text``, not yet part of the session (see :meth:`CurationState.analyse`)."""
+        return self.state.analyse(
+            item_id, role, text, tokens, name=name, label=label, analysis=analysis, digest=digest
+        )
+
+    def add(self, item: Item, *, log: bool = True, stored: bool = False) -> Item:
+        """Make ``item`` part of the session (see :meth:`CurationState.add`)."""
+        return self.state.add(item, log=log, stored=stored)
+
+    def add_message(
+        self,
+        item_id: int,
+        role: Role,
+        text: str,
+        tokens: int,
+        *,
+        name: str | None = None,
+        label: str | None = None,
+        digest: bool = False,
+    ) -> Item:
+        """:meth:`analyse` then :meth:`add`."""
+        state = self.state
+        return state.add(state.analyse(item_id, role, text, tokens, name=name, label=label, digest=digest))
+
+    def take_unstored(self) -> list[tuple[int, Analysis]]:
+        """Analyses of items added since the last call that the store does not have yet."""
+        return self.state.take_unstored()
+
+    def mark_saved_entities(self, stored: Iterable[EntityRecord]) -> None:
+        """Note as saved the entities the store already holds as they were rebuilt."""
+        self.state.mark_saved_entities(stored)
 
     # --- the prompt's fixed parts ---------------------------------------------------------------
 
     def set_memory(self, text: str) -> None:
         """Carry ``text`` as the prompt's memory section from the next plan on ("" for none)."""
-        self.memory = text
-        self._memory_cost = cost(self.counter.count(text)) if text else 0
+        self.state.set_memory(text)
 
     def fit_window(self, window: int) -> None:
         """Budget for a different context window from the next plan on (same ratio)."""
-        if window != self.budget.window:
-            self.budget = Budget(window, self.budget.ratio)
+        if window != self.state.budget.window:
+            self.state.budget = Budget(window, self.state.budget.ratio)
 
     def prepare_summaries(self) -> None:
         """Write ahead the offline summaries of the items a next turn may demote (the active
         ones; see :class:`PreparedSummaries`). Not when a model writes them."""
-        if self.model_summaries is None:
+        if self.state.model_summaries is None:
             active = ItemState.ACTIVE
-            self.summarizer.prepare(i for i in self.items if i.state is active and not i.pinned)
+            self.state.summarizer.prepare(i for i in self.state.items if i.state is active and not i.pinned)
+
+    # --- planning (engine.curation.planning) ------------------------------------------------------
+
+    def plan(
+        self,
+        new: Item,
+        *,
+        system_prompt: str = "",
+        guidance: Guidance | None = None,
+        cold: Sequence[Item] = (),
+    ) -> CurationResult:
+        """The prompt for ``new`` and the operations that get there (see :func:`planning.plan`)."""
+        return planning.plan(self.state, new, system_prompt=system_prompt, guidance=guidance, cold=cold)
+
+    def judge(self, outcome: AdviceOutcome, new: Item) -> Guidance:
+        """The curator model's answer about ``new``, checked against this session."""
+        return planning.judge_advice(self.state, outcome, new)
+
+    def fits_verbatim(self, new: Item, *, system_prompt: str = "") -> bool:
+        """Whether the whole conversation, every message verbatim, fits the budget for ``new``."""
+        return planning.fits_verbatim(self.state, new, system_prompt=system_prompt)
+
+    def apply(self, result: CurationResult) -> CurationDelta:
+        """Carry out a plan (see :func:`engine.curation.applying.apply`); the delta to save."""
+        return applying.apply(self.state, result)
+
+    # --- the user's actions (engine.curation.user_actions) -----------------------------------------
+
+    def pin(self, item_id: int, *, pinned: bool = True) -> CurationDelta:
+        """Pin (or unpin) an item; pinning a pruned or summarized item restores it too."""
+        return user_actions.pin(self.state, item_id, pinned=pinned)
+
+    def pinned_tokens(self) -> int:
+        """What the pinned messages (not the system's) cost in every request."""
+        return user_actions.pinned_tokens(self.state)
+
+    def pin_verdict(self, item_id: int) -> PinVerdict:
+        """Whether pinning ``item_id`` may happen now, with the numbers (:meth:`pin` does not check)."""
+        return user_actions.pin_verdict(self.state, item_id)
+
+    def restore(self, item_id: int, *, reason: str = "restored by you") -> CurationDelta:
+        """Make a pruned or summarized item active (verbatim) again."""
+        return user_actions.restore(self.state, item_id, reason=reason)
+
+    def forget(self, item_id: int) -> CurationDelta:
+        """Prune an item now because the user asked to (restorable; a pinned one is refused)."""
+        return user_actions.forget(self.state, item_id)
+
+    def answer_consent(
+        self, answers: Mapping[int, ConsentChoice], *, remember: ConsentChoice | None = None
+    ) -> CurationDelta:
+        """Record the user's answers to a consent request (and "apply to all", if ``remember``)."""
+        return user_actions.answer_consent(self.state, answers, remember=remember)
+
+    def compact(self, *, keep_turns: int = 2) -> tuple[CurationDelta, ConsentRequest | None]:
+        """Summarize the session's older turns now, at the user's request (/compact)."""
+        return user_actions.compact(self.state, keep_turns=keep_turns)
+
+    def summary_now(self, item: Item) -> str:
+        """A summary of ``item`` at once: the model's when it has written one, else the offline one."""
+        return user_actions.summary_now(self.state, item)
 
     # --- a stored session ------------------------------------------------------------------------
 
@@ -122,27 +275,28 @@ class SessionCuration(Planning, UserActions):
     ) -> None:
         """Give an item the state the store remembers for it (when a session is rebuilt, or caught
         up with the store)."""
-        item = self._item(item_id)
+        item = self.state.item(item_id)
         item.state, item.pinned, item.kept_by_user, item.summary = state, pinned, kept_by_user, summary
         item.forgotten = forgotten
         if pinned:
-            self._fixed.add(item_id)
+            self.state.fixed.add(item_id)
         elif item.role != "system":
-            self._fixed.discard(item_id)  # unpinned since (see engine.curation.state.catch_up)
-        self.settle_text(item)
+            self.state.fixed.discard(item_id)  # unpinned since (see engine.curation.stored.catch_up)
+        self.state.settle_text(item)
 
     def adopt_summary(self, summary: StoredSummary, model: str) -> CurationDelta:
         """A summary the model wrote: used from the next plan on, and in place of the quick one an
         item summarized meanwhile carries (the user asked for it, or the model failed once)."""
-        if self.model_summaries is not None:
-            self.model_summaries.add(summary)
-        item = self.by_id.get(summary.message_id)
+        book = self.state.model_summaries
+        if book is not None:
+            book.add(summary)
+        item = self.state.by_id.get(summary.message_id)
         if (
             item is None
             or item.state is not ItemState.SUMMARIZED
             or item.summary == summary.text
-            or self.model_summaries is None
-            or self.model_summaries.written(item) is None
+            or book is None
+            or book.written(item) is None
         ):
             return CurationDelta()
         item.summary = summary.text
@@ -150,122 +304,9 @@ class SessionCuration(Planning, UserActions):
             OpKind.TRANSFORM,
             item.id,
             f"summary rewritten by {model}",
-            self.turn,
+            self.state.turn,
             before=item.state,
             after=item.state,
             detail=f"{len(summary.text):,} characters",
         )
         return CurationDelta(items=(item,), ledger=(LedgerEntry.of(operation),))
-
-    def _hold_recalled(self, recalled: set[int], result: CurationResult) -> None:
-        """Note the items sent verbatim though summarized or pruned: they hold their texts (as
-        sent) while they stay recalled, rather than read them from the store on every plan."""
-        sent = {
-            m.sources[0]: m.content for m in result.messages if m.form == "verbatim" and len(m.sources) == 1
-        }
-        for item_id in recalled - self._recalled:
-            item = self.by_id[item_id]
-            item.held_text = sent.get(item_id) or item.text
-        for item_id in self._recalled - recalled:
-            if (gone := self.by_id.get(item_id)) is not None:
-                self.settle_text(gone)
-        self._recalled = recalled
-
-    # --- applying --------------------------------------------------------------------------------
-
-    def apply(self, result: CurationResult) -> CurationDelta:
-        """Carry out a plan: change item states, record summaries and entity states, log it all."""
-        ledger = self._pending
-        self._pending = []
-        changed: dict[int, Item] = {}
-        sent = {source for m in result.messages if m.form == "verbatim" for source in m.sources}
-        if result.curator_note is not None:
-            ledger.append(result.curator_note)
-        for operation in result.operations:
-            item = self.by_id.get(operation.target)
-            if item is None:  # a message before the cut, recalled: logged, nothing of it is held
-                ledger.append(LedgerEntry.of(operation))
-                continue
-            if operation.op is OpKind.TAG and operation.detail:
-                item.memory_role = MemoryRole(operation.detail)
-                item.prior = None  # the role weighs into the cached prior
-                # Stored again with its analysis: a rebuilt session keeps the refined role.
-                self._unstored.append(
-                    (item.id, Analysis(item.mentions, self.terms_of(item), item.memory_role))
-                )
-            if operation.changes_state and operation.after is not None:
-                item.state = operation.after
-                if operation.op is OpKind.TRANSFORM:
-                    item.summary = result.new_summaries.get(item.id, item.summary)
-                self.settle_text(item)
-                changed[item.id] = item
-            if operation.requires_consent:
-                ledger.append(
-                    LedgerEntry.consent(
-                        operation.turn,
-                        item.id,
-                        (self.policy or ConsentChoice.KEEP).value,
-                        "answered by your choice for this session (apply to all)",
-                    )
-                )
-            ledger.append(LedgerEntry.of(operation))
-        # Logged when an item starts being left out, not again on every turn it stays out.
-        asked = result.asked_left_out
-        for item_id in set(result.left_out) - self._left_out:
-            ledger.append(
-                LedgerEntry(
-                    EntryKind.OVERFLOW,
-                    result.turn,
-                    str(item_id),
-                    "left out of this request",
-                    "your message does not fit; not sent until you choose: keep it aside, summarize it "
-                    "or leave it out"
-                    if item_id in asked
-                    else "did not fit the budget; left out of this request only, nothing about it changed",
-                )
-            )
-        if result.over_budget:
-            ledger.append(
-                LedgerEntry(EntryKind.OVERFLOW, result.turn, "budget", "over budget", " ".join(result.notes))
-            )
-        entity_changes = self.registry.commit(result.entities)
-        ledger.extend(self._entity_entries(entity_changes, result.turn))
-        recalled = {i for i in sent if i in self.by_id and self.by_id[i].state is not ItemState.ACTIVE}
-        self._hold_recalled(recalled, result)
-        self._note_recalls(recalled, result.turn)
-        self._cold_recalled = {i.id for i in result.cold}
-        self._restored = set()
-        self._left_out = set(result.left_out)
-        self._prioritized = dict(result.prioritized)
-        touched = self._touched | {c.ref for c in entity_changes}
-        self._touched = set()
-        self.saved_in_session += result.saved_tokens
-        return CurationDelta(
-            items=tuple(changed.values()),
-            entities=tuple(sorted(touched)),
-            ledger=tuple(ledger),
-            saved_tokens=result.saved_tokens,
-        )
-
-    def _note_recalls(self, recalled: set[int], turn: int) -> None:
-        """Remember the turns each item came back in (a plan applied twice for a turn counts once)."""
-        for item_id in recalled:
-            turns = self._recall_turns.setdefault(item_id, [])
-            if not turns or turns[-1] != turn:
-                turns.append(turn)
-                del turns[:-SUGGEST_TURNS]
-
-    def _entity_entries(self, changes: Iterable[EntityChange], turn: int) -> list[LedgerEntry]:
-        return [
-            LedgerEntry(
-                EntryKind.ENTITY,
-                turn,
-                change.ref,
-                change.after.value,
-                change.reason,
-                before=change.before.value if change.before else None,
-                after=change.after.value,
-            )
-            for change in changes
-            if change.ref in self.registry.records
-        ]

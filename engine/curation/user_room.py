@@ -1,18 +1,18 @@
-"""Room for the user's own messages in a plan: the questions about those that cannot fit, and the
-notes that say what really takes the room (see :mod:`engine.curation.planning`)."""
+"""The planner's part about the user's own messages and choices (see :mod:`engine.curation.planning`):
+fitting them, the questions about those that cannot fit, the notes that say what really takes the
+room, true recall reasons and suggestions."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.curation.budget import Budget, Profile
 from engine.curation.consent import ConsentChoice, ConsentItem
+from engine.curation.curation_state import CurationState
 from engine.curation.items import Item, ItemState
 from engine.curation.pins import recalled_often
 from engine.curation.plan_draft import PlanDraft
 from engine.curation.result import cost
 from engine.curation.scoring import ScoreTable
-from engine.curation.session_items import SessionItems
 
 LEFT_OUT_CHOICES = (ConsentChoice.ATTACH, ConsentChoice.SUMMARIZE, ConsentChoice.REMOVE)
 """What a message that cannot fit may become; there is no "keep": it does not fit."""
@@ -79,112 +79,109 @@ def past_budget_note(kept: Sequence[Item], over: int) -> str:
     )
 
 
-class UserRoom(SessionItems):
-    """The planner's part about the user's own messages and choices (a mixin of
-    :class:`engine.curation.planning.Planning`): fitting them, true recall reasons, and suggestions."""
+def ask_about_new(state: CurationState, draft: PlanDraft, hard: int) -> None:
+    """A stored message of the user's too big for any later request beside the system prompt
+    (sent this once, "send anyway"): asked about now, not left out quietly later."""
+    new = draft.new
+    alone = draft.system_cost + cost(new.tokens)
+    if (
+        new.id in state.by_id
+        and new.user_owned
+        and new.state is ItemState.ACTIVE
+        and alone > draft.budget
+        and not (new.kept_by_user and alone <= hard)
+    ):
+        draft.asked_left_out.add(new.id)
 
-    # Provided by SessionCuration.
-    profile: Profile
-    budget: Budget
-    pin_limit: float
-    _recall_turns: dict[int, list[int]]
-    _consent_items: dict[tuple[int, ConsentChoice], ConsentItem]
 
-    def _ask_about_new(self, draft: PlanDraft, hard: int) -> None:
-        """A stored message of the user's too big for any later request beside the system prompt
-        (sent this once, "send anyway"): asked about now, not left out quietly later."""
-        new = draft.new
-        alone = draft.system_cost + cost(new.tokens)
-        if (
-            new.id in self.by_id
-            and new.user_owned
-            and new.state is ItemState.ACTIVE
-            and alone > draft.budget
-            and not (new.kept_by_user and alone <= hard)
-        ):
-            draft.asked_left_out.add(new.id)
+def with_left_out_questions(
+    state: CurationState, draft: PlanDraft, asked: list[ConsentItem]
+) -> list[ConsentItem]:
+    """The plan's consent items with the questions about the user's messages that cannot fit
+    (made once and reused while unanswered), in conversation order; the notes say so."""
+    made = state.consent_items
+    left_out = []
+    for item in sorted((state.by_id[i] for i in draft.asked_left_out), key=lambda i: i.position):
+        question = made.get((item.id, ConsentChoice.ATTACH))
+        if question is None:
+            question = made[item.id, ConsentChoice.ATTACH] = left_out_question(item)
+        left_out.append(question)
+    tokens = sum(i.tokens for i in left_out)
+    many = len(left_out) > 1
+    who = (
+        f"{len(left_out)} of your messages"
+        if many
+        else f"Your message {state.by_id[left_out[0].item_id].label}"
+    )
+    draft.notes.append(
+        f"{who} ({tokens:,} tokens) cannot fit: "
+        f"{'they are' if many else 'it is'} not sent until you choose to keep "
+        f"{'them' if many else 'it'} aside (sent whole when referred to), summarize or leave out."
+    )
+    return sorted([*asked, *left_out], key=lambda i: state.by_id[i.item_id].position)
 
-    def _with_left_out_questions(self, draft: PlanDraft, asked: list[ConsentItem]) -> list[ConsentItem]:
-        """The plan's consent items with the questions about the user's messages that cannot fit
-        (made once and reused while unanswered), in conversation order; the notes say so."""
-        made = self._consent_items
-        left_out = []
-        for item in sorted((self.by_id[i] for i in draft.asked_left_out), key=lambda i: i.position):
-            question = made.get((item.id, ConsentChoice.ATTACH))
-            if question is None:
-                question = made[item.id, ConsentChoice.ATTACH] = left_out_question(item)
-            left_out.append(question)
-        tokens = sum(i.tokens for i in left_out)
-        many = len(left_out) > 1
-        who = (
-            f"{len(left_out)} of your messages"
-            if many
-            else f"Your message {self.by_id[left_out[0].item_id].label}"
-        )
-        draft.notes.append(
-            f"{who} ({tokens:,} tokens) cannot fit: "
-            f"{'they are' if many else 'it is'} not sent until you choose to keep "
-            f"{'them' if many else 'it'} aside (sent whole when referred to), summarize or leave out."
-        )
-        return sorted([*asked, *left_out], key=lambda i: self.by_id[i.item_id].position)
 
-    def _fit(self, draft: PlanDraft, item: Item, room: int) -> int:
-        """Send ``item`` if it fits ``room`` (the room left after it is returned). A user's message
-        they chose to keep whole (or kept aside, when referred to) may go past the budget up to the
-        window's hard limit; one of theirs that still cannot fit is asked about, never left out
-        quietly."""
-        need = cost(item.tokens)
-        if need <= room:
-            draft.chosen.add(item.id)
-            return room - need
-        if item.user_owned and item.kept_by_user and need <= room + draft.extra:
-            draft.extra -= need - room
-            draft.chosen.add(item.id)
-            draft.past_budget.append(item.id)
-            return 0
-        draft.left_out.append(item.id)
-        # Kept aside but too big even for the window when referred to: asked again (a summary may do).
-        if item.user_owned and (item.state is ItemState.ACTIVE or item.attached):
-            draft.asked_left_out.add(item.id)
-        return room
+def fit(draft: PlanDraft, item: Item, room: int) -> int:
+    """Send ``item`` if it fits ``room`` (the room left after it is returned). A user's message
+    they chose to keep whole (or kept aside, when referred to) may go past the budget up to the
+    window's hard limit; one of theirs that still cannot fit is asked about, never left out
+    quietly."""
+    need = cost(item.tokens)
+    if need <= room:
+        draft.chosen.add(item.id)
+        return room - need
+    if item.user_owned and item.kept_by_user and need <= room + draft.extra:
+        draft.extra -= need - room
+        draft.chosen.add(item.id)
+        draft.past_budget.append(item.id)
+        return 0
+    draft.left_out.append(item.id)
+    # Kept aside but too big even for the window when referred to: asked again (a summary may do).
+    if item.user_owned and (item.state is ItemState.ACTIVE or item.attached):
+        draft.asked_left_out.add(item.id)
+    return room
 
-    def _recall_reason(self, item: Item, scores: ScoreTable) -> str:
-        """Why ``item`` is sent though summarized or pruned: the true cause, in words."""
-        score = scores[item.id]
-        if item.attached:
-            return "your message refers to it (you kept it aside for this)"
-        if score.relevance >= self.profile.recall_threshold:
-            return "the new message is about the same thing (wording)"
-        if score.entities >= 0.5:
-            return "the new message refers to what it mentions"
-        beside = self._relevant_neighbour(item, scores)
-        if beside is not None:
-            return f"next to {beside.label}, which your message refers to"
-        return "it sits next to a message your message refers to"
 
-    def _relevant_neighbour(self, item: Item, scores: ScoreTable) -> Item | None:
-        """The neighbour (two places either side) whose relevance gave ``item`` its credit."""
-        items, at = self.items, item.position
-        near = [items[p] for p in (at - 1, at + 1, at - 2, at + 2) if 0 <= p < len(items)]
-        best = max(near, key=lambda i: scores.relevance_of(i.id), default=None)
-        return best if best is not None and scores.relevance_of(best.id) > 0 else None
+def recall_reason(state: CurationState, item: Item, scores: ScoreTable) -> str:
+    """Why ``item`` is sent though summarized or pruned: the true cause, in words."""
+    score = scores[item.id]
+    if item.attached:
+        return "your message refers to it (you kept it aside for this)"
+    if score.relevance >= state.profile.recall_threshold:
+        return "the new message is about the same thing (wording)"
+    if score.entities >= 0.5:
+        return "the new message refers to what it mentions"
+    beside = relevant_neighbour(state, item, scores)
+    if beside is not None:
+        return f"next to {beside.label}, which your message refers to"
+    return "it sits next to a message your message refers to"
 
-    def _relevant_again(self, draft: PlanDraft, scores: ScoreTable) -> tuple[int, ...]:
-        """What the user took out themselves that the new message refers to: suggested to them,
-        never recalled (their choice wins)."""
-        named = scores.named(self.profile.recall_threshold)
-        return tuple(i.id for i in reversed(draft.candidates) if i.forgotten and i.id in named)[:3]
 
-    def _pin_suggestions(self, draft: PlanDraft) -> tuple[int, ...]:
-        """Messages recalled again and again that a pin would hold within the pin limit."""
-        limit = int(self.budget.tokens * self.pin_limit)
-        found = [
-            item_id
-            for item_id, turns in self._recall_turns.items()
-            if recalled_often(turns, draft.turn)
-            and (item := self.by_id.get(item_id)) is not None
-            and not item.pinned
-            and not item.forgotten
-            and draft.pinned_cost + cost(item.tokens) <= limit
-        ]
-        return tuple(sorted(found, reverse=True)[:3])
+def relevant_neighbour(state: CurationState, item: Item, scores: ScoreTable) -> Item | None:
+    """The neighbour (two places either side) whose relevance gave ``item`` its credit."""
+    items, at = state.items, item.position
+    near = [items[p] for p in (at - 1, at + 1, at - 2, at + 2) if 0 <= p < len(items)]
+    best = max(near, key=lambda i: scores.relevance_of(i.id), default=None)
+    return best if best is not None and scores.relevance_of(best.id) > 0 else None
+
+
+def relevant_again(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> tuple[int, ...]:
+    """What the user took out themselves that the new message refers to: suggested to them,
+    never recalled (their choice wins)."""
+    named = scores.named(state.profile.recall_threshold)
+    return tuple(i.id for i in reversed(draft.candidates) if i.forgotten and i.id in named)[:3]
+
+
+def pin_suggestions(state: CurationState, draft: PlanDraft) -> tuple[int, ...]:
+    """Messages recalled again and again that a pin would hold within the pin limit."""
+    limit = int(state.budget.tokens * state.pin_limit)
+    found = [
+        item_id
+        for item_id, turns in state.recall_turns.items()
+        if recalled_often(turns, draft.turn)
+        and (item := state.by_id.get(item_id)) is not None
+        and not item.pinned
+        and not item.forgotten
+        and draft.pinned_cost + cost(item.tokens) <= limit
+    ]
+    return tuple(sorted(found, reverse=True)[:3])

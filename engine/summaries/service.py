@@ -3,7 +3,7 @@
 A plan that wants a model's summary leaves the item as it is (:mod:`engine.summaries.book`); after
 the turn the app runs :meth:`SummaryService.run` in the background. Each summary is stored as it
 arrives (it survives a restart; a changed message drops it) and handed to the session's curation,
-which uses it from its next plan on. Typing and sending never wait for it: the curation's lock is
+which uses it from its next plan on. Typing and sending never wait for it: the session's curation is
 held only to take the requests and to hand each summary over.
 """
 
@@ -20,8 +20,8 @@ class SummaryService:
     def __init__(self, curations: SessionCurations) -> None:
         self.curations = curations
         self._running: set[int] = set()
-        """Sessions a run is writing for. Changed under the curations' lock, together with taking
-        the wanted requests, so that no request is left unasked between two runs."""
+        """Sessions a run is writing for. Changed while the session's curation is held, together
+        with taking the wanted requests, so that no request is left unasked between two runs."""
 
     async def run(self, session_id: int, summarizer: ModelSummarizer) -> int:
         """Have ``summarizer`` write every summary the session's curation wants, until none is
@@ -50,15 +50,15 @@ class SummaryService:
         return written
 
     def _start(self, session_id: int) -> bool:
-        with self.curations.lock:
+        with self.curations.held(session_id):
             if session_id in self._running:
                 return False
             self._running.add(session_id)
             return True
 
     def _take(self, session_id: int) -> list[SummaryRequest]:
-        with self.curations.lock:
-            curation = self.curations.cached(session_id)
+        with self.curations.held(session_id) as held:
+            curation = held.cached
             book = curation.model_summaries if curation is not None else None
             taken = book.take_wanted() if book is not None else []
             if not taken:
@@ -79,8 +79,8 @@ class SummaryService:
             )
             # Outside the lock: the store skips it if the message changed or went meanwhile.
             store.save_summary(stored)
-        with self.curations.lock:
-            curation = self.curations.cached(session_id)
+        with self.curations.held(session_id) as held:
+            curation = held.cached
             if curation is None or curation.model_summaries is None:
                 return  # rebuilt from the store on next use, which now holds the summary
             if stored is None:
@@ -88,12 +88,12 @@ class SummaryService:
                 return
             delta = curation.adopt_summary(stored, stored.model)
             if delta.items or delta.ledger:
-                self.curations.save(session_id, curation, delta)
+                held.save(delta)
 
     def _hand_back(self, session_id: int, requests: list[SummaryRequest]) -> None:
         # Synchronous: this runs while the task is being cancelled.
-        with self.curations.lock:
+        with self.curations.held(session_id) as held:
             self._running.discard(session_id)
-            curation = self.curations.cached(session_id)
+            curation = held.cached
             if curation is not None and curation.model_summaries is not None:
                 curation.model_summaries.returned(requests)

@@ -73,8 +73,8 @@ class ConversationEdits:
         if branch and history[0].role != "user":
             raise NotEditable("Only your own messages can be edited; Ctrl+R asks for a reply again.")
         gone: list[StoredMessage] = [m for m in history if m.status != MessageStatus.SUPERSEDED]
-        with self.curations.lock:
-            turn = self.curations.get(session_id).turn
+        with self.curations.held(session_id) as held:
+            turn = held.curation.turn
             reason = BRANCHED_BY_EDIT.format(id=message_id) if branch else DELETED_BY_YOU
             for message in gone:
                 self.store.update_message(message.id, status=MessageStatus.SUPERSEDED)
@@ -96,5 +96,5 @@ class ConversationEdits:
                 ],
             )
             # The curation is rebuilt from the store on next use, without them.
-            self.curations.forget(session_id)
+            held.evict()
         return Superseded(tuple(m.id for m in gone))

@@ -256,7 +256,7 @@ class ReplyRun:
             self.early.discard()
         self.tools.steps.finish_failed(self.reply.id, self._text(), self.tools.stop_reason())
         # Not analysed here (that could take a while): the curation is rebuilt on next use.
-        self.tools.steps.forget(self.session_id)
+        self.tools.steps.evict(self.session_id)
 
     async def _unplanned(self, err: Exception) -> None:
         """A bug, or a write that failed: the reply still ends with what arrived, and the error

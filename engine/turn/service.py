@@ -19,7 +19,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from engine.chat import StoredMessage
+from engine.chat import BuildProgress, StoredMessage
 from engine.curation.budget import DEFAULT_PROFILE, Profile
 from engine.curation.cold_store import ColdStore
 from engine.curation.session_curations import SessionCurations
@@ -37,8 +37,10 @@ from engine.turn.steps import Planned, TurnSteps
 if TYPE_CHECKING:
     # The curation engine is imported on first use, in a worker thread (see session_curations).
     from engine.advice.advice import CuratorBrief
+    from engine.curation.context_service import ContextService
     from engine.curation.context_view import ContextView
     from engine.summaries.service import SummaryService
+    from engine.turn.conversation_edits import ConversationEdits
 
 T = TypeVar("T")
 
@@ -123,7 +125,7 @@ class TurnService:
             helpers = self._curation_models(model)
         self._helpers = helpers
         self.curations.price = helpers.price
-        self.curations.model_summaries = helpers.summarizer is not None
+        self.curations.model_writes_summaries = helpers.summarizer is not None
 
     async def warm_up(self) -> None:
         """Get the model, and the curator that goes with it, ready for the first request."""
@@ -139,6 +141,40 @@ class TurnService:
     @property
     def system_prompt(self) -> str:
         return self.curations.system_prompt
+
+    # --- what the app and its wiring ask of the curations (never their cache) ---------------------
+
+    def set_pin_limit(self, share: float) -> None:
+        """Let pins take ``share`` of the budget before another pin asks first."""
+        self.curations.pin_limit = share
+
+    def refresh_memory(self) -> None:
+        """The memories changed: cached curations take them up."""
+        self.curations.refresh_memory()
+
+    def new_session_memory_budget(self) -> int:
+        """The tokens a new session's request gives its memory section (the config's profile, the
+        current model's window)."""
+        from engine.curation.budget import Budget
+        from engine.memory.memories import memory_budget
+
+        return memory_budget(Budget(self.window, self.curations.profile.budget_ratio).tokens)
+
+    def building(self, session_id: int) -> BuildProgress | None:
+        """How far a long session's curation has been read, while it is being read; else None."""
+        return self.curations.building(session_id)
+
+    def context_service(self) -> ContextService:
+        """The user's own actions on the context (pin, restore, forget, ...), over these curations."""
+        from engine.curation.context_service import ContextService
+
+        return ContextService(self.curations)
+
+    def edits(self) -> ConversationEdits:
+        """Deleting a message, or editing one of the user's (the replies after it go)."""
+        from engine.turn.conversation_edits import ConversationEdits
+
+        return ConversationEdits(self.curations)
 
     async def write_summaries(self, session_id: int) -> int:
         """Have the model write the summaries the session's last plans asked for (run it in the
@@ -188,8 +224,7 @@ class TurnService:
     async def retry(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
         """Answer the session's last user message again, superseding the replies it already has."""
         reloaded, superseded = await self._io(self.steps.supersede_last_replies, session_id)
-        with self.curations.lock:
-            self.curations.forget(session_id)  # the superseded replies leave the conversation
+        self.curations.evict(session_id)  # the superseded replies leave the conversation
         if reloaded:
             yield SessionReloaded(session_id)
         async for event in self._reply(session_id, superseded=superseded):

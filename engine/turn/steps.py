@@ -51,8 +51,7 @@ class TurnSteps:
         curation is let go, to be rebuilt from the store (with the other's turns and edits)."""
         if not self.store.changed_elsewhere(session_id):
             return False
-        with self.curations.lock:
-            self.curations.forget(session_id)
+        self.curations.evict(session_id)
         return True
 
     def save_user_message(
@@ -66,8 +65,7 @@ class TurnSteps:
         if session is None:
             session = self.store.create_session(title_from(text))
         message = self.store.add_message(session.id, "user", text, tokens=self.counter.count(text))
-        with self.curations.lock:
-            self.curations.take(session.id, message)
+        self.curations.take(session.id, message)
         brief = self.brief(session.id) if briefed else None
         return self.store.get_session(session.id) or session, message, reloaded, brief
 
@@ -83,8 +81,7 @@ class TurnSteps:
         return reloaded, cut_reply(self.store, session_id)
 
     def preview(self, session_id: int | None) -> ContextView:
-        with self.curations.lock:
-            return self.curations.preview(session_id)
+        return self.curations.preview(session_id)
 
     def curate(self, session_id: int, outcome: AdviceOutcome | None = None) -> Planned:
         """Plan this request, apply the plan and write it (states and ledger) in one transaction.
@@ -93,38 +90,32 @@ class TurnSteps:
             outcome: The curator model's answer for this turn (None: this turn had no curator pass;
                 a request planned again is planned with the advice it had).
         """
-        with self.curations.lock:
-            curation = self.curations.get(session_id)
+        with self.curations.held(session_id) as held:
+            curation = held.curation
             new = last_user_item(curation)
             if new is None:
                 raise NothingToRetry(session_id)
-            guidance = self.curations.judge(session_id, outcome, new.id) if outcome is not None else None
+            guidance = held.judge(outcome, new.id) if outcome is not None else None
             if guidance is None:
-                guidance = self.curations.guidance.get(session_id)
+                guidance = held.guidance
             result = curation.plan(
                 new,
-                system_prompt=self.curations.system_prompt_for(session_id),
+                system_prompt=held.system_prompt,
                 guidance=guidance,
-                cold=self.curations.earlier_candidates(session_id, curation, new),
+                cold=held.earlier_candidates(new),
             )
-            self.curations.save(session_id, curation, curation.apply(result))
+            held.save(curation.apply(result))
             return Planned(result, new.id, [PromptMessage(m.role, m.content) for m in result.messages])
 
     def brief(self, session_id: int) -> CuratorBrief | None:
-        with self.curations.lock:
-            return self.curations.brief(session_id)
+        return self.curations.brief(session_id)
 
     def view(self, session_id: int, planned: Planned) -> ContextView:
         """What the UI shows of a plan (not needed to send it: built while the request is out)."""
         from engine.curation.context_building import build_view
 
-        with self.curations.lock:
-            return build_view(
-                self.curations.get(session_id),
-                planned.result,
-                new_id=planned.new_id,
-                calls=self.curations.calls(session_id),
-            )
+        with self.curations.held(session_id) as held:
+            return build_view(held.curation, planned.result, new_id=planned.new_id, calls=held.calls())
 
     def prepare(
         self, session_id: int, resume: StoredMessage | None, outcome: AdviceOutcome | None = None
@@ -132,9 +123,9 @@ class TurnSteps:
         """Everything the request needs, in one trip: curate, read the temperature, and begin the
         reply (or reopen the cut one)."""
         planned = self.curate(session_id, outcome)
-        with self.curations.lock:
-            temperature = self.curations.settings(session_id).temperature
-            self.curations.tally(session_id).close_turn()  # what curation spent for this request
+        with self.curations.held(session_id) as held:
+            temperature = held.settings.temperature
+            held.tally.close_turn()  # what curation spent for this request
         if resume is None:
             reply = self.store.add_message(
                 session_id, "assistant", "", status=MessageStatus.STREAMING, model=self._model_name()
@@ -161,11 +152,10 @@ class TurnSteps:
         return done
 
     def remember_reply(self, session_id: int, reply: StoredMessage, *, resumed: bool = False) -> None:
-        with self.curations.lock:
-            if resumed:
-                # The reply's text grew after it was analysed: rebuilt from the store on next use.
-                self.curations.forget(session_id)
-                return
+        if resumed:
+            # The reply's text grew after it was analysed: rebuilt from the store on next use.
+            self.curations.evict(session_id)
+        else:
             self.curations.take(session_id, reply)
 
     def fail(self, session_id: int, reply_id: int, text: str, reason: str, *, resumed: bool) -> StoredMessage:
@@ -180,12 +170,11 @@ class TurnSteps:
         still being built holds the curation's lock."""
         with contextlib.suppress(Exception):
             self.finish_failed(reply_id, text, reason)
-        self.forget(session_id)
+        self.evict(session_id)
 
-    def forget(self, session_id: int) -> None:
+    def evict(self, session_id: int) -> None:
         """Let the session's curation go: it is rebuilt from the store on next use."""
-        with self.curations.lock:
-            self.curations.forget(session_id)
+        self.curations.evict(session_id)
 
     def finish_failed(self, reply_id: int, text: str, reason: str) -> StoredMessage:
         status = MessageStatus.INTERRUPTED if text else MessageStatus.FAILED

@@ -91,7 +91,7 @@ tokens of JSON, takes longer)."""
 
 def build(messages: int) -> None:
     """Write the session into the data dir named by the environment (as the app would find it)."""
-    from engine.curation import state as curation_state
+    from engine.curation import stored as curation_stored
     from engine.curation.consent import ConsentChoice
     from engine.text.tokens import load_counter
     from providers.windows import known_window
@@ -121,15 +121,15 @@ def build(messages: int) -> None:
             role = "assistant"
         store.add_message(session.id, role, text, tokens=counter.count(text))  # type: ignore[arg-type]
     history = ((message, None) for message in store.messages(session.id))
-    curation = curation_state.rebuild(
+    curation = curation_stored.rebuild(
         history, store.load_curation(session.id), window=window, counter=counter
     )
     # Whoever kept a session this long has long since answered the consent dialog for all of it.
     answered = curation.answer_consent({}, remember=ConsentChoice.SUMMARIZE)
-    curation_state.save(store, session.id, curation, answered)
+    curation_stored.save(store, session.id, curation, answered)
     last_user = next(i for i in reversed(curation.items) if i.role == "user")
     delta = curation.apply(curation.plan(last_user))
-    curation_state.save(store, session.id, curation, delta)
+    curation_stored.save(store, session.id, curation, delta)
     store.close()
 
 

@@ -370,13 +370,10 @@ class ChatScreen(Screen[None]):
             events = turns.resume(session_id) if resume else turns.retry(session_id)
         else:
             if branch_from is not None and session_id is not None:
-                from engine.turn.conversation_edits import (  # after the first frame
-                    ConversationEdits,
-                    NotEditable,
-                )
+                from engine.turn.conversation_edits import NotEditable  # after the first frame
 
                 try:
-                    gone = await ConversationEdits(turns.curations).branch_at(session_id, branch_from)
+                    gone = await turns.edits().branch_at(session_id, branch_from)
                 except NotEditable as refused:
                     self.notify(str(refused), severity="warning")
                     return

@@ -63,7 +63,7 @@ class ContextActions(ChatPart):
         if shown is None or screen.session is None:
             self._built()
             return
-        if screen.services.turns.curations.building(screen.session.id) == shown or not screen.settled:
+        if screen.services.turns.building(screen.session.id) == shown or not screen.settled:
             self._build_timer = screen.set_timer(BUILD_POLL, self._check_build)
             return
         screen.run_worker(screen.refresh_usage(), group=USAGE_GROUP, exclusive=True, exit_on_error=False)

@@ -93,12 +93,10 @@ class MessageActions(ChatPart):
         self.background(self._delete_message(session_id, message_id))
 
     async def _delete_message(self, session_id: int, message_id: int) -> None:
-        from engine.turn.conversation_edits import ConversationEdits, NotEditable  # after the first frame
+        from engine.turn.conversation_edits import NotEditable  # after the first frame
 
         try:
-            gone = await ConversationEdits(self.screen.services.turns.curations).delete(
-                session_id, message_id
-            )
+            gone = await self.screen.services.turns.edits().delete(session_id, message_id)
         except NotEditable as refused:
             self.screen.notify(str(refused), severity="warning")
             return

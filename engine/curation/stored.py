@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from engine.chat import HistoryCut, StoredMessage
 from engine.curation.budget import DEFAULT_PROFILE, Profile
@@ -13,6 +13,9 @@ from engine.entities.registry import EntityRecord
 from engine.protocols.models import TokenCounter
 from engine.protocols.store import ChatStore, CurationSnapshot, ItemRecord
 from engine.text.analysis import ANALYSIS_VERSION, Analysis
+
+REBUILD_PAGE = 500
+"""Messages read at a time when a session's curation is rebuilt."""
 
 
 def rebuild(
@@ -33,17 +36,17 @@ def rebuild(
     snapshot. ``history`` is the session's messages in order, each with its stored analysis
     (entities, terms, role) or None; those without are read again from the text (and handed over
     by ``take_unstored``). With a ``text_source`` (the store), summarized and pruned items do not
-    keep their texts (see :meth:`engine.curation.session_items.SessionItems.settle_text`). With a ``cut``,
+    keep their texts (see :meth:`engine.curation.curation_state.CurationState.settle_text`). With a ``cut``,
     ``history`` starts after it and turns are numbered on from the turns before it.
     """
     curation = SessionCuration(
         window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
     )
-    curation.saved_in_session = snapshot.saved_tokens
-    curation.text_source = text_source
+    curation.state.saved_in_session = snapshot.saved_tokens
+    curation.state.text_source = text_source
     if cut is not None:
-        curation.cut = cut
-        curation.turn = cut.earlier_turns
+        curation.state.cut = cut
+        curation.state.turn = cut.earlier_turns
     for message, analysis in history:
         if not in_conversation(message):
             continue
@@ -99,8 +102,45 @@ def catch_up(
         if item_id in curation.by_id:
             _load_record(curation, item_id, record)
     _load_entities(curation, snapshot)
-    curation.saved_in_session = snapshot.saved_tokens
-    curation.policy = snapshot.policy
+    curation.state.saved_in_session = snapshot.saved_tokens
+    curation.state.policy = snapshot.policy
+
+
+def read_session(
+    store: ChatStore,
+    session_id: int,
+    cut: HistoryCut | None,
+    *,
+    window: int,
+    counter: TokenCounter,
+    profile: Profile,
+) -> SessionCuration:
+    """The session's curation of its messages after ``cut``, read from the store; the analyses
+    made now (a session from before analyses were stored, or edited since) are kept for the next."""
+    after = cut.after if cut is not None else 0
+    curation = rebuild(
+        _history(store, session_id, after),
+        store.load_curation(session_id, after=after),
+        window=window,
+        counter=counter,
+        profile=profile,
+        text_source=store.message_text,
+        cut=cut,
+    )
+    store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
+    return curation
+
+
+def _history(
+    store: ChatStore, session_id: int, after: int
+) -> Iterator[tuple[StoredMessage, Analysis | None]]:
+    """The session's messages after message ``after`` with their stored analyses, read a page at a
+    time: a long session's text and analyses read at once stayed in the process's memory."""
+    while page := store.messages_after(session_id, after, limit=REBUILD_PAGE):
+        analyses = store.load_analyses(session_id, ANALYSIS_VERSION, after=after, upto=page[-1].id)
+        for message in page:
+            yield message, analyses.get(message.id)
+        after = page[-1].id
 
 
 def save(store: ChatStore, session_id: int, curation: SessionCuration, delta: CurationDelta) -> None:

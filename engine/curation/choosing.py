@@ -1,0 +1,195 @@
+"""What a plan sends besides the fixed part and the recent turns, and what it does to the rest.
+
+Two phases of :func:`engine.curation.planning.plan` over a :class:`PlanDraft`: :func:`choose` picks
+what else is sent verbatim (what the user restored, the user's own messages or a consent question
+about them, then the best-scoring others while they fit); :func:`operate` proposes the operations
+on the candidates (recall, prioritize, demote).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.advice.rules import CURATOR, advised, advised_why, summarize_all
+from engine.curation.cold_recall import recall_earlier
+from engine.curation.consent import ConsentChoice, ConsentItem
+from engine.curation.curation_state import CurationState
+from engine.curation.forgetting import BUDGET, demote
+from engine.curation.items import Item, ItemState
+from engine.curation.operations import Operation, OpKind
+from engine.curation.plan_draft import PlanDraft
+from engine.curation.result import cost
+from engine.curation.scoring import ScoreTable
+from engine.curation.user_room import fit, recall_reason
+
+
+def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
+    """What else is sent verbatim: what the user restored, the user's own messages (or a
+    consent question about them), then the best-scoring others while they fit."""
+    candidates, chosen, guidance = draft.candidates, draft.chosen, draft.guidance
+    draft.reserve = (
+        int(draft.budget * state.profile.memory_share)
+        if any(may_summarize(state, i) for i in candidates)
+        else 0
+    )
+    room = max(0, draft.remaining - draft.reserve)
+    totals = scores.total
+    # Tool and search results expire as soon as the new message stops referring to them
+    # directly (sitting next to a relevant message is not enough).
+    named = scores.named(state.profile.recall_threshold)
+    beside = scores.beside(state.profile.recall_threshold)
+    active, pruned = ItemState.ACTIVE, ItemState.PRUNED
+    eligible = [
+        i
+        for i in reversed(candidates)
+        if not i.forgotten
+        and not (i.kept_by_user and i.state is pruned)  # not attached (inline: 10,000 items)
+        and (i.id in named or (i.role != "tool" and (i.state is active or i.id in beside)))
+    ]
+    if guidance is not None:
+        eligible, draft.retained, draft.set_aside = advised(eligible, candidates, guidance, named)
+    eligible.extend(draft.cold)  # earlier messages the new one refers to compete as pruned ones do
+    retained = draft.retained
+    # Best first (what the curator retains before all); newest first among equal scores (the
+    # list is newest first and sorting is stable).
+    if retained:
+        eligible.sort(key=lambda i: (i.id in retained, totals[i.id]), reverse=True)
+    else:  # the usual case, keyed without a lambda call per item (10,000 in a long session)
+        keys = [totals[i.id] for i in eligible]
+        eligible = [eligible[n] for n in sorted(range(len(keys)), key=keys.__getitem__, reverse=True)]
+    smallest = cost(min((i.tokens for i in eligible), default=0))
+
+    ideal: set[int] = set()
+    ideal_room = room
+    for item in eligible:
+        if ideal_room < smallest:
+            break  # nothing else can fit
+        if cost(item.tokens) <= ideal_room:
+            ideal.add(item.id)
+            ideal_room -= cost(item.tokens)
+
+    # What the user just restored is sent first, while it fits: they asked for it back.
+    for item_id in sorted(state.restored - draft.excluded):
+        item = state.by_id[item_id]
+        if item.state is active and cost(item.tokens) <= room:
+            chosen.add(item.id)
+            room -= cost(item.tokens)
+    protected = protected_user_items(state, candidates)
+    asked = state.consent_items
+    draft.advised_consent = advised_consent = (
+        guidance.ask_user if guidance is not None and state.policy is None else {}
+    )
+    draft.protected_ids = protected_ids = {i.id for i in protected}
+    for item in reversed(protected):  # newest first: candidates are in conversation order
+        if item.id not in chosen:
+            room = fit(draft, item, room)
+    # Kept aside by the user ("attach"): sent whole when the new message refers to it.
+    for item in reversed(candidates):
+        if item.attached and item.id in named and item.id not in chosen:
+            room = fit(draft, item, room)
+    for item in protected:
+        if item.id in draft.asked_left_out:
+            continue  # asked about as a message that cannot fit
+        proposed = advised_consent.get(item.id)
+        if proposed is None and item.id not in ideal and not item.kept_by_user and state.policy is None:
+            proposed = (
+                ConsentChoice.SUMMARIZE
+                if totals[item.id] >= state.profile.summarize_threshold
+                else ConsentChoice.REMOVE
+            )
+        if proposed is not None:
+            request = asked.get((item.id, proposed))
+            if request is None:
+                request = ConsentItem(item.id, item.preview, item.tokens, proposed)
+                asked[item.id, proposed] = request
+            draft.consent_items.append(request)
+    for item in eligible:
+        if room < smallest:
+            break
+        if item.id in protected_ids or item.id in chosen:
+            continue
+        if cost(item.tokens) <= room:
+            chosen.add(item.id)
+            room -= cost(item.tokens)
+    draft.room = room
+
+
+def operate(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
+    """The operations on the candidates: recall what comes back, note what the curator
+    keeps, and demote (summarize or prune) what does not fit or was advised away."""
+    guidance, turn, chosen, retained = draft.guidance, draft.turn, draft.chosen, draft.retained
+    active = ItemState.ACTIVE
+    recalled, protected = state.recalled, draft.protected_ids
+    for item in draft.candidates:
+        if item.id in protected:
+            continue
+        if item.id in chosen:
+            why = retained.get(item.id)
+            if item.state is not active:
+                reason = f"{CURATOR}: {why}" if why else recall_reason(state, item, scores)
+                draft.recall_reasons[item.id] = reason
+            # A recall is logged when an item comes back, not again on every turn it stays.
+            if item.state is not active and item.id not in recalled:
+                draft.operations.append(
+                    Operation(
+                        OpKind.RECALL,
+                        item.id,
+                        reason,
+                        turn,
+                        scores=scores[item.id],
+                        reversible=True,
+                    )
+                )
+            elif why is not None and item.state is active and state.prioritized.get(item.id) != why:
+                draft.operations.append(
+                    Operation(OpKind.PRIORITIZE, item.id, f"{CURATOR}: {why}", turn, scores=scores[item.id])
+                )
+        elif item.state is active:
+            forced = guidance is not None and item.id in draft.set_aside
+            operation = demote(
+                item,
+                scores[item.id],
+                turn,
+                policy=state.policy,
+                # Advised away: summarized when it may be (demote), otherwise pruned.
+                profile=summarize_all(state.profile)
+                if forced and guidance is not None and item.id in guidance.demote_items
+                else state.profile,
+                summary_of=lambda item: summary_for_plan(state, item),
+                new_summaries=draft.new_summaries,
+                waiting=draft.waiting,
+                why=advised_why(guidance, item.id) if forced else BUDGET,
+            )
+            if operation is not None:
+                draft.operations.append(operation)
+                if operation.after is not None:
+                    draft.after_state[item.id] = operation.after
+    if draft.cold:
+        recall_earlier(draft, scores, state.profile.recall_threshold, state.cold_recalled)
+    # The user's messages asked about have their own note (engine.curation.user_room).
+    if left := len([i for i in draft.left_out if i not in draft.asked_left_out]):
+        were, them = (
+            ("1 message did not fit and was", "it")
+            if left == 1
+            else (f"{left} messages did not fit and were", "them")
+        )
+        draft.notes.append(f"{were} left out of this request only; nothing about {them} changed.")
+
+
+def protected_user_items(state: CurationState, candidates: Sequence[Item]) -> list[Item]:
+    """Active user items that may not be demoted now: no consent yet, or the user said keep
+    (their role compared inline, not through Item.user_owned: 10,000 candidates)."""
+    active = ItemState.ACTIVE
+    if state.policy in (ConsentChoice.SUMMARIZE, ConsentChoice.REMOVE):
+        return [i for i in candidates if i.role == "user" and i.state is active and i.kept_by_user]
+    return [i for i in candidates if i.role == "user" and i.state is active]
+
+
+def may_summarize(state: CurationState, item: Item) -> bool:
+    return item.state is ItemState.SUMMARIZED or (item.state is ItemState.ACTIVE and not item.pinned)
+
+
+def summary_for_plan(state: CurationState, item: Item) -> str | None:
+    if state.model_summaries is not None:
+        return state.model_summaries.ready(item)
+    return state.summarizer.summarize(item)
