@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tui import slash
@@ -23,6 +24,8 @@ ITEM_COMMANDS = {
     "restore": ItemVerb.RESTORE,
 }
 """The commands that act on one message of the context, and what they ask of it."""
+SETTINGS = frozenset({"system", "profile", "temperature"})
+"""The commands that show or change one of the session's own settings."""
 
 
 class SlashCommands(ChatPart):
@@ -36,59 +39,104 @@ class SlashCommands(ChatPart):
         self.context = context
         self.memory = memory
         self.models = models
+        self._handlers: dict[str, Callable[[str], bool]] = {
+            "compact": self._on_compact,
+            "tokens": self._on_tokens,
+            "attach": self._on_attach,
+            "remember": self._on_remember,
+            "memory": self._on_memory,
+            "model": self._on_model,
+            "new": self._on_new,
+            "help": self._on_help,
+        }
+        """The other commands: each says whether it was accepted (a refused one leaves the
+        composer as it is)."""
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The commands this part carries out."""
+        return frozenset(ITEM_COMMANDS) | SETTINGS | frozenset(self._handlers)
 
     def run(self, invocation: slash.Invocation) -> None:
         """Carry out a slash command; the composer is cleared once it is accepted."""
         name, argument = invocation.command.name, invocation.argument
         if name in ITEM_COMMANDS:
-            target = self._command_target(argument)
-            if target is None:
-                return
-            current = self.host.context.item(target) if self.host.context is not None else None
-            pinned = current is not None and current.pinned
-            if (name == "pin" and pinned) or (name == "unpin" and not pinned):
-                self.host.notify(f"#{target} is {'already' if pinned else 'not'} pinned.")
-            else:
-                self.host.post_message(ContextAction(ITEM_COMMANDS[name], target))
-        elif name == "compact":
-            if self.host.session is None:
-                self.host.notify("There is nothing to compact yet.")
-                return
-            self.background(self._compact(self.host.session.id))
-        elif name == "tokens":
-            from tui.screens.tokens import TokensScreen
+            accepted = self._on_item(name, argument)
+        elif name in SETTINGS:
+            accepted = self._on_setting(name, argument)
+        else:
+            accepted = self._handlers[name](argument)
+        if accepted:
+            self.host.composer.clear()
 
-            if self.host.context is None:
-                self.host.notify("Still counting; try again in a moment.")
-                return
-            self.host.app.push_screen(TokensScreen(self.host.context, exact=self.host.services.counter.exact))
-        elif name == "attach":
-            if not argument:
-                self.host.notify("Say which file: /attach path/to/file.txt", severity="warning")
-                return
-            self.attach_file(argument)
-        elif name == "remember":
-            if self.host.session is None:
-                self.host.notify("There is nothing to remember yet.")
-                return
-            self.memory.remember(self.host.session.id, asked=True)
-        elif name == "memory":
-            self.memory.open_screen()
-        elif name == "model" and not argument:
+    def _on_item(self, name: str, argument: str) -> bool:
+        target = self._command_target(argument)
+        if target is None:
+            return False
+        current = self.host.context.item(target) if self.host.context is not None else None
+        pinned = current is not None and current.pinned
+        if (name == "pin" and pinned) or (name == "unpin" and not pinned):
+            self.host.notify(f"#{target} is {'already' if pinned else 'not'} pinned.")
+        else:
+            self.host.post_message(ContextAction(ITEM_COMMANDS[name], target))
+        return True
+
+    def _on_compact(self, _: str) -> bool:
+        if self.host.session is None:
+            self.host.notify("There is nothing to compact yet.")
+            return False
+        self.background(self._compact(self.host.session.id))
+        return True
+
+    def _on_tokens(self, _: str) -> bool:
+        from tui.screens.tokens import TokensScreen
+
+        if self.host.context is None:
+            self.host.notify("Still counting; try again in a moment.")
+            return False
+        self.host.app.push_screen(TokensScreen(self.host.context, exact=self.host.services.counter.exact))
+        return True
+
+    def _on_attach(self, argument: str) -> bool:
+        if not argument:
+            self.host.notify("Say which file: /attach path/to/file.txt", severity="warning")
+            return False
+        self.attach_file(argument)
+        return True
+
+    def _on_remember(self, _: str) -> bool:
+        if self.host.session is None:
+            self.host.notify("There is nothing to remember yet.")
+            return False
+        self.memory.remember(self.host.session.id, asked=True)
+        return True
+
+    def _on_memory(self, _: str) -> bool:
+        self.memory.open_screen()
+        return True
+
+    def _on_new(self, _: str) -> bool:
+        self.host.action_new_session()
+        return True
+
+    def _on_help(self, _: str) -> bool:
+        self.host.action_help()
+        return True
+
+    def _on_model(self, argument: str) -> bool:
+        if not argument:
             self.choose_model()
-        elif name == "model":
+        else:
             session = self.host.session
             self.background(self.models.to(session.id if session is not None else None, argument))
-        elif name in ("system", "profile", "temperature"):
-            if self.host.session is None:
-                self.host.notify("Send a first message: settings belong to a session.", severity="warning")
-                return
-            self.background(self._setting(self.host.session.id, name, argument))
-        elif name == "new":
-            self.host.action_new_session()
-        elif name == "help":
-            self.host.action_help()
-        self.host.composer.clear()
+        return True
+
+    def _on_setting(self, name: str, argument: str) -> bool:
+        if self.host.session is None:
+            self.host.notify("Send a first message: settings belong to a session.", severity="warning")
+            return False
+        self.background(self._setting(self.host.session.id, name, argument))
+        return True
 
     def attach_file(self, argument: str) -> None:
         self.background(self._attach_file(argument))
