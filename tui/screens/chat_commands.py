@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from tui import slash
 from tui.messages import ContextAction, ItemVerb
 from tui.screens.chat_parts import ChatPart
+from tui.screens.chat_settings import SETTINGS, SettingCommands
 from tui.screens.consent import ConsentAnswer
 
 if TYPE_CHECKING:
@@ -24,8 +25,6 @@ ITEM_COMMANDS = {
     "restore": ItemVerb.RESTORE,
 }
 """The commands that act on one message of the context, and what they ask of it."""
-SETTINGS = frozenset({"system", "profile", "temperature"})
-"""The commands that show or change one of the session's own settings."""
 
 
 class SlashCommands(ChatPart):
@@ -39,6 +38,7 @@ class SlashCommands(ChatPart):
         self.context = context
         self.memory = memory
         self.models = models
+        self.settings = SettingCommands(host)
         self._handlers: dict[str, Callable[[str], bool]] = {
             "compact": self._on_compact,
             "tokens": self._on_tokens,
@@ -55,7 +55,7 @@ class SlashCommands(ChatPart):
     @property
     def names(self) -> frozenset[str]:
         """The commands this part carries out."""
-        return frozenset(ITEM_COMMANDS) | SETTINGS | frozenset(self._handlers)
+        return frozenset(ITEM_COMMANDS) | frozenset(SETTINGS) | frozenset(self._handlers)
 
     def run(self, invocation: slash.Invocation) -> None:
         """Carry out a slash command; the composer is cleared once it is accepted."""
@@ -63,7 +63,7 @@ class SlashCommands(ChatPart):
         if name in ITEM_COMMANDS:
             accepted = self._on_item(name, argument)
         elif name in SETTINGS:
-            accepted = self._on_setting(name, argument)
+            accepted = self.settings.run(name, argument)
         else:
             accepted = self._handlers[name](argument)
         if accepted:
@@ -131,13 +131,6 @@ class SlashCommands(ChatPart):
             self.background(self.models.to(session.id if session is not None else None, argument))
         return True
 
-    def _on_setting(self, name: str, argument: str) -> bool:
-        if self.host.session is None:
-            self.host.notify("Send a first message: settings belong to a session.", severity="warning")
-            return False
-        self.background(self._setting(self.host.session.id, name, argument))
-        return True
-
     def attach_file(self, argument: str) -> None:
         self.background(self._attach_file(argument))
 
@@ -192,50 +185,6 @@ class SlashCommands(ChatPart):
 
             host.app.push_screen(ConsentScreen(request), answered)
 
-    async def _setting(self, session_id: int, name: str, argument: str) -> None:
-        """Show or change one of the session's own settings (/system, /profile)."""
-        from dataclasses import replace
-
-        from engine.curation.budget import ProfileName
-
-        host = self.host
-        context = host.services.context
-        settings, system_prompt = await context.settings(session_id)
-        if name == "temperature":
-            if not argument:
-                shown = (
-                    "the server's default" if settings.temperature is None else f"{settings.temperature:g}"
-                )
-                host.notify(f"Temperature: {shown}.")
-                return
-            understood, degrees = _temperature(argument)
-            if not understood:
-                host.notify("The temperature is a number from 0 to 2, or default.", severity="warning")
-                return
-            changed = replace(settings, temperature=degrees)
-            said = "the server's default temperature" if degrees is None else f"temperature {degrees:g}"
-        elif name == "system":
-            if not argument:
-                own = "this session's own" if settings.system_prompt is not None else "the config's"
-                host.notify(f"System prompt ({own}): {system_prompt or '(none)'}", timeout=15)
-                return
-            value = None if argument.lower() == "default" else argument
-            changed = replace(settings, system_prompt=value)
-            said = "the config's system prompt again" if value is None else "its own system prompt"
-        else:
-            if not argument:
-                host.notify(f"Curation profile: {settings.profile or 'as the config says'}.")
-                return
-            if argument.lower() not in set(ProfileName):
-                names = ", ".join(p.value for p in ProfileName)
-                host.notify(f"There is no profile {argument!r}: choose one of {names}.", severity="warning")
-                return
-            changed = replace(settings, profile=argument.lower())
-            said = f"the {argument.lower()} profile"
-        view = await context.update_settings(session_id, changed)
-        host.show_context(view)
-        host.notify(f"This session now uses {said}, from the next request on.")
-
     def choose_model(self) -> None:
         """Open the model picker (``/model`` alone, or the command palette)."""
         self.models.choose()
@@ -254,14 +203,3 @@ class SlashCommands(ChatPart):
             )
             return None
         return number
-
-
-def _temperature(argument: str) -> tuple[bool, float | None]:
-    """Whether ``argument`` is a temperature, and which: ``default`` (None) or a number from 0 to 2."""
-    if argument.lower() == "default":
-        return True, None
-    try:
-        value = float(argument)
-    except ValueError:
-        return False, None
-    return (True, value) if 0 <= value <= 2 else (False, None)
