@@ -175,7 +175,7 @@ class ChatScreen(Screen[None]):
         # Only now: importing the model's client competes with reading the session's curation
         # for the one interpreter (a second or more of a long session's opening). A message sent
         # meanwhile waits for the same warm-up, in a thread.
-        self.commands.background(self.engine_loading.warm_up())
+        self.engine_loading.background(self.engine_loading.warm_up())
 
     @property
     def session(self) -> Session | None:
