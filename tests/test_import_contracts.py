@@ -32,6 +32,8 @@ class Import:
     module: str
     line: int
     typing_only: bool
+    names: tuple[str, ...] = ()
+    """What ``from module import ...`` names (a name may be a module itself)."""
 
 
 def imports_of(path: Path) -> list[Import]:
@@ -53,7 +55,8 @@ def imports_of(path: Path) -> list[Import]:
         if isinstance(node, ast.Import):
             found.extend(Import(alias.name, node.lineno, typing_only) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
-            found.append(Import(node.module, node.lineno, typing_only))
+            names = tuple(alias.name for alias in node.names)
+            found.append(Import(node.module, node.lineno, typing_only, names))
         visit(node, typing_only)
 
     visit(tree, False)
@@ -86,6 +89,78 @@ def test_every_module_of_the_project_keeps_the_direction_of_dependency() -> None
     checked = modules()
     assert len(checked) > 150  # the whole tree, not a list kept by hand
     assert [b for path in checked for b in breaches(path)] == []
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    """Which modules of ``package`` each of its modules imports: wherever the import stands, type-only
+    (``if TYPE_CHECKING:``) and inside functions included."""
+    paths = {module_name(p): p for p in sorted((ROOT / package).rglob("*.py"))}
+    graph: dict[str, set[str]] = {name: set() for name in paths}
+    for name, path in paths.items():
+        for found in imports_of(path):
+            targets = [f"{found.module}.{n}" for n in found.names if f"{found.module}.{n}" in paths]
+            if not targets and found.module in paths:
+                targets = [found.module]
+            graph[name].update(t for t in targets if t != name)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other in a circle (strongly connected, more than one)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in order:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], order[target])
+        if low[module] == order[module]:
+            group = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return found
+
+
+def test_the_ui_modules_import_each_other_in_no_circle() -> None:
+    """A part of a screen is read (and changed) without its screen: what it needs comes through a
+    narrow interface, never by importing the module that imports it."""
+    graph = import_graph("tui")
+    assert len(graph) > 40
+    assert circles(graph) == []
+
+
+def test_the_circle_check_sees_type_only_and_package_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "tui" / "screens").mkdir(parents=True)
+    (tmp_path / "tui" / "__init__.py").write_text("")
+    (tmp_path / "tui" / "screens" / "__init__.py").write_text("")
+    (tmp_path / "tui" / "screens" / "a.py").write_text("from tui.screens import b\n")
+    (tmp_path / "tui" / "screens" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from tui.screens.c import C\n"
+    )
+    (tmp_path / "tui" / "screens" / "c.py").write_text("def f():\n    import tui.screens.a\n")
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    assert circles(import_graph("tui")) == [["tui.screens.a", "tui.screens.b", "tui.screens.c"]]
+    (tmp_path / "tui" / "screens" / "c.py").write_text("import tui.screens\n")
+    assert circles(import_graph("tui")) == []
 
 
 @pytest.mark.parametrize(

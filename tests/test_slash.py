@@ -379,3 +379,15 @@ async def test_temperature_is_sent_for_this_session_only_when_set(fake_server: F
         await type_command(pilot, app, "/temperature default")
         await send(pilot, "as usual")
         assert "temperature" not in fake_server.requests[-1]["body"]
+
+
+def test_the_chat_screen_carries_out_every_command_help_lists() -> None:
+    """Each command /help lists (and the composer completes) is one the chat screen knows: a
+    missing one would fail as the user sends it."""
+    from typing import Any, cast
+
+    from tui.screens.chat_commands import SlashCommands
+
+    nothing = cast(Any, None)
+    commands = SlashCommands(nothing, context=nothing, memory=nothing, models=nothing)
+    assert {command.name for command in COMMANDS} <= commands.names

@@ -30,7 +30,8 @@ from tests.apphelpers import make_app, stored_messages, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_typing import not_keep, small_window, until_heedful_asks, user_actions
 from tui.app import HeedfulApp
-from tui.screens.chat import LOAD_GROUP, ChatScreen
+from tui.screens.chat import ChatScreen
+from tui.screens.chat_host import LOAD_GROUP
 
 ALPHABET = string.ascii_letters + string.digits + " .,;:!?'\"()-_/[]{}@#$%&*+=<>|~`^\\"
 """Ordinary keys: letters, digits, space and punctuation (Enter is added between segments)."""

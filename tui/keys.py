@@ -14,20 +14,21 @@ from dataclasses import dataclass
 from textual.binding import Binding
 from textual.keys import _character_to_key
 
-from tui.screens.chat import ChatScreen
+from tui.screens.chat_bindings import CHAT_BINDINGS
 from tui.screens.consent import ConsentScreen
 from tui.screens.large_message import LargeMessageScreen
 from tui.widgets.context_panel import ContextList, ContextPanel
 from tui.widgets.message_view import MessageView
 
 WHERE = (
-    ("anywhere", ChatScreen),
-    ("context panel", ContextPanel),
-    ("context panel", ContextList),
-    ("focused message", MessageView),
-    ("consent dialog", ConsentScreen),
-    ("large message", LargeMessageScreen),
+    ("anywhere", CHAT_BINDINGS),
+    ("context panel", ContextPanel.BINDINGS),
+    ("context panel", ContextList.BINDINGS),
+    ("focused message", MessageView.BINDINGS),
+    ("consent dialog", ConsentScreen.BINDINGS),
+    ("large message", LargeMessageScreen.BINDINGS),
 )
+"""Where each binding is pressed (the chat screen's apply anywhere), and the bindings there."""
 PLAIN_KEYS = frozenset({"space", *(_character_to_key(c) for c in string.punctuation)})
 """Key names that type a character (besides letters and digits): never an action's key."""
 
@@ -48,8 +49,8 @@ class KeyHelp:
 def configurable() -> Iterator[KeyHelp]:
     """Every binding that has an id, with its default keys, once per id and place."""
     seen: set[tuple[str, str]] = set()
-    for where, owner in WHERE:
-        for binding in owner.BINDINGS:
+    for where, bindings in WHERE:
+        for binding in bindings:
             if isinstance(binding, Binding) and binding.id and (binding.id, where) not in seen:
                 seen.add((binding.id, where))
                 description = binding.tooltip or binding.description

@@ -7,28 +7,30 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from engine.chat import MessagePage, Session
 from engine.curation.consent import ConsentChoice
-from engine.errors import StoreError
-from engine.text import analysis
 from tui import heap, slash
 from tui.log_gate import gated
-from tui.messages import ContextAction, ItemVerb, MessageAction
+from tui.messages import ContextAction, MessageAction
+from tui.screens.chat_bindings import CHAT_BINDINGS
 from tui.screens.chat_commands import SlashCommands
 from tui.screens.chat_context import ContextActions
 from tui.screens.chat_draft import DraftHints
 from tui.screens.chat_focus import FocusModel
+from tui.screens.chat_host import LOAD_GROUP, TURN_GROUP, USAGE_GROUP
+from tui.screens.chat_loading import EngineLoading, finished
 from tui.screens.chat_memory import MemoryActions
 from tui.screens.chat_messages import MessageActions
+from tui.screens.chat_model import ModelSwitch
 from tui.screens.chat_pages import EMPTY, LAST_SESSION, SessionPages
 from tui.screens.chat_send import Sending
 from tui.screens.chat_turn_view import TurnView
-from tui.screens.chat_wording import welcome_text
+from tui.screens.chat_wording import unplanned_failure, welcome_text
 from tui.services import AppServices
 from tui.widgets.composer import Composer
 from tui.widgets.context_panel import ContextPanel
@@ -42,21 +44,8 @@ if TYPE_CHECKING:
 
     from engine.curation.context_view import ContextView
 
-TURN_GROUP = "turn"
-LOAD_GROUP = "load"
-USAGE_GROUP = "usage"
-SUMMARY_GROUP = "summaries"
-"""Model summaries being written after a turn (never waited for)."""
 NARROW_WIDTH = 90
 """Terminals narrower than this hide the context panel until F2 asks for it."""
-
-
-async def _finished(worker: Worker[None]) -> None:
-    """Wait until ``worker`` has ended, however it ends. Cancelling this wait (Esc stopping the
-    turn that waits) leaves the worker running: awaiting its task directly would cancel it too."""
-    waiting = asyncio.ensure_future(worker.wait())
-    waiting.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen, not raised
-    await asyncio.wait([waiting])
 
 
 class ChatScreen(Screen[None]):
@@ -64,67 +53,7 @@ class ChatScreen(Screen[None]):
 
     CSS_PATH = "chat.tcss"
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "stop", "Stop", tooltip="Stop the reply that is streaming", id="stop"),
-        Binding("ctrl+r", "retry", "Retry", tooltip="Ask for the last reply again", id="retry"),
-        Binding(
-            "ctrl+g",
-            "continue_reply",
-            "Continue",
-            show=False,
-            tooltip="Continue a reply that was cut off, where it stopped",
-            id="continue_reply",
-        ),
-        Binding("ctrl+n", "new_session", "New", tooltip="Start a new session", id="new_session"),
-        Binding("ctrl+o", "sessions", "Sessions", tooltip="Open, rename or delete sessions", id="sessions"),
-        Binding("alt+c", "copy_reply", "Copy", tooltip="Copy the last reply", id="copy_reply"),
-        Binding(
-            "f2", "toggle_context", "Context", tooltip="Show or hide the context panel", id="toggle_context"
-        ),
-        Binding(
-            "f4",
-            "consent",
-            "Consent",
-            tooltip="Answer Heedful's request to summarize or remove your older messages",
-            id="consent",
-        ),
-        Binding("f5", "preview", "Preview", tooltip="Show exactly what the next request sends", id="preview"),
-        Binding("f6", "ledger", "Ledger", tooltip="The session's forgetting log, with restore", id="ledger"),
-        Binding("f3", "connect", "Connect", tooltip="How to connect a model", id="connect"),
-        Binding("f1", "help", "Help", tooltip="Keys and help", id="help"),
-        Binding(
-            "tab",
-            "cycle_focus(1)",
-            "Next area",
-            show=False,
-            tooltip="Move to the next area: composer, context panel, conversation",
-            id="focus_next",
-        ),
-        Binding(
-            "shift+tab",
-            "cycle_focus(-1)",
-            "Previous area",
-            show=False,
-            tooltip="Move to the previous area: composer, context panel, conversation",
-            id="focus_previous",
-        ),
-        Binding(
-            "ctrl+home",
-            "first_message",
-            "First message",
-            show=False,
-            tooltip="Show the session from its first message",
-            id="first_message",
-        ),
-        Binding(
-            "ctrl+end",
-            "latest_message",
-            "Latest message",
-            show=False,
-            tooltip="Show the session's latest messages",
-            id="latest_message",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = CHAT_BINDINGS
 
     def __init__(self, services: AppServices) -> None:
         super().__init__()
@@ -143,18 +72,23 @@ class ChatScreen(Screen[None]):
         self.draft_hint = LaidOutStatic("", id="draft-hint")
         """What the message being typed would bring back, the commands it could be, or the edit."""
         self._narrow = False
-        self.editing: int | None = None
-        """The user message being edited in the composer: sending replaces it and what followed."""
+        self._editing: int | None = None
         self.context_panel = ContextPanel(id="context")
+        # The parts (tui/screens/chat_*.py): each sees the screen as a ChatHost, and is handed the
+        # parts it talks to.
         self.draft = DraftHints(self)
-        self.message_actions = MessageActions(self)
-        self.commands = SlashCommands(self)
-        self.context_actions = ContextActions(self)
+        self.models = ModelSwitch(self)
+        self.engine_loading = EngineLoading(self, models=self.models)
         self.memory_actions = MemoryActions(self)
-        self.pages = SessionPages(self)
-        self.turn_view = TurnView(self)
+        self.context_actions = ContextActions(self)
+        self.pages = SessionPages(self, memory=self.memory_actions)
+        self.message_actions = MessageActions(self, draft=self.draft, pages=self.pages)
+        self.commands = SlashCommands(
+            self, context=self.context_actions, memory=self.memory_actions, models=self.models
+        )
+        self.turn_view = TurnView(self, draft=self.draft)
         self.focus_model = FocusModel(self)
-        self.sending = Sending(self)
+        self.sending = Sending(self, context=self.context_actions)
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -172,7 +106,9 @@ class ChatScreen(Screen[None]):
         self.call_after_refresh(heap.started)  # the first frame is drawn: collections resume
         self.composer.focus()
         self.open_session(self.services.session_id)
-        self.run_worker(self._fill_panel(), exit_on_error=False)  # the first frame does without it
+        self.run_worker(
+            self.engine_loading.fill_panel(), exit_on_error=False
+        )  # the first frame does without it
 
     def on_resize(self, event: events.Resize) -> None:
         """Under NARROW_WIDTH columns the chat keeps the room: the panel hides (F2 still shows it)."""
@@ -233,18 +169,27 @@ class ChatScreen(Screen[None]):
             if session is not None:
                 await asyncio.to_thread(self.services.store.set_state, LAST_SESSION, str(session.id))
             await self.engine_ready()
-            await self.commands.use_session_model(session)
+            await self.models.use_session_model(session)
             await self.refresh_usage()
         heap.settle()  # the session and its curation are loaded: they live until the next switch
         # Only now: importing the model's client competes with reading the session's curation
         # for the one interpreter (a second or more of a long session's opening). A message sent
         # meanwhile waits for the same warm-up, in a thread.
-        self.commands.background(self._warm_up())
+        self.engine_loading.background(self.engine_loading.warm_up())
 
     @property
     def session(self) -> Session | None:
         """The session on screen; None for a new chat, stored with its first message."""
         return self._session
+
+    @property
+    def editing(self) -> int | None:
+        """The user message being edited in the composer: sending replaces it and what followed."""
+        return self._editing
+
+    def edit(self, message_id: int | None) -> None:
+        """Edit the user message ``message_id`` from now on (None: no edit)."""
+        self._editing = message_id
 
     def adopt_session(self, session: Session) -> None:
         """The session on screen was stored, or changed (a new chat's first message, a file
@@ -253,37 +198,8 @@ class ChatScreen(Screen[None]):
         self.header.show_title(session.title)
 
     async def engine_ready(self) -> None:
-        """Wait for the engine; the first time, load it once the screen is drawn (a thread imports
-        it while the user can already read and type), then tell what the loading found."""
-        if self.services.ready:
-            return
-        await self._first_frame_drawn()
-        await self.context_panel.fill()  # before the thread starts: a short wait, less for it to share
-        engine = await self.services.engine()
-        self.commands.show_model()  # now with the provider it talks to
-        for notice in engine.notices:
-            self.notify(notice.text, severity=notice.severity, timeout=15)
-        engine.notices.clear()
-
-    async def _first_frame_drawn(self) -> None:
-        """Return once the app's first frame is on the terminal (not just refreshed: Textual drops
-        the frames it draws while its start-up holds updates back)."""
-        first_frame = getattr(self.app, "first_frame", None)
-        if isinstance(first_frame, asyncio.Event):
-            await first_frame.wait()
-        else:
-            drawn = asyncio.Event()
-            if self.call_after_refresh(drawn.set):
-                await drawn.wait()
-
-    async def _fill_panel(self) -> None:
-        await self._first_frame_drawn()
-        await self.context_panel.fill()
-
-    async def _warm_up(self) -> None:
-        await self.services.turns.warm_up()
-        await asyncio.to_thread(analysis.warm_up)
-        heap.keep()  # the client's modules, and the text reader's, live as long as the app
+        """Wait for the engine (the first time, load it once the screen is drawn)."""
+        await self.engine_loading.engine_ready()
 
     @on(MessageList.NeedsMore)
     def _read_page(self, event: MessageList.NeedsMore) -> None:
@@ -355,57 +271,22 @@ class ChatScreen(Screen[None]):
         # decides which session the message goes to): let it finish first.
         try:
             for loading in [w for w in self.workers if w.group == LOAD_GROUP and not w.is_finished]:
-                await _finished(loading)
+                await finished(loading)
             await self.engine_ready()
         except asyncio.CancelledError:
             self.draft.show("")  # stopped before it was sent: it is still in the composer
             raise
         self.workers.cancel_group(self, USAGE_GROUP)  # the last turn's preview: this turn plans anew
-        turns = self.services.turns
-        session_id = self.session.id if self.session else None
-        if text is None:
-            if session_id is None:
-                self.notify("Nothing to retry yet.")
-                return
-            events = turns.resume(session_id) if resume else turns.retry(session_id)
-        else:
-            if branch_from is not None and session_id is not None:
-                from engine.turn.conversation_edits import NotEditable  # after the first frame
-
-                try:
-                    gone = await turns.edits().branch_at(session_id, branch_from)
-                except NotEditable as refused:
-                    self.notify(str(refused), severity="warning")
-                    return
-                await self.message_list.drop(gone.ids)
-            events = turns.send(session_id, text)
+        events = await self.turn_view.start(text, resume=resume, branch_from=branch_from)
+        if events is None:
+            return
         try:
             await self.turn_view.show(events, sending=text)
             if answer is not None and self.turn_view.sent_id is not None:
                 self.context_actions.answer_sent(self.turn_view.sent_id, answer)
         finally:
             self.memory_actions.restart_idle_timer()
-            # Not awaited: planning the next request again takes a while in a long session, and
-            # the user may send the next message meanwhile.
-            self._after_turn()
-            if self.session is not None:
-                self._write_summaries(self.session.id)
-
-    @work(exclusive=True, group=USAGE_GROUP, exit_on_error=False)
-    async def _after_turn(self) -> None:
-        """Show what the next request would send (never asking: that waits for the user to act)."""
-        await self.refresh_usage()
-        await asyncio.to_thread(self.services.store.checkpoint)
-        heap.release()  # what the turn and its preview planning freed
-
-    @work(group=SUMMARY_GROUP, exit_on_error=False)
-    async def _write_summaries(self, session_id: int) -> None:
-        """Have the model write the summaries the last plan asked for, in the background (while a
-        run is under way, it takes them and this one ends at once); then the panel shows them,
-        unless a turn is under way."""
-        written = await self.services.turns.write_summaries(session_id)
-        if written and not self.busy and self.session is not None and self.session.id == session_id:
-            await self.refresh_usage()
+            self.turn_view.after()
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
@@ -413,15 +294,8 @@ class ChatScreen(Screen[None]):
         if event.state != WorkerState.ERROR:
             return
         error = event.worker.error
-        if isinstance(error, StoreError):
-            self.notify(error.user_message, title="Could not save", severity="error", timeout=20)
-        else:
-            self.notify(
-                f"{type(error).__name__}: {error}. Your message is kept; Ctrl+R retries.",
-                title="Something went wrong",
-                severity="error",
-                timeout=20,
-            )
+        title, text = unplanned_failure(error)
+        self.notify(text, title=title, severity="error", timeout=20)
         self.log.error("worker failed", gated(f"{type(error).__name__}: {error}"))
 
     # --- links in replies ----------------------------------------------------------------------
@@ -437,7 +311,7 @@ class ChatScreen(Screen[None]):
         if self.busy:
             self.workers.cancel_group(self, TURN_GROUP)
         elif self.editing is not None:
-            self.editing = None
+            self._editing = None
             self.composer.clear()
             self.draft.show("")
             self.notify("Edit cancelled; the conversation is as it was.")
@@ -463,53 +337,14 @@ class ChatScreen(Screen[None]):
         self.composer.focus()
 
     def action_sessions(self) -> None:
-        from tui.screens.sessions import SessionChoice, SessionsScreen
-
-        def chosen(choice: int | None) -> None:
-            if choice is not None:
-                if self.session is not None and self.session.id != choice:
-                    self.memory_actions.remember(self.session.id, asked=False)
-                hit = choice.message_id if isinstance(choice, SessionChoice) else None
-                self.open_session(int(choice), at_message=hit)
-            elif self.session is not None:
-                # The open session may have been renamed or deleted in the picker.
-                self.open_session(self.session.id)
-
-        if self.refused_while_busy():
-            return
-        current = self.session.id if self.session else None
-        self.app.push_screen(SessionsScreen(self.services.store, current=current), chosen)
+        if not self.refused_while_busy():
+            self.pages.choose_session()
 
     def action_copy_reply(self) -> None:
-        self.pages.background(self._copy_reply())
-
-    async def _copy_reply(self) -> None:
-        reply = await self.pages.last_reply()
-        if reply is None:
-            self.notify("There is no reply to copy yet.")
-            return
-        self.message_actions.copy_text(reply.sent_text, "the last reply")
+        self.message_actions.copy_last_reply()
 
     def action_toggle_context(self) -> None:
-        panel = self.context_panel
-        panel.display = not panel.display
-        if panel.display:
-            self.focus_panel()
-        else:
-            self.composer.focus()
-
-    def focus_panel(self) -> None:
-        """Focus the context panel's rows: at once, or once mounted (asked for before the parts
-        the first frame does without were)."""
-        if self.context_panel.rows.is_mounted:
-            self.context_panel.rows.focus()
-        else:
-            self.run_worker(self._focus_panel(), exit_on_error=False)
-
-    async def _focus_panel(self) -> None:
-        await self.context_panel.fill()
-        if self.context_panel.display:
-            self.context_panel.rows.focus()
+        self.focus_model.toggle_panel()
 
     # --- the draft preview ----------------------------------------------------------------------
 
@@ -529,9 +364,6 @@ class ChatScreen(Screen[None]):
 
     def run_command(self, invocation: slash.Invocation) -> None:
         self.commands.run(invocation)
-
-    def run_context_action(self, action: ItemVerb, item_id: int) -> None:
-        self.context_actions.run(action, item_id)
 
     def action_preview(self) -> None:
         self.context_actions.preview()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from engine.curation.consent import ConsentChoice
 from tui import heap
 from tui.messages import ItemVerb
+from tui.screens.chat_host import USAGE_GROUP
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_pins import PinActions
 from tui.screens.consent import ConsentAnswer, ConsentScreen
@@ -19,15 +20,15 @@ if TYPE_CHECKING:
     from textual.timer import Timer
 
     from engine.curation.context_view import ContextView
-    from tui.screens.chat import ChatScreen
+    from tui.screens.chat_host import ChatHost
 
 BUILD_POLL = 0.3
 """How often, while a long session's curation is still being read, the panel checks how far it got."""
 
 
 class ContextActions(ChatPart):
-    def __init__(self, screen: ChatScreen) -> None:
-        super().__init__(screen)
+    def __init__(self, host: ChatHost) -> None:
+        super().__init__(host)
         self.asked: set[int] = set()
         """Messages the consent dialog has asked about: a send raises it again only for new ones."""
 
@@ -45,7 +46,7 @@ class ContextActions(ChatPart):
             self._build_heap = contextlib.ExitStack()
             self._build_heap.enter_context(heap.loading())
         if self._build_timer is None:
-            self._build_timer = self.screen.set_timer(BUILD_POLL, self._check_build)
+            self._build_timer = self.host.set_timer(BUILD_POLL, self._check_build)
 
     def _built(self) -> None:
         """The curation is whole (or another session shown): it lives until the next switch."""
@@ -55,18 +56,16 @@ class ContextActions(ChatPart):
             heap.settle()
 
     def _check_build(self) -> None:
-        from tui.screens.chat import USAGE_GROUP
-
         self._build_timer = None
-        screen = self.screen
-        shown = screen.context.building if screen.context is not None else None
-        if shown is None or screen.session is None:
+        host = self.host
+        shown = host.context.building if host.context is not None else None
+        if shown is None or host.session is None:
             self._built()
             return
-        if screen.services.turns.building(screen.session.id) == shown or not screen.settled:
-            self._build_timer = screen.set_timer(BUILD_POLL, self._check_build)
+        if host.services.turns.building(host.session.id) == shown or not host.settled:
+            self._build_timer = host.set_timer(BUILD_POLL, self._check_build)
             return
-        screen.run_worker(screen.refresh_usage(), group=USAGE_GROUP, exclusive=True, exit_on_error=False)
+        host.run_worker(host.refresh_usage(), group=USAGE_GROUP, exclusive=True, exit_on_error=False)
 
     def run(self, action: ItemVerb, item_id: int) -> None:
         self.background(self._run(action, item_id))
@@ -75,29 +74,29 @@ class ContextActions(ChatPart):
         """Pin, restore, forget or inspect a message; the engine decides, the panel shows the result."""
         from engine.curation.session_curation import CurationRefused
 
-        if self.screen.session is None or self.screen.context is None:
+        if self.host.session is None or self.host.context is None:
             return
-        if self.screen.busy:
-            self.screen.notify("A reply is still streaming; try again when it is done.", severity="warning")
+        if self.host.busy:
+            self.host.notify("A reply is still streaming; try again when it is done.", severity="warning")
             return
-        context = self.screen.services.context
-        session_id = self.screen.session.id
+        context = self.host.services.context
+        session_id = self.host.session.id
         if self._uncurated(item_id):
             return
         if action is ItemVerb.INSPECT:
             detail = await context.inspect(session_id, item_id)
 
-            def chosen(follow_up: str | None) -> None:
+            def chosen(follow_up: ItemVerb | None) -> None:
                 if follow_up is not None:
-                    self.run(ItemVerb(follow_up), item_id)
+                    self.run(follow_up, item_id)
 
-            await self.screen.app.push_screen(InspectScreen(detail), chosen)
+            await self.host.app.push_screen(InspectScreen(detail), chosen)
             return
-        current = self.screen.context.item(item_id)
+        current = self.host.context.item(item_id)
         try:
             if action is ItemVerb.PIN:
                 if not (current is not None and current.pinned):
-                    await PinActions(self.screen).pin(session_id, item_id)  # within the pin limits
+                    await PinActions(self.host).pin(session_id, item_id)  # within the pin limits
                     return
                 view = await context.pin(session_id, item_id, pinned=False)
                 said = f"Unpinned #{item_id}."
@@ -113,27 +112,27 @@ class ContextActions(ChatPart):
                 view = await context.forget(session_id, item_id)
                 said = f"Forgot #{item_id}. It stays in the store; Alt+R restores it."
         except CurationRefused as refused:
-            self.screen.notify(str(refused), severity="warning")
+            self.host.notify(str(refused), severity="warning")
             return
-        self.screen.show_context(view)
-        self.screen.notify(said)
+        self.host.show_context(view)
+        self.host.notify(said)
 
     def _uncurated(self, item_id: int) -> bool:
         """True, and the user told why, if the message is older than the part of a long session
         that is curated: the engine knows nothing about it, so it can be neither pinned nor inspected."""
         from engine.curation.session_curations import CURATED_LIMIT
 
-        context = self.screen.context
+        context = self.host.context
         if context is None or item_id > context.uncurated_through:
             return False
         if context.building is not None:
-            self.screen.notify(
+            self.host.notify(
                 f"#{item_id} is not curated yet: the session's messages are still being read, the "
                 "latest first. Try again in a moment.",
                 severity="warning",
             )
             return True
-        self.screen.notify(
+        self.host.notify(
             f"#{item_id} is older than the latest {CURATED_LIMIT:,} messages, the ones curated in a session "
             "this long: it stays in the store, is sent only when a message names what it holds, and is "
             "not pinned or inspected.",
@@ -144,12 +143,10 @@ class ContextActions(ChatPart):
     def preview(self) -> None:
         from tui.screens.preview import PreviewScreen
 
-        if self.screen.context is None:
-            self.screen.notify("Still counting; try again in a moment.")
+        if self.host.context is None:
+            self.host.notify("Still counting; try again in a moment.")
             return
-        self.screen.app.push_screen(
-            PreviewScreen(self.screen.context, exact=self.screen.services.counter.exact)
-        )
+        self.host.app.push_screen(PreviewScreen(self.host.context, exact=self.host.services.counter.exact))
 
     def ledger(self) -> None:
         self.background(self._ledger())
@@ -157,19 +154,19 @@ class ContextActions(ChatPart):
     async def _ledger(self) -> None:
         from tui.screens.ledger import LedgerScreen
 
-        if self.screen.session is None:
-            self.screen.notify("Nothing has been decided yet: the ledger starts with the first message.")
+        if self.host.session is None:
+            self.host.notify("Nothing has been decided yet: the ledger starts with the first message.")
             return
-        entries = await self.screen.services.context.ledger(self.screen.session.id)
+        entries = await self.host.services.context.ledger(self.host.session.id)
 
         def chosen(item_id: int | None) -> None:
             if item_id is not None:
                 self.run(ItemVerb.RESTORE, item_id)
 
-        await self.screen.app.push_screen(LedgerScreen(entries, tokens_saved=self._tokens_saved()), chosen)
+        await self.host.app.push_screen(LedgerScreen(entries, tokens_saved=self._tokens_saved()), chosen)
 
     def _tokens_saved(self) -> int:
-        return self.screen.context.session_saved_tokens if self.screen.context else 0
+        return self.host.context.session_saved_tokens if self.host.context else 0
 
     def stats(self) -> None:
         self.background(self._stats())
@@ -178,62 +175,62 @@ class ContextActions(ChatPart):
         from engine.curation.forgetting_stats import forgetting_stats
         from tui.screens.forgetting_stats import StatsScreen
 
-        if self.screen.session is None:
-            self.screen.notify("Nothing has been forgotten yet: statistics start with the first message.")
+        if self.host.session is None:
+            self.host.notify("Nothing has been forgotten yet: statistics start with the first message.")
             return
-        entries = await self.screen.services.context.ledger(self.screen.session.id)
-        await self.screen.app.push_screen(StatsScreen(forgetting_stats(entries, self._tokens_saved())))
+        entries = await self.host.services.context.ledger(self.host.session.id)
+        await self.host.app.push_screen(StatsScreen(forgetting_stats(entries, self._tokens_saved())))
 
     def consent(self) -> None:
         """F4: ask now about the user's messages, if Heedful has anything to ask."""
-        if self.screen.context is None or self.screen.context.consent is None:
-            self.screen.notify("Heedful has nothing to ask about your messages right now.")
+        if self.host.context is None or self.host.context.consent is None:
+            self.host.notify("Heedful has nothing to ask about your messages right now.")
             return
         self._ask_consent(sent=None)
 
     def ask_on_send(self, text: str) -> None:
         """The user sent a message while Heedful has a question about older ones that it has not
         asked yet: ask it now, the moment they act (never after a reply lands, nor mid-typing)."""
-        consent = self.screen.context.consent if self.screen.context else None
+        consent = self.host.context.consent if self.host.context else None
         if consent is not None and any(i.item_id not in self.asked for i in consent.items):
             self._ask_consent(sent=text)
 
     def _ask_consent(self, *, sent: str | None) -> None:
-        consent = self.screen.context.consent if self.screen.context else None
-        if consent is None or self.screen.session is None:
+        consent = self.host.context.consent if self.host.context else None
+        if consent is None or self.host.session is None:
             return
-        if any(isinstance(open_, ConsentScreen) for open_ in self.screen.app.screen_stack):
+        if any(isinstance(open_, ConsentScreen) for open_ in self.host.app.screen_stack):
             return  # one question at a time: what is new is asked at the next send, or F4
         self.asked.update(i.item_id for i in consent.items)
-        session_id = self.screen.session.id
+        session_id = self.host.session.id
 
         def answered(answer: ConsentAnswer | None) -> None:
             if answer is not None:
                 self.record_consent(session_id, answer)
 
-        self.screen.app.push_screen(ConsentScreen(consent, sent=sent), answered)
+        self.host.app.push_screen(ConsentScreen(consent, sent=sent), answered)
 
     def answer_sent(self, item_id: int, choice: ConsentChoice) -> None:
         """What the user chose as they sent a message larger than a request: keep it whole, or
         summarize it (room is short for it from the next request on). Recorded once it is sent."""
-        if self.screen.session is not None:
-            self.record_consent(self.screen.session.id, ConsentAnswer({item_id: choice}, None))
+        if self.host.session is not None:
+            self.record_consent(self.host.session.id, ConsentAnswer({item_id: choice}, None))
 
     def record_consent(self, session_id: int, answer: ConsentAnswer) -> None:
         if not answer.answers and answer.remember is None:
-            self.screen.notify("Your messages stay as they are; what does not fit is not sent. F4 answers.")
+            self.host.notify("Your messages stay as they are; what does not fit is not sent. F4 answers.")
             return
         self.background(self._record_consent(session_id, answer))
 
     async def _record_consent(self, session_id: int, answer: ConsentAnswer) -> None:
-        view = await self.screen.services.context.answer_consent(
+        view = await self.host.services.context.answer_consent(
             session_id, answer.answers, remember=answer.remember
         )
-        if self.screen.session is not None and self.screen.session.id == session_id:
-            self.screen.show_context(view)
+        if self.host.session is not None and self.host.session.id == session_id:
+            self.host.show_context(view)
         counts: dict[str, int] = {}
         for choice in answer.answers.values():
             counts[choice.value] = counts.get(choice.value, 0) + 1
         summary = ", ".join(f"{n} {choice}" for choice, n in counts.items())
         remembered = f"; from now on: {answer.remember.value}" if answer.remember else ""
-        self.screen.notify(f"Recorded your answer ({summary}){remembered}.")
+        self.host.notify(f"Recorded your answer ({summary}){remembered}.")

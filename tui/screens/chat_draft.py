@@ -14,7 +14,7 @@ from tui.screens.chat_parts import ChatPart
 if TYPE_CHECKING:
     from textual.timer import Timer
 
-    from tui.screens.chat import ChatScreen
+    from tui.screens.chat_host import ChatHost
 
 DRAFT_GROUP = "draft"
 DRAFT_DEBOUNCE = 0.4
@@ -22,49 +22,49 @@ DRAFT_DEBOUNCE = 0.4
 
 
 class DraftHints(ChatPart):
-    def __init__(self, screen: ChatScreen) -> None:
-        super().__init__(screen)
+    def __init__(self, host: ChatHost) -> None:
+        super().__init__(host)
         self._timer: Timer | None = None
 
     def changed(self) -> None:
         """Typing restarts a short wait; the preview runs only once the user pauses."""
         if self._timer is not None:
             self._timer.stop()
-        screen = self.screen
-        if screen.editing is not None:
+        host = self.host
+        if host.editing is not None:
             return  # the edit's own hint stays until it is sent or cancelled
-        commands = slash.completions(screen.composer.text)
+        commands = slash.completions(host.composer.text)
         if commands:
             # The hint's width: the composer's less the hint's wider margins (0 before the first layout).
-            width = screen.composer.size.width - 2
+            width = host.composer.size.width - 2
             lines = slash.menu_lines(commands, width if width > 20 else 100)
             self.show("\n".join([*lines, "Tab completes"]))
             return
-        if slash.attach_argument(screen.composer.text) is not None:
+        if slash.attach_argument(host.composer.text) is not None:
             self.show("/attach FILE: Tab completes the path (folders end in /)")
             return
-        self._timer = screen.set_timer(DRAFT_DEBOUNCE, self._preview)
+        self._timer = host.set_timer(DRAFT_DEBOUNCE, self._preview)
 
     def _preview(self) -> None:
-        screen = self.screen
-        text = screen.composer.text
-        if screen.editing is not None:
+        host = self.host
+        text = host.composer.text
+        if host.editing is not None:
             return
-        if not text.strip() or text.startswith("/") or screen.session is None or screen.busy:
+        if not text.strip() or text.startswith("/") or host.session is None or host.busy:
             self.show("")
             return
-        screen.run_worker(
-            self._show_recalls(screen.session.id, text),
+        host.run_worker(
+            self._show_recalls(host.session.id, text),
             group=DRAFT_GROUP,
             exclusive=True,
             exit_on_error=False,
         )
 
     async def _show_recalls(self, session_id: int, text: str) -> None:
-        screen = self.screen
-        await screen.engine_ready()
-        view = await screen.services.context.draft(session_id, text)
-        if screen.composer.text != text:
+        host = self.host
+        await host.engine_ready()
+        view = await host.services.context.draft(session_id, text)
+        if host.composer.text != text:
             return  # typed on meanwhile: a newer preview is coming
         recalled = view.recalled
         if not recalled:
@@ -75,6 +75,6 @@ class DraftHints(ChatPart):
         self.show(f"↺ Sending this brings back {len(recalled)}: {names}{more}")
 
     def show(self, text: str) -> None:
-        hint = self.screen.draft_hint
+        hint = self.host.draft_hint
         hint.update(Content(inert(text)))
         hint.display = bool(text)

@@ -12,12 +12,12 @@ from tui.screens.chat_parts import ChatPart
 if TYPE_CHECKING:
     from textual.timer import Timer
 
-    from tui.screens.chat import ChatScreen
+    from tui.screens.chat_host import ChatHost
 
 
 class MemoryActions(ChatPart):
-    def __init__(self, screen: ChatScreen) -> None:
-        super().__init__(screen)
+    def __init__(self, host: ChatHost) -> None:
+        super().__init__(host)
         self._idle: Timer | None = None
 
     def remember(self, session_id: int, *, asked: bool) -> None:
@@ -26,12 +26,12 @@ class MemoryActions(ChatPart):
 
     async def _remember(self, session_id: int, *, asked: bool) -> None:
         try:
-            result = await self.screen.services.memory.remember(session_id)
+            result = await self.host.services.memory.remember(session_id)
         except StoreError as err:
-            self.screen.notify(err.user_message, title="Memory not saved", severity="warning")
+            self.host.notify(err.user_message, title="Memory not saved", severity="warning")
             return
         if asked or result.memory is not None:
-            self.screen.notify(result.note, title="Memory")
+            self.host.notify(result.note, title="Memory")
 
     def open_screen(self) -> None:
         self.background(self._open_screen())  # once the engine (and its memory service) is loaded
@@ -39,32 +39,32 @@ class MemoryActions(ChatPart):
     async def _open_screen(self) -> None:
         from tui.screens.memory import MemoryScreen
 
-        self.screen.app.push_screen(MemoryScreen(self.screen.services.memory))
+        self.host.app.push_screen(MemoryScreen(self.host.services.memory))
 
     def restart_idle_timer(self) -> None:
         """After each turn: a session left alone for the configured time is assessed by itself."""
         if self._idle is not None:
             self._idle.stop()
-        memory = self.screen.services.memory
-        session = self.screen.session
+        memory = self.host.services.memory
+        session = self.host.session
         if session is None or not memory.enabled:
             return
         seconds = memory.inactivity_seconds
         session_id = session.id
-        self._idle = self.screen.set_timer(seconds, lambda: self._idle_for(session_id, seconds))
+        self._idle = self.host.set_timer(seconds, lambda: self._idle_for(session_id, seconds))
 
     def catch_up(self, session_id: int, last_message_at: datetime) -> None:
         """On opening a session: assess it if it has been idle long enough already."""
         idle = (datetime.now(UTC) - last_message_at).total_seconds()
-        if idle >= self.screen.services.memory.inactivity_seconds:
+        if idle >= self.host.services.memory.inactivity_seconds:
             self._idle_for(session_id, idle)
         else:
             self.restart_idle_timer()
 
     def _idle_for(self, session_id: int, seconds: float) -> None:
         async def assess() -> None:
-            result = await self.screen.services.memory.on_idle(session_id, seconds)
+            result = await self.host.services.memory.on_idle(session_id, seconds)
             if result is not None and result.memory is not None:
-                self.screen.notify(result.note, title="Memory")
+                self.host.notify(result.note, title="Memory")
 
         self.background(assess())

@@ -14,25 +14,43 @@ from tui.widgets.composer import PASTE_INLINE_CHARS
 if TYPE_CHECKING:
     from engine.chat import StoredMessage
     from tui.messages import MessageAction
+    from tui.screens.chat_draft import DraftHints
+    from tui.screens.chat_host import ChatHost
+    from tui.screens.chat_pages import SessionPages
 
 
 class MessageActions(ChatPart):
     """What the keys of a focused message do (i edit, d delete, y copy, c copy code)."""
+
+    def __init__(self, host: ChatHost, *, draft: DraftHints, pages: SessionPages) -> None:
+        super().__init__(host)
+        self.draft = draft
+        self.pages = pages
+
+    def copy_last_reply(self) -> None:
+        self.background(self._copy_last_reply())
+
+    async def _copy_last_reply(self) -> None:
+        reply = await self.pages.last_reply()
+        if reply is None:
+            self.host.notify("There is no reply to copy yet.")
+            return
+        self.copy_text(reply.sent_text, "the last reply")
 
     def copy_text(self, text: str, what: str) -> None:
         self.background(self._copy_text(text, what))
 
     async def _copy_text(self, text: str, what: str) -> None:
         """To the clipboard through the terminal (OSC 52), and through a local tool if there is one."""
-        copy_osc52(self.screen.app, text)
+        copy_osc52(self.host.app, text)
         tool = local_tool()
         handed = tool is not None and await asyncio.to_thread(copy_with_tool, tool, text)
         via = f" (and {tool[0]})" if handed and tool is not None else ""
-        self.screen.notify(f"Copied {what} ({len(text):,} characters){via}.")
+        self.host.notify(f"Copied {what} ({len(text):,} characters){via}.")
 
     def on_action(self, event: MessageAction) -> None:
         """Carry out what a focused message was asked to do."""
-        view = self.screen.message_list.view_for(event.message_id)
+        view = self.host.message_list.view_for(event.message_id)
         if view is None:
             return
         message = view.message
@@ -42,7 +60,7 @@ class MessageActions(ChatPart):
         elif event.action is MessageVerb.COPY_CODE:
             blocks = code_blocks(text)
             if not blocks:
-                self.screen.notify("This message has no code block; Alt+Y copies all of it.")
+                self.host.notify("This message has no code block; Alt+Y copies all of it.")
                 return
             which = f"the last of {len(blocks)} code blocks" if len(blocks) > 1 else "the code block"
             self.copy_text(blocks[-1], f"{which} of #{message.id}")
@@ -52,34 +70,34 @@ class MessageActions(ChatPart):
             self._confirm_delete(message)
 
     def _start_edit(self, message: StoredMessage) -> None:
-        if self.screen.refused_while_busy():
+        if self.host.refused_while_busy():
             return
         if message.role != "user":
-            self.screen.notify("Only your own messages can be edited; Ctrl+R asks for a reply again.")
+            self.host.notify("Only your own messages can be edited; Ctrl+R asks for a reply again.")
             return
         if len(message.content) > PASTE_INLINE_CHARS:
-            self.screen.notify("This message is too long to edit here; copy it (Alt+Y) and send a new one.")
+            self.host.notify("This message is too long to edit here; copy it (Alt+Y) and send a new one.")
             return
-        self.screen.editing = message.id
-        self.screen.composer.text = message.content
-        self.screen.composer.move_cursor(self.screen.composer.document.end)
-        self.screen.composer.focus()
-        self.screen.draft.show(
+        self.host.edit(message.id)
+        self.host.composer.text = message.content
+        self.host.composer.move_cursor(self.host.composer.document.end)
+        self.host.composer.focus()
+        self.draft.show(
             f"✎ Editing #{message.id}: Enter sends it in its place and the conversation goes on from "
             "there (the old branch stays in the store). Esc cancels."
         )
 
     def _confirm_delete(self, message: StoredMessage) -> None:
-        if self.screen.refused_while_busy() or self.screen.session is None:
+        if self.host.refused_while_busy() or self.host.session is None:
             return
-        session_id = self.screen.session.id
+        session_id = self.host.session.id
 
         def answered(confirmed: bool | None) -> None:
             if confirmed:
                 self.delete_message(session_id, message.id)
 
         preview = " ".join(message.content.split())[:80]
-        self.screen.app.push_screen(
+        self.host.app.push_screen(
             ConfirmScreen(
                 f"Delete #{message.id} ({message.role}): “{preview}”?\n\nIt is no longer shown or sent; "
                 "it stays in the store and the ledger (F6) records it.",
@@ -96,21 +114,21 @@ class MessageActions(ChatPart):
         from engine.turn.conversation_edits import NotEditable  # after the first frame
 
         try:
-            gone = await self.screen.services.turns.edits().delete(session_id, message_id)
+            gone = await self.host.services.turns.edits().delete(session_id, message_id)
         except NotEditable as refused:
-            self.screen.notify(str(refused), severity="warning")
+            self.host.notify(str(refused), severity="warning")
             return
-        await self.screen.message_list.drop(gone.ids)
-        await self.screen.refresh_usage()
-        self.screen.notify(f"Deleted #{message_id}. It stays in the store; the ledger (F6) records it.")
+        await self.host.message_list.drop(gone.ids)
+        await self.host.refresh_usage()
+        self.host.notify(f"Deleted #{message_id}. It stays in the store; the ledger (F6) records it.")
 
     def confirm_link(self, href: str) -> None:
         """Links in model output open only after the user has seen where they go."""
 
         def opened(confirmed: bool | None) -> None:
             if confirmed:
-                self.screen.app.open_url(href)
+                self.host.app.open_url(href)
 
-        self.screen.app.push_screen(
+        self.host.app.push_screen(
             ConfirmScreen(f"Open this link in your browser?\n\n{href}", confirm="Open"), opened
         )

@@ -1,5 +1,6 @@
-"""``/model``: switch this session's model, looked for on its current provider first; a switch to
-another provider or base URL is said and confirmed first, and an unknown name is refused."""
+"""The model the chat talks to: the session's own (chosen with ``/model``) or the app's default,
+named in the header. ``/model`` looks a name up on the current provider first; a switch to another
+provider or base URL is said and confirmed first, and an unknown name is refused."""
 
 from __future__ import annotations
 
@@ -10,13 +11,42 @@ from tui.screens.chat_parts import ChatPart
 from tui.screens.model_picker import ModelPickerScreen, SwitchProviderScreen
 
 if TYPE_CHECKING:
+    from engine.chat import Session
+    from engine.protocols.models import ChatModel
     from providers.catalog import Target
 
 
 class ModelSwitch(ChatPart):
+    async def use_session_model(self, session: Session | None) -> None:
+        """Talk to the model the session chose with /model, or the app's default (not made ready:
+        see :meth:`use_model`)."""
+        models = self.host.services.models
+        model = models.default
+        if session is not None:
+            settings, _ = await self.host.services.context.settings(session.id)
+            if settings.model is not None:
+                model, notices = models.get(settings.model)
+                for notice in notices:
+                    self.host.notify(notice, severity="warning")
+        self.use_model(model, ready=False)
+
+    def use_model(self, model: ChatModel, *, ready: bool = True) -> None:
+        """Talk to ``model`` from the next request on; with ``ready``, get it ready (import and
+        connect) in the background now (a model ready is not made ready again)."""
+        self.host.services.turns.model = model
+        self.show_model()
+        if ready:
+            self.background(self.host.services.turns.warm_up())
+
+    def show_model(self) -> None:
+        """The header names the model and the provider it talks to."""
+        services = self.host.services
+        model = services.turns.model
+        self.host.header.show_model(model.name, offline=model.is_offline, where=services.models.where(model))
+
     def _now(self) -> str:
         """The current model and where it talks to, in words."""
-        services = self.screen.services
+        services = self.host.services
         model = services.turns.model
         if model.is_offline:
             return "the offline model"
@@ -29,13 +59,13 @@ class ModelSwitch(ChatPart):
 
         def chosen(name: str | None) -> None:
             if name is not None:
-                self.background(self.to(self.screen.session.id if self.screen.session else None, name))
+                self.background(self.to(self.host.session.id if self.host.session else None, name))
 
-        self.screen.app.push_screen(picker, chosen)
+        self.host.app.push_screen(picker, chosen)
         self.background(self._fill(picker))
 
     async def _fill(self, picker: ModelPickerScreen) -> None:
-        services = self.screen.services
+        services = self.host.services
         current = services.turns.model
         listings = await services.models.listings(current)
         name = None
@@ -52,14 +82,14 @@ class ModelSwitch(ChatPart):
 
     async def to(self, session_id: int | None, name: str) -> None:
         """Switch to the model ``name`` means, asking first when it lives on another provider."""
-        screen = self.screen
+        host = self.host
         if session_id is None:
-            screen.notify("Send a first message: settings belong to a session.", severity="warning")
+            host.notify("Send a first message: settings belong to a session.", severity="warning")
             return
-        models = screen.services.models
-        found = await models.find(name, screen.services.turns.model)
+        models = host.services.models
+        found = await models.find(name, host.services.turns.model)
         if isinstance(found, str):
-            screen.notify(f"{found} The model stays {self._now()}.", severity="warning", timeout=20)
+            host.notify(f"{found} The model stays {self._now()}.", severity="warning", timeout=20)
             return
         if not found.switches:
             await self._switch(session_id, found)
@@ -73,22 +103,22 @@ class ModelSwitch(ChatPart):
             if yes:
                 self.background(self._switch(session_id, found))
             else:
-                screen.notify(f"The model stays {self._now()}.")
+                host.notify(f"The model stays {self._now()}.")
 
-        screen.app.push_screen(SwitchProviderScreen(question), answered)
+        host.app.push_screen(SwitchProviderScreen(question), answered)
 
     async def _switch(self, session_id: int, target: Target) -> None:
-        screen = self.screen
-        context = screen.services.context
+        host = self.host
+        context = host.services.context
         settings, _ = await context.settings(session_id)
         for notice in target.notices:
-            screen.notify(notice, severity="warning", timeout=15)
-        screen.commands.use_model(screen.services.models.use(target.choice))
+            host.notify(notice, severity="warning", timeout=15)
+        self.use_model(host.services.models.use(target.choice))
         view = await context.update_settings(session_id, replace(settings, model=target.stored))
-        screen.show_context(view)
+        host.show_context(view)
         said = (
             "the offline model"
             if target.choice.offline
             else f"the model {target.choice.model} on {target.where}"
         )
-        screen.notify(f"This session now uses {said}, from the next request on.")
+        host.notify(f"This session now uses {said}, from the next request on.")

@@ -15,6 +15,8 @@ from tui.widgets.message_list import PAGE
 
 if TYPE_CHECKING:
     from engine.protocols.store import ChatStore
+    from tui.screens.chat_host import ChatHost
+    from tui.screens.chat_memory import MemoryActions
     from tui.widgets.message_list import MessageList
 
 PAGE_GROUP = "page"
@@ -28,9 +30,32 @@ LAST_SESSION = "last_session"
 class SessionPages(ChatPart):
     """The chat pane's pages, read from the store in workers (widgets never touch the store)."""
 
+    def __init__(self, host: ChatHost, *, memory: MemoryActions) -> None:
+        super().__init__(host)
+        self.memory = memory
+
+    def choose_session(self) -> None:
+        """Ctrl+O: open another session (or a search hit in one), rename or delete sessions."""
+        from tui.screens.sessions import SessionChoice, SessionsScreen
+
+        host = self.host
+
+        def chosen(choice: int | None) -> None:
+            if choice is not None:
+                if host.session is not None and host.session.id != choice:
+                    self.memory.remember(host.session.id, asked=False)  # leaving it: it ends here
+                hit = choice.message_id if isinstance(choice, SessionChoice) else None
+                host.open_session(int(choice), at_message=hit)
+            elif host.session is not None:
+                # The open session may have been renamed or deleted in the picker.
+                host.open_session(host.session.id)
+
+        current = host.session.id if host.session else None
+        host.app.push_screen(SessionsScreen(self.store, current=current), chosen)
+
     @property
     def store(self) -> ChatStore:
-        return self.screen.services.store
+        return self.host.services.store
 
     def opening(
         self, session_id: int | None, *, at_message: int | None
@@ -56,9 +81,9 @@ class SessionPages(ChatPart):
 
     def read_next(self, event: MessageList.NeedsMore) -> None:
         """Read the page the message list asked for and give it to the list."""
-        session = self.screen.session
+        session = self.host.session
         if session is not None:
-            self.screen.run_worker(
+            self.host.run_worker(
                 self._read_next(session.id, event),
                 group=PAGE_GROUP,
                 exit_on_error=False,
@@ -69,13 +94,13 @@ class SessionPages(ChatPart):
             read = partial(self.store.message_page, session_id, before=asked.beyond, limit=PAGE)
         else:
             read = partial(self.store.message_page, session_id, after=asked.beyond, limit=PAGE)
-        messages = self.screen.message_list
+        messages = self.host.message_list
         try:
             page = await asyncio.to_thread(read)
         except StoreError:
             messages.page_failed(asked)
             raise
-        session = self.screen.session
+        session = self.host.session
         if session is not None and session.id == session_id:
             await messages.extend(asked, page)
 
@@ -84,9 +109,9 @@ class SessionPages(ChatPart):
 
         Only the messages change: the session, its settings and its context stay as they are.
         """
-        session = self.screen.session
+        session = self.host.session
         if session is not None:
-            self.screen.run_worker(
+            self.host.run_worker(
                 self._jump(session.id, to_start), group=PAGE_GROUP, exclusive=True, exit_on_error=False
             )
 
@@ -96,14 +121,14 @@ class SessionPages(ChatPart):
         else:
             read = partial(self.store.message_page, session_id, limit=PAGE)
         page = await asyncio.to_thread(read)
-        session = self.screen.session
+        session = self.host.session
         if session is not None and session.id == session_id:
-            await self.screen.message_list.show(page)
+            await self.host.message_list.show(page)
 
     async def last_reply(self) -> StoredMessage | None:
         """The session's last reply with text: from the screen, or from the store when the latest
         messages are not mounted (the user went back to older pages)."""
-        messages, session = self.screen.message_list, self.screen.session
+        messages, session = self.host.message_list, self.host.session
         if messages.at_latest or session is None:
             return messages.last_reply()
         page = await asyncio.to_thread(self.store.message_page, session.id, limit=PAGE)

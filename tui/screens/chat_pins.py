@@ -13,9 +13,9 @@ class PinActions(ChatPart):
         """Pin ``item_id`` if the engine allows it, asking first when it needs confirmation."""
         from engine.curation.pins import PinOutcome
 
-        verdict = await self.screen.services.context.pin_verdict(session_id, item_id)
+        verdict = await self.host.services.context.pin_verdict(session_id, item_id)
         if verdict.outcome is PinOutcome.REFUSED:
-            self.screen.notify(verdict.message, severity="warning", timeout=10)
+            self.host.notify(verdict.message, severity="warning", timeout=10)
             return
         if verdict.outcome is PinOutcome.ALLOWED:
             await self._pin(session_id, item_id, verdict.done(), confirmed=False)
@@ -25,20 +25,20 @@ class PinActions(ChatPart):
             if confirmed:
                 self.background(self._pin(session_id, item_id, verdict.done(), confirmed=True))
             else:
-                self.screen.notify(f"{verdict.label} was not pinned.")
+                self.host.notify(f"{verdict.label} was not pinned.")
 
         # danger: Cancel has the focus, so Enter (like Esc) leaves things as they are.
         confirm = ConfirmScreen(verdict.message, confirm="Pin anyway", danger=True)
-        self.screen.app.push_screen(confirm, answered)
+        self.host.app.push_screen(confirm, answered)
 
     async def _pin(self, session_id: int, item_id: int, said: str, *, confirmed: bool) -> None:
         from engine.curation.user_actions import PinRefused
 
         try:
-            view = await self.screen.services.context.pin(session_id, item_id, confirmed=confirmed)
+            view = await self.host.services.context.pin(session_id, item_id, confirmed=confirmed)
         except PinRefused as refused:  # the budget changed meanwhile
-            self.screen.notify(str(refused), severity="warning", timeout=10)
+            self.host.notify(str(refused), severity="warning", timeout=10)
             return
-        if self.screen.session is not None and self.screen.session.id == session_id:
-            self.screen.show_context(view)
-        self.screen.notify(said)
+        if self.host.session is not None and self.host.session.id == session_id:
+            self.host.show_context(view)
+        self.host.notify(said)

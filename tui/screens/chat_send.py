@@ -4,10 +4,16 @@ as it goes (see tui/screens/consent.py)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.curation.consent import ConsentChoice
 from tui.screens.chat_parts import ChatPart
 from tui.screens.large_message import LargeChoice, LargeMessageScreen, large_question
 from tui.widgets.composer import describe_size
+
+if TYPE_CHECKING:
+    from tui.screens.chat_context import ContextActions
+    from tui.screens.chat_host import ChatHost
 
 EXACT_COUNT_CHARS = 100_000
 CHARS_PER_TOKEN = 4
@@ -16,11 +22,16 @@ EXACT_COUNT_CHARS are counted (a few ms), longer ones estimated at CHARS_PER_TOK
 
 
 class Sending(ChatPart):
+    def __init__(self, host: ChatHost, *, context: ContextActions) -> None:
+        super().__init__(host)
+        self.context = context
+
     def submit(self, text: str, draft: str) -> None:
         """Send ``text`` (``draft``: the composer's text it came from), asking first if it is large."""
-        screen = self.screen
-        branch, screen.editing = screen.editing, None
-        budget = screen.context.budget if screen.context is not None else None
+        host = self.host
+        branch = host.editing
+        host.edit(None)
+        budget = host.context.budget if host.context is not None else None
         # Exact for ordinary messages; rough beyond EXACT_COUNT_CHARS, where counting exactly would
         # hold up the UI for up to a second and the answer is plain anyway. Cancel keeps the text.
         if budget is None:  # nothing counted yet (the engine may still be loading): the turn waits
@@ -29,7 +40,7 @@ class Sending(ChatPart):
         if len(text.encode("utf-8", "surrogatepass")) <= budget:
             self.send(text, draft, branch)  # a token is a byte or more: it fits, and nothing is counted
             return
-        counter = screen.services.counter
+        counter = host.services.counter
         estimate = counter.count(text) if len(text) <= EXACT_COUNT_CHARS else len(text) // CHARS_PER_TOKEN
         if estimate <= budget:
             self.send(text, draft, branch)
@@ -37,20 +48,20 @@ class Sending(ChatPart):
 
         def answered(choice: LargeChoice | None) -> None:
             if choice is None:
-                screen.editing = branch
+                host.edit(branch)
                 return
             then = {"keep": ConsentChoice.KEEP, "summarize": ConsentChoice.SUMMARIZE}.get(choice)
             self.send(text, draft, branch, answer=then)
 
-        window = screen.context.window if screen.context is not None else budget
+        window = host.context.window if host.context is not None else budget
         question = large_question(
-            estimate, describe_size(text), budget=budget, window=window, model=screen.services.model_name
+            estimate, describe_size(text), budget=budget, window=window, model=host.services.model_name
         )
-        screen.app.push_screen(LargeMessageScreen(question), answered)
+        host.app.push_screen(LargeMessageScreen(question), answered)
 
     def send(self, text: str, draft: str, branch: int | None, *, answer: ConsentChoice | None = None) -> None:
         """Send the message, then ask what Heedful needs to know about older ones, if anything."""
-        screen = self.screen
-        screen.composer.sending = draft
-        screen.run_turn(text, branch_from=branch, answer=answer)
-        screen.context_actions.ask_on_send(text)
+        host = self.host
+        host.composer.sending = draft
+        host.run_turn(text, branch_from=branch, answer=answer)
+        self.context.ask_on_send(text)

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from engine.chat import MessagePage, MessageStatus
 from engine.errors import StoreError
@@ -25,21 +26,57 @@ from engine.turn.events import (
     TurnNotice,
     UserMessageSaved,
 )
+from tui import heap
+from tui.screens.chat_host import SUMMARY_GROUP, USAGE_GROUP
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_wording import failure_notice, wait_reason
 from tui.widgets.message_list import PAGE
 from tui.widgets.message_view import MessageView
 
+if TYPE_CHECKING:
+    from tui.screens.chat_draft import DraftHints
+    from tui.screens.chat_host import ChatHost
+
 SESSION_RELOADED = "This session changed in another window: reloaded."
 
 
 class TurnView(ChatPart):
+    """Runs a turn the screen started and shows it; the draft hint is cleared once it is sent."""
+
+    def __init__(self, host: ChatHost, *, draft: DraftHints) -> None:
+        super().__init__(host)
+        self.draft = draft
+
     reply: MessageView | None = None
     """The reply that is streaming, so a stop can show what the store kept of it."""
     _shown = False
     """The user's message of the turn is drawn."""
     sent_id: int | None = None
     """The id of the user's message the last turn stored."""
+
+    async def start(
+        self, text: str | None, *, resume: bool, branch_from: int | None
+    ) -> AsyncGenerator[TurnEvent, None] | None:
+        """The events of the turn that sends ``text`` (None: retries the last turn, or continues
+        its cut-off reply with ``resume``; ``branch_from``: the edited message it replaces, with
+        what followed); None, and the user told why, when there is no turn to run."""
+        turns = self.host.services.turns
+        session_id = self.host.session.id if self.host.session else None
+        if text is None:
+            if session_id is None:
+                self.host.notify("Nothing to retry yet.")
+                return None
+            return turns.resume(session_id) if resume else turns.retry(session_id)
+        if branch_from is not None and session_id is not None:
+            from engine.turn.conversation_edits import NotEditable  # after the first frame
+
+            try:
+                gone = await turns.edits().branch_at(session_id, branch_from)
+            except NotEditable as refused:
+                self.host.notify(str(refused), severity="warning")
+                return None
+            await self.host.message_list.drop(gone.ids)
+        return turns.send(session_id, text)
 
     async def show(self, events: AsyncGenerator[TurnEvent, None], *, sending: str | None = None) -> None:
         """Show a turn's events until it ends (``sending``: the text of the message it sends).
@@ -49,7 +86,7 @@ class TurnView(ChatPart):
             StoreError: The store failed under it (the reply is marked interrupted).
             Exception: Anything unplanned (the reply shows what the store kept of it).
         """
-        screen = self.screen
+        host = self.host
         self.reply = None
         self._shown = False
         self.sent_id = None
@@ -61,7 +98,7 @@ class TurnView(ChatPart):
                 await self._settle(self.reply)
             elif sending is not None and not self._shown:
                 await self._show_stopped_message(sending)
-            screen.notify("Stopped. The partial reply is kept; Ctrl+R asks again.")
+            host.notify("Stopped. The partial reply is kept; Ctrl+R asks again.")
             raise
         except StoreError as err:
             # The store failed under a streaming reply: what is on screen may not be saved.
@@ -72,9 +109,9 @@ class TurnView(ChatPart):
                 )
             raise
         except NothingToRetry:
-            screen.notify("Nothing to retry yet.")
+            host.notify("Nothing to retry yet.")
         except NothingToContinue:
-            screen.notify("The last reply was not cut off: there is nothing to continue. Ctrl+R asks again.")
+            host.notify("The last reply was not cut off: there is nothing to continue. Ctrl+R asks again.")
         except Exception:
             # Unplanned (a bug): the engine ended the reply with what arrived; the app reports the
             # error, and the reply shows what the store kept, not a cursor still waiting.
@@ -85,8 +122,8 @@ class TurnView(ChatPart):
             self.reply = None
 
     async def _follow(self, events: AsyncIterator[TurnEvent]) -> None:
-        screen = self.screen
-        messages = screen.message_list
+        host = self.host
+        messages = host.message_list
         async for event in events:
             view = self.reply
             if isinstance(event, UserMessageSaved):
@@ -94,9 +131,9 @@ class TurnView(ChatPart):
             elif isinstance(event, SessionReloaded):
                 await self._reload(event)
             elif isinstance(event, CuratorAsked):
-                screen.context_panel.show_curating(event.model, event.timeout)
+                host.context_panel.show_curating(event.model, event.timeout)
             elif isinstance(event, ContextCurated):
-                screen.show_context(event.view)
+                host.show_context(event.view)
             elif isinstance(event, ReplyStarted):
                 await messages.drop(event.superseded)
                 self.reply = await messages.add(event.message)
@@ -108,7 +145,7 @@ class TurnView(ChatPart):
                 what = wait_reason(event.error.kind)
                 view.show_wait(f"{what} (retry {event.retry} of {event.retries})", event.delay)
             elif isinstance(event, TurnNotice):
-                screen.notify(event.text, title="Context", severity="warning", timeout=15)
+                host.notify(event.text, title="Context", severity="warning", timeout=15)
             elif isinstance(event, ReplyTextArrived) and view is not None:
                 await view.write(event.text)
             elif isinstance(event, ReplyCompleted) and view is not None:
@@ -118,25 +155,47 @@ class TurnView(ChatPart):
                 await view.close_stream()
                 view.update_message(event.message)
                 title, text = failure_notice(event.error, kept=bool(event.message.content))
-                screen.notify(text, title=title, severity="error", timeout=12)
+                host.notify(text, title=title, severity="error", timeout=12)
+
+    def after(self) -> None:
+        """After a turn, in the background (the user may send the next message meanwhile): show
+        what the next request would send, and have the model write the summaries the plan asked for."""
+        host = self.host
+        host.run_worker(self._plan_next(), group=USAGE_GROUP, exclusive=True, exit_on_error=False)
+        if host.session is not None:
+            host.run_worker(self._write_summaries(host.session.id), group=SUMMARY_GROUP, exit_on_error=False)
+
+    async def _plan_next(self) -> None:
+        """Show what the next request would send (never asking: that waits for the user to act)."""
+        await self.host.refresh_usage()
+        await asyncio.to_thread(self.host.services.store.checkpoint)
+        heap.release()  # what the turn and its preview planning freed
+
+    async def _write_summaries(self, session_id: int) -> None:
+        """Have the model write the summaries the last plan asked for (while a run is under way,
+        it takes them and this one ends at once); then the panel shows them, unless a turn is under way."""
+        host = self.host
+        written = await host.services.turns.write_summaries(session_id)
+        if written and not host.busy and host.session is not None and host.session.id == session_id:
+            await host.refresh_usage()
 
     async def _reload(self, event: SessionReloaded) -> None:
         """Another Heedful changed the session: show its latest messages as the store has them (up
         to the one this turn sends, drawn when it is reported), and say why the chat changed."""
-        screen = self.screen
+        host = self.host
         page = await asyncio.to_thread(
-            screen.services.store.message_page, event.session_id, before=event.before, limit=PAGE
+            host.services.store.message_page, event.session_id, before=event.before, limit=PAGE
         )
-        await screen.message_list.show(MessagePage(page.messages, page.earlier, 0))
-        screen.notify(SESSION_RELOADED, severity="warning")
+        await host.message_list.show(MessagePage(page.messages, page.earlier, 0))
+        host.notify(SESSION_RELOADED, severity="warning")
 
     async def _show_message(self, event: UserMessageSaved) -> None:
-        screen = self.screen
-        screen.adopt_session(event.session)
-        screen.composer.sent()
-        screen.draft.show("")
+        host = self.host
+        host.adopt_session(event.session)
+        host.composer.sent()
+        self.draft.show("")
         self.sent_id = event.message.id
-        await screen.message_list.add(event.message)
+        await host.message_list.add(event.message)
         self._shown = True
 
     async def _show_stopped_message(self, text: str) -> None:
@@ -144,12 +203,12 @@ class TurnView(ChatPart):
         the curator model is slow): it is stored all the same, so it is shown, and the composer
         no longer offers it to be sent twice. (A new chat's, whose session is not known here,
         stays in the composer.)"""
-        session = self.screen.session
+        session = self.host.session
         if session is None:
             return
-        page = await asyncio.to_thread(self.screen.services.store.message_page, session.id, limit=1)
+        page = await asyncio.to_thread(self.host.services.store.message_page, session.id, limit=1)
         last = page.messages[-1] if page.messages else None
-        shown = last is not None and self.screen.message_list.view_for(last.id) is not None
+        shown = last is not None and self.host.message_list.view_for(last.id) is not None
         if last is not None and last.role == "user" and last.content == text and not shown:
             await self._show_message(UserMessageSaved(session, last))
 
@@ -159,7 +218,7 @@ class TurnView(ChatPart):
         await view.close_stream()
         message = view.message
         page = await asyncio.to_thread(
-            self.screen.services.store.message_page, message.session_id, before=message.id + 1, limit=1
+            self.host.services.store.message_page, message.session_id, before=message.id + 1, limit=1
         )
         current = next((m for m in page.messages if m.id == message.id), None)
         if current is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from engine.errors import ModelError, ModelErrorKind
+from engine.errors import ModelError, ModelErrorKind, StoreError
 
 _WAIT_REASONS = {
     ModelErrorKind.RATE_LIMIT: "The server is limiting requests (429)",
@@ -49,3 +49,10 @@ def failure_notice(error: ModelError, *, kept: bool) -> tuple[str, str]:
         " The partial reply is kept: Ctrl+G continues it, Ctrl+R asks again." if kept else " Ctrl+R retries."
     )
     return _FAILURE_TITLES.get(error.kind, "The request failed"), f"{error.user_message}{follow_up}"
+
+
+def unplanned_failure(error: BaseException | None) -> tuple[str, str]:
+    """The title and text of the notice for a failure nobody planned for (never a traceback)."""
+    if isinstance(error, StoreError):
+        return "Could not save", error.user_message
+    return "Something went wrong", f"{type(error).__name__}: {error}. Your message is kept; Ctrl+R retries."

@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.widgets import Static, TextArea
 
 from engine.text.redaction import redact
+from tui.messages import ItemVerb
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
@@ -54,20 +55,24 @@ def history(detail: ItemDetail) -> str:
     )
 
 
-class InspectScreen(TypingPassesThrough, Dialog[str | None]):
-    """Dismissed with None, or with the action ("pin", "restore", "forget") to carry out."""
+class InspectScreen(TypingPassesThrough, Dialog[ItemVerb | None]):
+    """Dismissed with None, or with what to do to the message (pin, restore, forget)."""
 
     CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Close", id="dialog_cancel"),
-        Binding("alt+p", "dismiss('pin')", "Pin/unpin"),
-        Binding("alt+r", "dismiss('restore')", "Restore"),
-        Binding("alt+f", "dismiss('forget')", "Forget"),
+        Binding("alt+p", "answer('pin')", "Pin/unpin"),
+        Binding("alt+r", "answer('restore')", "Restore"),
+        Binding("alt+f", "answer('forget')", "Forget"),
     ]
 
     def __init__(self, detail: ItemDetail) -> None:
         super().__init__()
         self.detail = detail
+
+    def action_answer(self, verb: str) -> None:
+        """A key's action names its verb in words; the chat screen is answered with the verb."""
+        self.dismiss(ItemVerb(verb))
 
     def compose(self) -> ComposeResult:
         detail = self.detail
