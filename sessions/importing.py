@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import cast
 
 from engine.chat import MessageStatus, SessionSettings, counted
 from engine.curation.consent import ConsentChoice
@@ -23,6 +22,7 @@ from engine.curation.ledger import EntryKind
 from engine.text.inert import quoted
 from engine.text.moments import RANGE_TEXT, in_range
 from sessions.exchange import INTERRUPTED_ON_EXPORT, Curation, ExchangedMessage, SessionHeader
+from sessions.rows import inserted_id
 from sessions.transcript import SessionLine, TranscriptError, session_lines
 
 
@@ -162,7 +162,7 @@ def store(
             header.settings.temperature,
         ),
     )
-    session_id = cast(int, cursor.lastrowid)
+    session_id = inserted_id(cursor)
     if header.consent_policy is not None or header.saved_tokens:
         conn.execute(
             "INSERT INTO session_curation (session_id, consent_policy, saved_tokens) VALUES (?, ?, ?)",
