@@ -20,7 +20,7 @@ from engine.errors import StoreError
 from sessions import db_file
 from sessions.migrations import check_version, migrate
 from sessions.paths import ensure_private_dir
-from sessions.rows import now_text
+from sessions.rows import now_text, select, value
 
 INTERRUPTED_BY_EXIT = "Heedful closed before this reply finished."
 
@@ -61,7 +61,7 @@ class Database:
             check_version(self._conn, self._where)
             if not in_memory:
                 db_file.check_whole_pages(self._conn, path)
-                mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                mode = value(self._conn, "PRAGMA journal_mode = WAL")
                 if str(mode).lower() != "wal":
                     raise sqlite3.OperationalError(f"could not switch to WAL journalling (got {mode})")
             self._conn.execute("PRAGMA synchronous = NORMAL")
@@ -136,8 +136,8 @@ class Database:
     def integrity_problems(self) -> list[str]:
         """What ``PRAGMA integrity_check`` reports; empty when the database is sound."""
         with self._lock:
-            rows = self._conn.execute("PRAGMA integrity_check").fetchall()
-        return [str(row[0]) for row in rows if row[0] != "ok"]
+            rows = select(self._conn, "PRAGMA integrity_check")
+        return [str(row["integrity_check"]) for row in rows if row["integrity_check"] != "ok"]
 
     def close(self) -> None:
         """Close the database and release the lock file."""

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from engine.chat import ROLES, MessageStatus
 from engine.errors import StoreError
+from sessions.rows import value
 
 Migration = tuple[str, ...]
 """The SQL statements of one migration, run in order in one transaction."""
@@ -255,8 +256,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 def schema_version(conn: sqlite3.Connection) -> int:
     """The database's ``PRAGMA user_version`` (0 for a new database)."""
-    row = conn.execute("PRAGMA user_version").fetchone()
-    return int(row[0])
+    return int(value(conn, "PRAGMA user_version"))
 
 
 def check_version(conn: sqlite3.Connection, where: str) -> None:
