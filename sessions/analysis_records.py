@@ -1,19 +1,19 @@
 """Stored message analyses (see :mod:`engine.text.analysis`): compact JSON beside each message.
 
-Functions over an open connection, run by :class:`sessions.store.SqliteChatStore` in its
-transactions. A row is a cache: unreadable ones are skipped (the message is analysed again).
+A part of :class:`sessions.store.SqliteChatStore`. A row is a cache: unreadable ones are skipped
+(the message is analysed again).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 
 from engine.curation.items import MemoryRole
 from engine.entities.mentions import EntityKind, Mention
 from engine.text.analysis import Analysis
+from sessions.database import Database
 
 
 def encode(analysis: Analysis) -> str:
@@ -88,20 +88,31 @@ class StoredAnalyses(Mapping[int, Analysis]):
         return len(self._rows)
 
 
-def load(
-    conn: sqlite3.Connection, session_id: int, version: int, after: int, upto: int | None
-) -> StoredAnalyses:
-    rows = conn.execute(
-        "SELECT a.message_id, a.analysis FROM message_analyses a JOIN messages m ON m.id = a.message_id"
-        " WHERE m.session_id = ? AND a.version = ? AND a.message_id > ? AND a.message_id <= ?",
-        (session_id, version, after, upto if upto is not None else 2**63 - 1),
-    )
-    return StoredAnalyses({int(message_id): str(text) for message_id, text in rows})
+class AnalysisRecords(Database):
+    """The analyses part of the store (see the module)."""
 
+    def load_analyses(
+        self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
+    ) -> StoredAnalyses:
+        """The analyses of the session's messages with ids in (``after``, ``upto``] written at
+        ``version``, by message id."""
+        with self._transaction() as conn:
+            rows = conn.execute(
+                "SELECT a.message_id, a.analysis FROM message_analyses a"
+                " JOIN messages m ON m.id = a.message_id"
+                " WHERE m.session_id = ? AND a.version = ? AND a.message_id > ? AND a.message_id <= ?",
+                (session_id, version, after, upto if upto is not None else 2**63 - 1),
+            )
+            # (message id, JSON) pairs: the one query of the store read as pairs, for its thousands of rows.
+            return StoredAnalyses({int(message_id): str(text) for message_id, text in rows})
 
-def save(conn: sqlite3.Connection, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
-    conn.executemany(
-        "INSERT OR REPLACE INTO message_analyses (message_id, version, analysis)"
-        " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)",
-        [(message_id, version, encode(analysis), message_id) for message_id, analysis in analyses],
-    )
+    def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
+        """Store analyses (message id, analysis) made at ``version``; messages gone since are skipped."""
+        if not analyses:
+            return
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO message_analyses (message_id, version, analysis)"
+                " SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)",
+                [(message_id, version, encode(analysis), message_id) for message_id, analysis in analyses],
+            )

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from engine.errors import StoreError
+from sessions.rows import value
 
 if sys.platform != "win32":
     import fcntl
@@ -91,7 +92,7 @@ def check_whole_pages(conn: sqlite3.Connection, path: Path) -> None:
     SQLite itself notices a file shorter than its header says only at a page boundary; cut mid-page,
     the last page reads as zeros and garbage rows come back. Checked before anything writes.
     """
-    page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    page_size = int(value(conn, "PRAGMA page_size"))
     size = path.stat().st_size
     if page_size > 0 and size % page_size:
         raise sqlite3.DatabaseError(

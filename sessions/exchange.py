@@ -36,7 +36,7 @@ import json
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, cast
+from typing import Literal
 
 from engine.chat import MessageStatus, Role, SessionSettings, counted
 from engine.curation.consent import ConsentChoice
@@ -44,6 +44,7 @@ from engine.curation.items import ItemState
 from engine.text.inert import inert, inert_json, inert_line
 from engine.text.moments import local_text, stored_moment
 from sessions import markdown_text
+from sessions.rows import select, select_one
 
 ExportFormat = Literal["md", "jsonl"]
 FORMATS: tuple[ExportFormat, ...] = ("jsonl", "md")
@@ -117,52 +118,68 @@ def _utc_text(moment: datetime) -> str:
 
 def dump(conn: sqlite3.Connection, session_id: int) -> SessionDump | None:
     """Everything about a (not deleted) session, or None when there is no such session."""
-    row = conn.execute(
-        "SELECT s.title, c.consent_policy, COALESCE(c.saved_tokens, 0), s.system_prompt, s.model,"
-        " s.profile, s.temperature FROM sessions s LEFT JOIN session_curation c ON c.session_id = s.id"
+    row = select_one(
+        conn,
+        "SELECT s.title AS title, c.consent_policy AS consent_policy,"
+        " COALESCE(c.saved_tokens, 0) AS saved_tokens, s.system_prompt AS system_prompt, s.model AS model,"
+        " s.profile AS profile, s.temperature AS temperature"
+        " FROM sessions s LEFT JOIN session_curation c ON c.session_id = s.id"
         " WHERE s.id = ? AND s.deleted_at IS NULL",
         (session_id,),
-    ).fetchone()
+    )
     if row is None:
         return None
     header = SessionHeader(
-        title=str(row[0]),
-        consent_policy=ConsentChoice(row[1]) if row[1] else None,
-        saved_tokens=int(row[2]),
+        title=str(row["title"]),
+        consent_policy=ConsentChoice(row["consent_policy"]) if row["consent_policy"] else None,
+        saved_tokens=int(row["saved_tokens"]),
         settings=SessionSettings(
-            system_prompt=row[3],
-            model=row[4],
-            profile=row[5],
-            temperature=None if row[6] is None else float(row[6]),
+            system_prompt=row["system_prompt"],
+            model=row["model"],
+            profile=row["profile"],
+            temperature=None if row["temperature"] is None else float(row["temperature"]),
         ),
     )
-    rows = conn.execute(
-        "SELECT m.id, m.transcript_id, m.role, m.content, m.status, m.created_at, m.tokens, m.model,"
-        " m.error, i.state, i.pinned, i.kept_by_user, i.summary, i.forgotten"
+    rows = select(
+        conn,
+        "SELECT m.id AS id, m.transcript_id AS transcript_id, m.role AS role, m.content AS content,"
+        " m.status AS status, m.created_at AS created_at, m.tokens AS tokens, m.model AS model,"
+        " m.error AS error, i.state AS state, i.pinned AS pinned, i.kept_by_user AS kept_by_user,"
+        " i.summary AS summary, i.forgotten AS forgotten"
         " FROM messages m LEFT JOIN item_state i ON i.message_id = m.id"
         " WHERE m.session_id = ? ORDER BY m.id",
         (session_id,),
-    ).fetchall()
-    messages: list[ExchangedMessage] = []
+    )
     used: set[str] = set()
-    for r in rows:
-        curation = (
-            None if r[9] is None else Curation(ItemState(r[9]), bool(r[10]), bool(r[11]), r[12], bool(r[13]))
-        )
-        messages.append(
-            ExchangedMessage(
-                id=_unused(str(r[1]) if r[1] is not None else str(r[0]), used),
-                role=cast(Role, r[2]),
-                content=str(r[3]),
-                status=MessageStatus(r[4]),
-                created_at=stored_moment(str(r[5])),
-                tokens=None if r[6] is None else int(r[6]),
-                model=r[7],
-                error=r[8],
-                curation=curation,
-            )
-        )
+    messages = [_exchanged(r, used) for r in rows]
     return SessionDump(header, tuple(messages))
+
+
+def _exchanged(row: sqlite3.Row, used: set[str]) -> ExchangedMessage:
+    """A message of :func:`dump`'s query, its transcript id not one of ``used`` (now added to it)."""
+    curation = (
+        None
+        if row["state"] is None
+        else Curation(
+            state=ItemState(row["state"]),
+            pinned=bool(row["pinned"]),
+            kept_by_user=bool(row["kept_by_user"]),
+            summary=row["summary"],
+            forgotten=bool(row["forgotten"]),
+        )
+    )
+    transcript_id = row["transcript_id"]
+    return ExchangedMessage(
+        id=_unused(str(transcript_id) if transcript_id is not None else str(row["id"]), used),
+        role=row["role"],
+        content=str(row["content"]),
+        status=MessageStatus(row["status"]),
+        created_at=stored_moment(str(row["created_at"])),
+        tokens=None if row["tokens"] is None else int(row["tokens"]),
+        model=row["model"],
+        error=row["error"],
+        curation=curation,
+    )
 
 
 def _unused(wanted: str, used: set[str]) -> str:

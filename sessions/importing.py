@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import cast
 
 from engine.chat import MessageStatus, SessionSettings, counted
 from engine.curation.consent import ConsentChoice
@@ -23,6 +22,7 @@ from engine.curation.ledger import EntryKind
 from engine.text.inert import quoted
 from engine.text.moments import RANGE_TEXT, in_range
 from sessions.exchange import INTERRUPTED_ON_EXPORT, Curation, ExchangedMessage, SessionHeader
+from sessions.rows import inserted_id, select_one, value
 from sessions.transcript import SessionLine, TranscriptError, session_lines
 
 
@@ -162,7 +162,7 @@ def store(
             header.settings.temperature,
         ),
     )
-    session_id = cast(int, cursor.lastrowid)
+    session_id = inserted_id(cursor)
     if header.consent_policy is not None or header.saved_tokens:
         conn.execute(
             "INSERT INTO session_curation (session_id, consent_policy, saved_tokens) VALUES (?, ?, ?)",
@@ -171,7 +171,7 @@ def store(
     conn.execute(
         "CREATE TEMP TABLE imported_ids (transcript_id TEXT PRIMARY KEY, line INTEGER NOT NULL) WITHOUT ROWID"
     )
-    next_id = int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0])
+    next_id = int(value(conn, "SELECT COALESCE(MAX(id), 0) + 1 FROM messages"))
     reason = f"imported from {source.path.name}"
     count = shown = 0
     batch: list[tuple[int, ExchangedMessage]] = []
@@ -209,10 +209,10 @@ def _note_ids(conn: sqlite3.Connection, path: Path, batch: list[tuple[int, Excha
     except sqlite3.IntegrityError:
         # The rows before the repeated one went in, each under its own line number.
         for transcript_id, number in ids:
-            first = conn.execute(
-                "SELECT line FROM temp.imported_ids WHERE transcript_id = ?", (transcript_id,)
-            ).fetchone()
-            if first is not None and first[0] != number:
+            first = select_one(
+                conn, "SELECT line FROM temp.imported_ids WHERE transcript_id = ?", (transcript_id,)
+            )
+            if first is not None and first["line"] != number:
                 raise TranscriptError(
                     f"{quoted(str(path))}, line {number}: the id {transcript_id!r} was used before."
                 ) from None

@@ -8,21 +8,22 @@ before or after it, never in between. Append new migrations; never edit a releas
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from engine.chat import ROLES, MessageStatus
 from engine.errors import StoreError
+from sessions.rows import value
 
-Migration = Callable[[sqlite3.Connection], None]
+Migration = tuple[str, ...]
+"""The SQL statements of one migration, run in order in one transaction."""
 
 
 def _sql_list(values: Sequence[str]) -> str:
     return ", ".join(f"'{value}'" for value in values)
 
 
-def _v1_initial(conn: sqlite3.Connection) -> None:
-    statements = (
-        """
+_V1_INITIAL: Migration = (
+    """
         CREATE TABLE sessions (
             id INTEGER PRIMARY KEY,
             title TEXT NOT NULL,
@@ -30,7 +31,7 @@ def _v1_initial(conn: sqlite3.Connection) -> None:
             updated_at TEXT NOT NULL
         )
         """,
-        f"""
+    f"""
         CREATE TABLE messages (
             id INTEGER PRIMARY KEY,
             session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -44,20 +45,17 @@ def _v1_initial(conn: sqlite3.Connection) -> None:
             updated_at TEXT NOT NULL
         )
         """,
-        "CREATE INDEX messages_by_session ON messages (session_id, id)",
-        # latest_session() and list_sessions() sort on this.
-        "CREATE INDEX sessions_by_update ON sessions (updated_at, id)",
-        "CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    )
-    for statement in statements:
-        conn.execute(statement)
+    "CREATE INDEX messages_by_session ON messages (session_id, id)",
+    # latest_session() and list_sessions() sort on this.
+    "CREATE INDEX sessions_by_update ON sessions (updated_at, id)",
+    "CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
 
 
-def _v2_curation(conn: sqlite3.Connection) -> None:
-    statements = (
-        # One row per message the engine has decided something about; a message without a row is
-        # active, unpinned and unsummarized.
-        """
+_V2_CURATION: Migration = (
+    # One row per message the engine has decided something about; a message without a row is
+    # active, unpinned and unsummarized.
+    """
         CREATE TABLE item_state (
             message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
             state TEXT NOT NULL CHECK (state IN ('active', 'summarized', 'pruned')),
@@ -66,7 +64,7 @@ def _v2_curation(conn: sqlite3.Connection) -> None:
             summary TEXT
         )
         """,
-        """
+    """
         CREATE TABLE entities (
             session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
             ref TEXT NOT NULL,
@@ -78,7 +76,7 @@ def _v2_curation(conn: sqlite3.Connection) -> None:
             PRIMARY KEY (session_id, ref)
         )
         """,
-        """
+    """
         CREATE TABLE ledger (
             id INTEGER PRIMARY KEY,
             session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -95,65 +93,60 @@ def _v2_curation(conn: sqlite3.Connection) -> None:
             created_at TEXT NOT NULL
         )
         """,
-        "CREATE INDEX ledger_by_target ON ledger (session_id, target, id)",
-        """
+    "CREATE INDEX ledger_by_target ON ledger (session_id, target, id)",
+    """
         CREATE TABLE session_curation (
             session_id INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
             consent_policy TEXT
         )
         """,
-    )
-    for statement in statements:
-        conn.execute(statement)
+)
 
 
-def _v3_context_actions(conn: sqlite3.Connection) -> None:
+_V3_CONTEXT_ACTIONS: Migration = (
     # Tokens curation has saved over the session's turns, for the panel's "saved in this session".
-    conn.execute("ALTER TABLE session_curation ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0")
+    "ALTER TABLE session_curation ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0",
     # Messages the user told Heedful to forget: not recalled until they restore them.
-    conn.execute("ALTER TABLE item_state ADD COLUMN forgotten INTEGER NOT NULL DEFAULT 0")
+    "ALTER TABLE item_state ADD COLUMN forgotten INTEGER NOT NULL DEFAULT 0",
+)
 
 
-def _v4_search_and_settings(conn: sqlite3.Connection) -> None:
-    statements = (
-        # Full-text search over every message (external content: the text is stored once, in
-        # messages; triggers keep the index in step).
-        """
+_V4_SEARCH_AND_SETTINGS: Migration = (
+    # Full-text search over every message (external content: the text is stored once, in
+    # messages; triggers keep the index in step).
+    """
         CREATE VIRTUAL TABLE messages_fts USING fts5(
             content, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
         )
         """,
-        """
+    """
         CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
             INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
         END
         """,
-        """
+    """
         CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
             INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
         END
         """,
-        """
+    """
         CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
             INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
             INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
         END
         """,
-        "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
-        # Per-session settings; NULL means "as the config says".
-        "ALTER TABLE sessions ADD COLUMN system_prompt TEXT",
-        "ALTER TABLE sessions ADD COLUMN model TEXT",
-        "ALTER TABLE sessions ADD COLUMN profile TEXT",
-        "ALTER TABLE sessions ADD COLUMN temperature REAL",
-    )
-    for statement in statements:
-        conn.execute(statement)
+    "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
+    # Per-session settings; NULL means "as the config says".
+    "ALTER TABLE sessions ADD COLUMN system_prompt TEXT",
+    "ALTER TABLE sessions ADD COLUMN model TEXT",
+    "ALTER TABLE sessions ADD COLUMN profile TEXT",
+    "ALTER TABLE sessions ADD COLUMN temperature REAL",
+)
 
 
-def _v5_memories(conn: sqlite3.Connection) -> None:
-    statements = (
-        # Cross-session memory: what an assessment of a session kept, with graduated expiry.
-        """
+_V5_MEMORIES: Migration = (
+    # Cross-session memory: what an assessment of a session kept, with graduated expiry.
+    """
         CREATE TABLE memories (
             id INTEGER PRIMARY KEY,
             session_id INTEGER REFERENCES sessions(id) ON DELETE SET NULL,
@@ -168,62 +161,54 @@ def _v5_memories(conn: sqlite3.Connection) -> None:
             expires_at TEXT
         )
         """,
-        "CREATE INDEX memories_by_importance ON memories (importance, created_at)",
-        # The last message of the session an assessment has covered (0: none yet).
-        "ALTER TABLE sessions ADD COLUMN memory_through INTEGER NOT NULL DEFAULT 0",
-    )
-    for statement in statements:
-        conn.execute(statement)
+    "CREATE INDEX memories_by_importance ON memories (importance, created_at)",
+    # The last message of the session an assessment has covered (0: none yet).
+    "ALTER TABLE sessions ADD COLUMN memory_through INTEGER NOT NULL DEFAULT 0",
+)
 
 
-def _v6_trash_and_transcript_ids(conn: sqlite3.Connection) -> None:
-    statements = (
-        # A session deleted in the app is hidden (deleted_at set) so the delete can be undone while
-        # the app runs; it is deleted for real when that store closes, or at the next open of the
-        # database by a store that has it to itself.
-        "ALTER TABLE sessions ADD COLUMN deleted_at TEXT",
-        # The id a message had in the transcript it was imported from; an export writes it back, so
-        # export then import then export gives the same ids.
-        "ALTER TABLE messages ADD COLUMN transcript_id TEXT",
-    )
-    for statement in statements:
-        conn.execute(statement)
+_V6_TRASH_AND_TRANSCRIPT_IDS: Migration = (
+    # A session deleted in the app is hidden (deleted_at set) so the delete can be undone while
+    # the app runs; it is deleted for real when that store closes, or at the next open of the
+    # database by a store that has it to itself.
+    "ALTER TABLE sessions ADD COLUMN deleted_at TEXT",
+    # The id a message had in the transcript it was imported from; an export writes it back, so
+    # export then import then export gives the same ids.
+    "ALTER TABLE messages ADD COLUMN transcript_id TEXT",
+)
 
 
-def _v7_message_analyses(conn: sqlite3.Connection) -> None:
+_V7_MESSAGE_ANALYSES: Migration = (
     # What the curation engine read in each message (entities, terms, role), so that opening a long
     # session does not analyse its whole history again. A row goes when its message's text changes.
-    conn.execute(
-        """
+    """
         CREATE TABLE message_analyses (
             message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
             version INTEGER NOT NULL,
             analysis TEXT NOT NULL
         )
-        """
-    )
-    conn.execute(
-        """
+        """,
+    """
         CREATE TRIGGER message_analyses_stale AFTER UPDATE OF content ON messages
         WHEN NEW.content IS NOT OLD.content
         BEGIN
             DELETE FROM message_analyses WHERE message_id = NEW.id;
         END
-        """
-    )
+        """,
+)
 
 
-def _v8_shown_message_counts(conn: sqlite3.Connection) -> None:
+_V8_SHOWN_MESSAGE_COUNTS: Migration = (
     # A session's message count (shown in every Session) is read on each turn: without an index
     # holding the status, counting read every row of the session.
-    conn.execute("CREATE INDEX messages_shown ON messages (session_id, status, id)")
+    "CREATE INDEX messages_shown ON messages (session_id, status, id)",
+)
 
 
-def _v9_message_summaries(conn: sqlite3.Connection) -> None:
+_V9_MESSAGE_SUMMARIES: Migration = (
     # Summaries a model wrote (they cost tokens: kept across runs). A row is valid for the text
     # it was written from (source_hash); it goes when its message's text changes.
-    conn.execute(
-        """
+    """
         CREATE TABLE message_summaries (
             message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
             level TEXT NOT NULL CHECK (level IN ('brief', 'detailed')),
@@ -233,37 +218,36 @@ def _v9_message_summaries(conn: sqlite3.Connection) -> None:
             created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
             PRIMARY KEY (message_id, level)
         )
-        """
-    )
-    conn.execute(
-        """
+        """,
+    """
         CREATE TRIGGER message_summaries_stale AFTER UPDATE OF content ON messages
         WHEN NEW.content IS NOT OLD.content
         BEGIN
             DELETE FROM message_summaries WHERE message_id = NEW.id;
         END
-        """
-    )
+        """,
+)
 
 
-def _v10_curation_calls(conn: sqlite3.Connection) -> None:
+_V10_CURATION_CALLS: Migration = tuple(
     # What curation's own model calls have cost in a session, shown beside the tokens it saved
     # (which are kept too): both survive a restart.
-    for column in ("calls_prompt_tokens", "calls_completion_tokens", "calls"):
-        conn.execute(f"ALTER TABLE session_curation ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+    f"ALTER TABLE session_curation ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0"
+    for column in ("calls_prompt_tokens", "calls_completion_tokens", "calls")
+)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
-    _v1_initial,
-    _v2_curation,
-    _v3_context_actions,
-    _v4_search_and_settings,
-    _v5_memories,
-    _v6_trash_and_transcript_ids,
-    _v7_message_analyses,
-    _v8_shown_message_counts,
-    _v9_message_summaries,
-    _v10_curation_calls,
+    _V1_INITIAL,
+    _V2_CURATION,
+    _V3_CONTEXT_ACTIONS,
+    _V4_SEARCH_AND_SETTINGS,
+    _V5_MEMORIES,
+    _V6_TRASH_AND_TRANSCRIPT_IDS,
+    _V7_MESSAGE_ANALYSES,
+    _V8_SHOWN_MESSAGE_COUNTS,
+    _V9_MESSAGE_SUMMARIES,
+    _V10_CURATION_CALLS,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 
@@ -272,8 +256,7 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 def schema_version(conn: sqlite3.Connection) -> int:
     """The database's ``PRAGMA user_version`` (0 for a new database)."""
-    row = conn.execute("PRAGMA user_version").fetchone()
-    return int(row[0])
+    return int(value(conn, "PRAGMA user_version"))
 
 
 def check_version(conn: sqlite3.Connection, where: str) -> None:
@@ -309,7 +292,8 @@ def migrate(conn: sqlite3.Connection) -> None:
             if version >= SCHEMA_VERSION:
                 conn.execute("ROLLBACK")
                 return
-            MIGRATIONS[version](conn)
+            for statement in MIGRATIONS[version]:
+                conn.execute(statement)
             # PRAGMA doesn't take parameters; version is an int we computed.
             conn.execute(f"PRAGMA user_version = {version + 1}")
             conn.execute("COMMIT")

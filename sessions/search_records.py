@@ -1,22 +1,25 @@
-"""Finding messages across sessions (FTS5), and deleting sessions with a way back (trash, restore, purge).
+"""Finding messages across sessions (FTS5), and deleting sessions with a way back (trash, restore,
+purge). A part of :class:`sessions.store.SqliteChatStore`.
 
-Functions over an open connection; :class:`sessions.store.SqliteChatStore` runs each one in a
-transaction under its lock. The trash is the store's own list of the sessions it hid (the latest
-last), passed in: a trashed session is only restorable from the store that trashed it.
+The trash is the store's own list of the sessions it hid: a trashed session is only restorable from
+the store that trashed it, and is deleted for real when that store closes.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
+from pathlib import Path
 
 from engine.chat import Role, Session
 from engine.errors import StoreError
 from engine.text.moments import stored_moment
-from sessions.session_rows import SESSION_COLUMNS, decode_session, get_session
+from sessions.database import Database
+from sessions.rows import now_text, select
+from sessions.session_records import existing_session, find_session
 
 # --- full-text search ---------------------------------------------------------------------------
 
@@ -71,34 +74,17 @@ class SearchHit:
         return "".join(out)
 
 
-def search(conn: sqlite3.Connection, match: str, limit: int) -> list[SearchHit]:
-    """Messages matching the FTS5 query ``match`` (from :func:`fts_query`), the best first.
-
-    Superseded replies and deleted sessions are left out.
-    """
-    rows = conn.execute(
-        "SELECT m.session_id, s.title, m.id, m.role, m.created_at,"
-        " snippet(messages_fts, 0, ?, ?, '…', 16), bm25(messages_fts) AS rank"
-        " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
-        " JOIN sessions s ON s.id = m.session_id"
-        " WHERE messages_fts MATCH ? AND m.status != 'superseded' AND s.deleted_at IS NULL"
-        " ORDER BY rank, m.id DESC LIMIT ?",
-        (_MATCH_START, _MATCH_END, match, limit),
-    ).fetchall()
-    return [_hit(row) for row in rows]
-
-
-def _hit(row: sqlite3.Row | tuple[object, ...]) -> SearchHit:
-    text, matches = _unmark(str(row[5]))
+def _hit(row: sqlite3.Row) -> SearchHit:
+    text, matches = _unmark(str(row["snippet"]))
     return SearchHit(
-        session_id=int(cast(int, row[0])),
-        session_title=str(row[1]),
-        message_id=int(cast(int, row[2])),
-        role=cast(Role, row[3]),
-        created_at=stored_moment(str(row[4])),
+        session_id=int(row["session_id"]),
+        session_title=str(row["title"]),
+        message_id=int(row["id"]),
+        role=row["role"],
+        created_at=stored_moment(str(row["created_at"])),
         text=text,
         matches=matches,
-        rank=float(cast(float, row[6])),
+        rank=float(row["rank"]),
     )
 
 
@@ -121,49 +107,82 @@ def _unmark(marked: str) -> tuple[str, tuple[tuple[int, int], ...]]:
     return text, tuple(matches)
 
 
-# --- trash: delete now, undo until the store closes ---------------------------------------------
+class SearchRecords(Database):
+    """Search and the trash (see the module)."""
 
+    def __init__(self, path: Path) -> None:
+        self._trashed: list[int] = []
+        """Sessions this store hid with :meth:`trash_session`, the latest last; deleted when it closes."""
+        super().__init__(path)
 
-def trash(conn: sqlite3.Connection, trashed: list[int], session_id: int, *, now: str) -> Session:
-    """Hide a session as if deleted and add it to ``trashed``.
+    def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Messages of every session matching ``query``, the best first (FTS5's bm25).
 
-    Raises:
-        StoreError: There is no such session.
-    """
-    session = get_session(conn, session_id)
-    conn.execute("UPDATE sessions SET deleted_at = ? WHERE id = ?", (now, session_id))
-    trashed.append(session_id)
-    return session
+        Each whitespace-separated piece of ``query`` must match, its words as a phrase and the last
+        one as a word start (see :func:`fts_query`), so any text is a valid query: FTS5's own syntax
+        (quotes, AND, NEAR, ``*``) is never interpreted. Superseded replies and deleted sessions are
+        left out.
+        """
+        match = fts_query(query)
+        if match is None or limit <= 0:
+            return []
+        with self._transaction() as conn:
+            rows = select(
+                conn,
+                "SELECT m.session_id AS session_id, s.title AS title, m.id AS id, m.role AS role,"
+                " m.created_at AS created_at,"
+                " snippet(messages_fts, 0, ?, ?, '…', 16) AS snippet, bm25(messages_fts) AS rank"
+                " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+                " JOIN sessions s ON s.id = m.session_id"
+                " WHERE messages_fts MATCH ? AND m.status != 'superseded' AND s.deleted_at IS NULL"
+                " ORDER BY rank, m.id DESC LIMIT ?",
+                (_MATCH_START, _MATCH_END, match, limit),
+            )
+            return [_hit(row) for row in rows]
 
+    def trash_session(self, session_id: int) -> Session:
+        """Hide a session as if deleted, until :meth:`restore_session` or until this store closes.
 
-def restore(conn: sqlite3.Connection, trashed: list[int], session_id: int) -> Session:
-    """Undo :func:`trash` and take the session off ``trashed``.
+        Raises:
+            StoreError: There is no such session.
+        """
+        with self._transaction() as conn:  # self._trashed is only used under the lock, as here
+            session = existing_session(conn, session_id)
+            conn.execute("UPDATE sessions SET deleted_at = ? WHERE id = ?", (now_text(), session_id))
+            self._trashed.append(session_id)
+            return session
 
-    Raises:
-        StoreError: The session is not in ``trashed`` (deleted for good, or never trashed there).
-    """
-    if session_id not in trashed:
-        raise StoreError(f"The session {session_id} cannot be restored: it was deleted for good.")
-    conn.execute("UPDATE sessions SET deleted_at = NULL WHERE id = ?", (session_id,))
-    session = get_session(conn, session_id)
-    trashed.remove(session_id)
-    return session
+    def restore_session(self, session_id: int) -> Session:
+        """Undo :meth:`trash_session`.
 
+        Raises:
+            StoreError: The session is gone (its store closed, or it was never trashed here).
+        """
+        with self._transaction() as conn:
+            if session_id not in self._trashed:
+                raise StoreError(f"The session {session_id} cannot be restored: it was deleted for good.")
+            conn.execute("UPDATE sessions SET deleted_at = NULL WHERE id = ?", (session_id,))
+            session = existing_session(conn, session_id)
+            self._trashed.remove(session_id)
+            return session
 
-def trashed_sessions(conn: sqlite3.Connection, trashed: list[int]) -> list[Session]:
-    """The sessions in ``trashed`` that can still be restored, the latest first."""
-    found = []
-    for session_id in reversed(trashed):
-        row = conn.execute(
-            f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id = ? AND s.deleted_at IS NOT NULL",
-            (session_id,),
-        ).fetchone()
-        if row is not None:
-            found.append(decode_session(row))
-    return found
+    def trashed_sessions(self) -> list[Session]:
+        """The sessions this store trashed that can still be restored, the latest first."""
+        with self._transaction() as conn:
+            found = (find_session(conn, session_id, deleted=True) for session_id in reversed(self._trashed))
+            return [session for session in found if session is not None]
 
+    def purge_trash(self) -> None:
+        """Delete for real the sessions this store trashed."""
+        with self._transaction() as conn:
+            conn.executemany(
+                "DELETE FROM sessions WHERE id = ? AND deleted_at IS NOT NULL", [(i,) for i in self._trashed]
+            )
+            self._trashed.clear()
 
-def purge(conn: sqlite3.Connection, trashed: list[int]) -> None:
-    """Delete for real the sessions in ``trashed``, and empty it."""
-    conn.executemany("DELETE FROM sessions WHERE id = ? AND deleted_at IS NOT NULL", [(i,) for i in trashed])
-    trashed.clear()
+    def close(self) -> None:
+        """Delete for real the sessions this store trashed, then close the database."""
+        if self._trashed:
+            with suppress(StoreError):  # a read-only or full disk: the next open deletes them
+                self.purge_trash()
+        super().close()

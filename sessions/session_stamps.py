@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import sqlite3
 
+from sessions.rows import select_one
+
 
 def _stamp(conn: sqlite3.Connection, session_id: int) -> str | None:
-    row = conn.execute("SELECT updated_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
-    return str(row[0]) if row is not None else None
+    row = select_one(conn, "SELECT updated_at FROM sessions WHERE id = ?", (session_id,))
+    return str(row["updated_at"]) if row is not None else None
 
 
 class SessionStamps:

@@ -1,36 +1,48 @@
-"""The SQL of the model-summary cache (schema v9 ``message_summaries``); see ``ChatStore.load_summaries``."""
+"""The model-summary cache (schema v9 ``message_summaries``): a summary is kept for the text it was
+written from. A part of :class:`sessions.store.SqliteChatStore`."""
 
 from __future__ import annotations
 
-import sqlite3
-
 from engine.summaries.model import StoredSummary, SummaryLevel, source_hash
+from sessions.database import Database
+from sessions.rows import select, select_one
 
 _LEVELS = frozenset(level.value for level in SummaryLevel)
 
 
-def load(conn: sqlite3.Connection, session_id: int) -> list[StoredSummary]:
-    rows = conn.execute(
-        "SELECT s.message_id, s.level, s.source_hash, s.text, s.model, m.content"
-        " FROM message_summaries s JOIN messages m ON m.id = s.message_id WHERE m.session_id = ?"
-        " ORDER BY s.message_id",
-        (session_id,),
-    ).fetchall()
-    # The trigger drops a summary when its message's text changes; the hash is checked anyway, so
-    # a summary of other text is never used even if the trigger was bypassed.
-    return [
-        StoredSummary(int(message_id), SummaryLevel(level), str(hashed), str(text), str(model))
-        for message_id, level, hashed, text, model, content in rows
-        if level in _LEVELS and source_hash(str(content)) == hashed
-    ]
+class SummaryRecords(Database):
+    """The summaries part of the store (see the module)."""
 
+    def load_summaries(self, session_id: int) -> list[StoredSummary]:
+        with self._transaction() as conn:
+            rows = select(
+                conn,
+                "SELECT s.message_id, s.level, s.source_hash, s.text, s.model, m.content"
+                " FROM message_summaries s JOIN messages m ON m.id = s.message_id WHERE m.session_id = ?"
+                " ORDER BY s.message_id",
+                (session_id,),
+            )
+            # The trigger drops a summary when its message's text changes; the hash is checked anyway,
+            # so a summary of other text is never used even if the trigger was bypassed.
+            return [
+                StoredSummary(
+                    message_id=int(row["message_id"]),
+                    level=SummaryLevel(row["level"]),
+                    source_hash=str(row["source_hash"]),
+                    text=str(row["text"]),
+                    model=str(row["model"]),
+                )
+                for row in rows
+                if row["level"] in _LEVELS and source_hash(str(row["content"])) == row["source_hash"]
+            ]
 
-def save(conn: sqlite3.Connection, summary: StoredSummary) -> None:
-    row = conn.execute("SELECT content FROM messages WHERE id = ?", (summary.message_id,)).fetchone()
-    if row is None or source_hash(str(row[0])) != summary.source_hash:
-        return  # the message went, or its text changed while the summary was being written
-    conn.execute(
-        "INSERT OR REPLACE INTO message_summaries (message_id, level, source_hash, model, text)"
-        " VALUES (?, ?, ?, ?, ?)",
-        (summary.message_id, summary.level.value, summary.source_hash, summary.model, summary.text),
-    )
+    def save_summary(self, summary: StoredSummary) -> None:
+        with self._transaction() as conn:
+            row = select_one(conn, "SELECT content FROM messages WHERE id = ?", (summary.message_id,))
+            if row is None or source_hash(str(row["content"])) != summary.source_hash:
+                return  # the message went, or its text changed while the summary was being written
+            conn.execute(
+                "INSERT OR REPLACE INTO message_summaries (message_id, level, source_hash, model, text)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (summary.message_id, summary.level.value, summary.source_hash, summary.model, summary.text),
+            )

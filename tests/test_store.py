@@ -253,7 +253,8 @@ def test_a_version_3_database_is_migrated_and_its_old_messages_are_searchable(db
     db_path.parent.mkdir(parents=True)
     old = sqlite3.connect(db_path, isolation_level=None)
     for version, migration in enumerate(MIGRATIONS[:3], start=1):
-        migration(old)
+        for statement in migration:
+            old.execute(statement)
         old.execute(f"PRAGMA user_version = {version}")
     when = "2026-01-01T00:00:00+00:00"
     old.execute("INSERT INTO sessions (title, created_at, updated_at) VALUES ('s', ?, ?)", (when, when))

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from engine.chat import MessageStatus, PromptMessage, StoredMessage
 from engine.curation.prompt import in_conversation
@@ -29,6 +30,8 @@ from engine.memory.memories import (
 )
 from engine.protocols.memory import MemoryAssessor, MemoryStore
 from engine.protocols.models import TokenCounter
+
+_T = TypeVar("_T")
 
 
 def utc_now() -> datetime:
@@ -164,19 +167,29 @@ class MemoryService:
         clean = " ".join(summary.split())
         if not clean:
             raise ValueError("a memory's summary cannot be empty")
-        return await self._update(memory_id, summary=clip_text(clean, MAX_SUMMARY_CHARS))
+        summary = clip_text(clean, MAX_SUMMARY_CHARS)
+        return await self._written(
+            lambda: self.store.update_memory(memory_id, now=self.clock(), summary=summary)
+        )
 
     async def rate(self, memory_id: int, importance: float) -> Memory:
         """Give a memory a new importance; its expiry starts again from now by the graduated rules."""
         if not 0 <= importance <= 1:
             raise ValueError(f"importance must be between 0 and 1, not {importance}")
         now = self.clock()
-        return await self._update(
-            memory_id, importance=importance, set_expiry=True, expires_at=expiry_for(importance, now)
+        return await self._written(
+            lambda: self.store.update_memory(
+                memory_id,
+                now=self.clock(),
+                importance=importance,
+                set_expiry=True,
+                expires_at=expiry_for(importance, now),
+            )
         )
 
     async def retag(self, memory_id: int, tags: Sequence[str]) -> Memory:
-        return await self._update(memory_id, tags=clean_labels(tags, MAX_TAGS, lower=True))
+        clean = clean_labels(tags, MAX_TAGS, lower=True)
+        return await self._written(lambda: self.store.update_memory(memory_id, now=self.clock(), tags=clean))
 
     async def pin(self, memory_id: int, pinned: bool) -> Memory:
         """Pin (never expires, always eligible for prompts) or unpin a memory.
@@ -185,25 +198,23 @@ class MemoryService:
         while pinned does not vanish the moment it is unpinned.
         """
         if pinned:
-            return await self._update(memory_id, pinned=True)
+            return await self._written(
+                lambda: self.store.update_memory(memory_id, now=self.clock(), pinned=True)
+            )
         current = await asyncio.to_thread(self.store.get_memory, memory_id)
         if current is None:
             raise StoreError(f"There is no memory {memory_id}; it may have been deleted or expired.")
-        return await self._update(
-            memory_id,
-            pinned=False,
-            set_expiry=True,
-            expires_at=expiry_for(current.importance, self.clock()),
+        expires_at = expiry_for(current.importance, self.clock())
+        return await self._written(
+            lambda: self.store.update_memory(
+                memory_id, now=self.clock(), pinned=False, set_expiry=True, expires_at=expires_at
+            )
         )
 
     async def delete(self, memory_id: int) -> None:
         """Delete a memory (the user asked for it)."""
 
-        def work() -> None:
-            self.store.delete_memory(memory_id)
-            self._changed()
-
-        await asyncio.to_thread(work)
+        await self._written(lambda: self.store.delete_memory(memory_id))
 
     # --- the prompt ----------------------------------------------------------------------------
 
@@ -292,30 +303,13 @@ class MemoryService:
         self._changed()
         return memory
 
-    async def _update(
-        self,
-        memory_id: int,
-        *,
-        summary: str | None = None,
-        importance: float | None = None,
-        tags: Sequence[str] | None = None,
-        pinned: bool | None = None,
-        set_expiry: bool = False,
-        expires_at: datetime | None = None,
-    ) -> Memory:
-        def work() -> Memory:
-            memory = self.store.update_memory(
-                memory_id,
-                now=self.clock(),
-                summary=summary,
-                importance=importance,
-                tags=tags,
-                pinned=pinned,
-                set_expiry=set_expiry,
-                expires_at=expires_at,
-            )
+    async def _written(self, write: Callable[[], _T]) -> _T:
+        """Run ``write`` (a change to the store) in a worker thread, then tell ``on_change``."""
+
+        def work() -> _T:
+            done = write()
             self._changed()
-            return memory
+            return done
 
         return await asyncio.to_thread(work)
 

@@ -1,0 +1,40 @@
+"""Reading rows by column name: a query's rows come back as :class:`sqlite3.Row`, and each part of
+the store builds the engine's types from them with keywords (``row["status"]``), never by position."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from typing import Any
+
+
+def now_text() -> str:
+    """The current time as the store writes it (UTC, ISO 8601, microseconds)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def select(conn: sqlite3.Connection, sql: str, params: tuple[object, ...] = ()) -> list[sqlite3.Row]:
+    """Every row ``sql`` gives, each read by column name."""
+    cursor = conn.execute(sql, params)
+    cursor.row_factory = sqlite3.Row
+    return cursor.fetchall()
+
+
+def select_one(conn: sqlite3.Connection, sql: str, params: tuple[object, ...] = ()) -> sqlite3.Row | None:
+    """The first row ``sql`` gives (None: none), read by column name."""
+    cursor = conn.execute(sql, params)
+    cursor.row_factory = sqlite3.Row
+    found: sqlite3.Row | None = cursor.fetchone()
+    return found
+
+
+def value(conn: sqlite3.Connection, sql: str, params: tuple[object, ...] = ()) -> Any:
+    """The one value of an aggregate ``sql`` (a count, a sum): its first row's only column."""
+    return conn.execute(sql, params).fetchone()[0]
+
+
+def inserted_id(cursor: sqlite3.Cursor) -> int:
+    """The row id of the row the INSERT run by ``cursor`` wrote."""
+    if cursor.lastrowid is None:
+        raise sqlite3.InterfaceError("the statement inserted no row")
+    return cursor.lastrowid
