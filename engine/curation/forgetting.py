@@ -7,9 +7,11 @@ from collections.abc import Callable
 from engine.curation.budget import Profile
 from engine.curation.consent import ConsentChoice
 from engine.curation.items import Item, ItemState
-from engine.curation.operations import Operation, OpKind, Scores
+from engine.curation.operations import Operation, Scores
 
 BUDGET = "no longer fits the budget"
+_CHOSEN = {ItemState.SUMMARIZED: "summarize", ItemState.PRUNED: "remove"}
+"""How the reason names the user's consent choice, by the state it leads to."""
 
 
 def demote(
@@ -39,41 +41,29 @@ def demote(
         choice = policy
         if choice is None or choice is ConsentChoice.KEEP:
             return None
+        after = ItemState.PRUNED
         if choice is ConsentChoice.SUMMARIZE:
             summary = item.summary or summary_of(item)
             if summary is None:
                 waiting.add(item.id)
                 return None
             new_summaries[item.id] = summary
-            return Operation(
-                OpKind.TRANSFORM,
-                item.id,
-                f"{why}; you chose to summarize your older messages in this session",
-                turn,
-                scores=score,
-                requires_consent=True,
-                before=item.state,
-                after=ItemState.SUMMARIZED,
-            )
-        return Operation(
-            OpKind.PRUNE,
-            item.id,
-            f"{why}; you chose to remove your older messages in this session",
+            after = ItemState.SUMMARIZED
+        return Operation.moving(
+            item,
+            after,
+            f"{why}; you chose to {_CHOSEN[after]} your older messages in this session",
             turn,
             scores=score,
             requires_consent=True,
-            before=item.state,
-            after=ItemState.PRUNED,
         )
     if item.role == "tool":
-        return Operation(
-            OpKind.PRUNE,
-            item.id,
+        return Operation.moving(
+            item,
+            ItemState.PRUNED,
             "tool result expired: the new message no longer refers to it",
             turn,
             scores=score,
-            before=item.state,
-            after=ItemState.PRUNED,
         )
     if score.total >= profile.summarize_threshold:
         summary = item.summary or summary_of(item)
@@ -82,21 +72,13 @@ def demote(
             return None
         if len(summary) < len(item.text) * 0.8:
             new_summaries[item.id] = summary
-            return Operation(
-                OpKind.TRANSFORM,
-                item.id,
+            return Operation.moving(
+                item,
+                ItemState.SUMMARIZED,
                 f"{why}; summarized because it still scores {score.total:.2f}",
                 turn,
                 scores=score,
-                before=item.state,
-                after=ItemState.SUMMARIZED,
             )
-    return Operation(
-        OpKind.PRUNE,
-        item.id,
-        f"{why} and scores low ({score.total:.2f})",
-        turn,
-        scores=score,
-        before=item.state,
-        after=ItemState.PRUNED,
+    return Operation.moving(
+        item, ItemState.PRUNED, f"{why} and scores low ({score.total:.2f})", turn, scores=score
     )

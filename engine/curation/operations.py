@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from engine.curation.items import ItemState
+from engine.curation.items import Item, ItemState
 
 
 class OpKind(enum.StrEnum):
@@ -28,6 +28,14 @@ class OpKind(enum.StrEnum):
     """Make a pruned or summarized item active again, for good."""
     PIN = "pin"
     UNPIN = "unpin"
+
+
+_KIND_OF_MOVE = {
+    ItemState.PRUNED: OpKind.PRUNE,
+    ItemState.SUMMARIZED: OpKind.TRANSFORM,
+    ItemState.ACTIVE: OpKind.RESTORE,
+}
+"""The operation that moves an item into each state."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +85,30 @@ class Operation:
     after: ItemState | None = None
     detail: str | None = None
     """Extra words for the ledger: the tag, the summary's size, the consent answer."""
+
+    @classmethod
+    def moving(
+        cls,
+        item: Item,
+        after: ItemState,
+        reason: str,
+        turn: int,
+        *,
+        scores: Scores | None = None,
+        requires_consent: bool = False,
+    ) -> Operation:
+        """The operation that takes ``item`` from its current state to ``after``: pruning it,
+        summarizing it or making it active again (the kind follows from ``after``)."""
+        return cls(
+            _KIND_OF_MOVE[after],
+            item.id,
+            reason,
+            turn,
+            scores=scores,
+            requires_consent=requires_consent,
+            before=item.state,
+            after=after,
+        )
 
     @property
     def changes_state(self) -> bool:

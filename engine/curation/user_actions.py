@@ -76,9 +76,7 @@ def restore(state: CurationState, item_id: int, *, reason: str = "restored by yo
     item = state.item(item_id)
     if item.state is ItemState.ACTIVE:
         return CurationDelta()
-    operation = Operation(
-        OpKind.RESTORE, item.id, reason, state.turn, before=item.state, after=ItemState.ACTIVE
-    )
+    operation = Operation.moving(item, ItemState.ACTIVE, reason, state.turn)
     item.state = ItemState.ACTIVE
     state.settle_text(item)
     item.forgotten = False
@@ -104,14 +102,8 @@ def forget(state: CurationState, item_id: int) -> CurationDelta:
         ledger.append(
             LedgerEntry.consent(state.turn, item.id, ConsentChoice.REMOVE.value, "you asked to forget it")
         )
-    operation = Operation(
-        OpKind.PRUNE,
-        item.id,
-        "forgotten by you",
-        state.turn,
-        requires_consent=item.user_owned,
-        before=item.state,
-        after=ItemState.PRUNED,
+    operation = Operation.moving(
+        item, ItemState.PRUNED, "forgotten by you", state.turn, requires_consent=item.user_owned
     )
     item.state = ItemState.PRUNED
     item.forgotten = True
@@ -151,16 +143,14 @@ def answer_consent(
         after = ItemState.SUMMARIZED if choice is ConsentChoice.SUMMARIZE else ItemState.PRUNED
         if after is ItemState.SUMMARIZED:
             item.summary = item.summary or summary_now(state, item)
-        operation = Operation(
-            OpKind.TRANSFORM if choice is ConsentChoice.SUMMARIZE else OpKind.PRUNE,
-            item.id,
+        operation = Operation.moving(
+            item,
+            after,
             "you chose to keep it aside: sent whole when a message refers to it"
             if attach
             else f"you chose to {choice.value} it",
             state.turn,
             requires_consent=True,
-            before=item.state,
-            after=after,
         )
         item.state = after
         state.settle_text(item)
@@ -219,14 +209,8 @@ def compact(state: CurationState, *, keep_turns: int = 2) -> tuple[CurationDelta
                 )
             )
         item.summary = item.summary or summary_now(state, item)
-        operation = Operation(
-            OpKind.TRANSFORM,
-            item.id,
-            "compacted by you",
-            state.turn,
-            requires_consent=item.user_owned,
-            before=item.state,
-            after=ItemState.SUMMARIZED,
+        operation = Operation.moving(
+            item, ItemState.SUMMARIZED, "compacted by you", state.turn, requires_consent=item.user_owned
         )
         item.state = ItemState.SUMMARIZED
         state.settle_text(item)
