@@ -10,16 +10,16 @@ The user's own actions are in :mod:`engine.curation.user_actions`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Generic, NoReturn, TypeVar
 
 from engine.advice.advice import AdviceOutcome
 from engine.advice.rules import Guidance
-from engine.chat import BuildProgress, HistoryCut, Role
+from engine.chat import Role
 from engine.curation import applying, planning, user_actions
 from engine.curation.budget import DEFAULT_PROFILE, Budget, Profile
 from engine.curation.consent import ConsentChoice, ConsentRequest
 from engine.curation.curation_state import CurationState
-from engine.curation.index import TermIndex
 from engine.curation.items import Item, ItemState
 from engine.curation.ledger import LedgerEntry
 from engine.curation.operations import Operation, OpKind
@@ -27,20 +27,35 @@ from engine.curation.pins import PinVerdict
 from engine.curation.planning import RECENT_TURNS
 from engine.curation.result import CurationDelta, CurationResult
 from engine.curation.user_actions import CurationRefused
-from engine.entities.registry import EntityRecord, EntityRegistry
 from engine.protocols.models import TokenCounter
-from engine.summaries.book import SummaryBook
 from engine.summaries.model import StoredSummary
 from engine.summaries.offline import ExtractiveSummarizer, PreparedSummaries, Summarizer
 from engine.summaries.section import SummarySection
-from engine.text.analysis import Analysis
 
 __all__ = ["RECENT_TURNS", "CurationRefused", "SessionCuration"]
+
+_T = TypeVar("_T")
+
+
+class _Reads(Generic[_T]):
+    """An attribute of :class:`SessionCuration` that is its state's (``read(state)``): others read
+    the state, or call its operations, through the curation, and never assign it through it."""
+
+    __slots__ = ("_read",)
+
+    def __init__(self, read: Callable[[CurationState], _T]) -> None:
+        self._read = read
+
+    def __get__(self, curation: SessionCuration, owner: type[SessionCuration] | None = None) -> _T:
+        return self._read(curation.state)
+
+    def __set__(self, curation: SessionCuration, value: NoReturn) -> NoReturn:
+        raise AttributeError("read-only: the curation's state is written by its operations")
 
 
 class SessionCuration:
     """One session's curation: it owns its :class:`CurationState` (:attr:`state`) and the operations
-    on it. Others read the state through the properties below; only loading from the store
+    on it. Others read the state through the attributes below; only loading from the store
     (:mod:`engine.curation.stored`) and the session cache write parts of it directly."""
 
     def __init__(
@@ -64,69 +79,22 @@ class SessionCuration:
 
     # --- what the state holds, to read ------------------------------------------------------------
 
-    @property
-    def items(self) -> list[Item]:
-        return self.state.items
-
-    @property
-    def by_id(self) -> dict[int, Item]:
-        return self.state.by_id
-
-    @property
-    def turn(self) -> int:
-        return self.state.turn
-
-    @property
-    def registry(self) -> EntityRegistry:
-        return self.state.registry
-
-    @property
-    def term_index(self) -> TermIndex:
-        return self.state.term_index
-
-    @property
-    def counter(self) -> TokenCounter:
-        return self.state.counter
-
-    @property
-    def profile(self) -> Profile:
-        return self.state.profile
-
-    @property
-    def budget(self) -> Budget:
-        return self.state.budget
-
-    @property
-    def policy(self) -> ConsentChoice | None:
-        return self.state.policy
-
-    @property
-    def pin_limit(self) -> float:
-        return self.state.pin_limit
-
-    @property
-    def summarizer(self) -> PreparedSummaries:
-        return self.state.summarizer
-
-    @property
-    def model_summaries(self) -> SummaryBook | None:
-        return self.state.model_summaries
-
-    @property
-    def memory(self) -> str:
-        return self.state.memory
-
-    @property
-    def cut(self) -> HistoryCut | None:
-        return self.state.cut
-
-    @property
-    def building(self) -> BuildProgress | None:
-        return self.state.building
-
-    @property
-    def saved_in_session(self) -> int:
-        return self.state.saved_in_session
+    items = _Reads(lambda state: state.items)
+    by_id = _Reads(lambda state: state.by_id)
+    turn = _Reads(lambda state: state.turn)
+    registry = _Reads(lambda state: state.registry)
+    term_index = _Reads(lambda state: state.term_index)
+    counter = _Reads(lambda state: state.counter)
+    profile = _Reads(lambda state: state.profile)
+    budget = _Reads(lambda state: state.budget)
+    policy = _Reads(lambda state: state.policy)
+    pin_limit = _Reads(lambda state: state.pin_limit)
+    summarizer = _Reads(lambda state: state.summarizer)
+    model_summaries = _Reads(lambda state: state.model_summaries)
+    memory = _Reads(lambda state: state.memory)
+    cut = _Reads(lambda state: state.cut)
+    building = _Reads(lambda state: state.building)
+    saved_in_session = _Reads(lambda state: state.saved_in_session)
 
     def recall_turns(self, item_id: int) -> list[int]:
         """The turns ``item_id`` was last sent recalled in (for pin suggestions)."""
@@ -138,26 +106,10 @@ class SessionCuration:
 
     # --- items ------------------------------------------------------------------------------------
 
-    def analyse(
-        self,
-        item_id: int,
-        role: Role,
-        text: str,
-        tokens: int,
-        *,
-        name: str | None = None,
-        label: str | None = None,
-        analysis: Analysis | None = None,
-        digest: bool = False,
-    ) -> Item:
-        """An item for ``text``, not yet part of the session (see :meth:`CurationState.analyse`)."""
-        return self.state.analyse(
-            item_id, role, text, tokens, name=name, label=label, analysis=analysis, digest=digest
-        )
-
-    def add(self, item: Item, *, log: bool = True, stored: bool = False) -> Item:
-        """Make ``item`` part of the session (see :meth:`CurationState.add`)."""
-        return self.state.add(item, log=log, stored=stored)
+    analyse = _Reads(lambda state: state.analyse)
+    """An item for a text, not yet part of the session (see :meth:`CurationState.analyse`)."""
+    add = _Reads(lambda state: state.add)
+    """Make an item part of the session (see :meth:`CurationState.add`)."""
 
     def add_message(
         self,
@@ -174,13 +126,10 @@ class SessionCuration:
         state = self.state
         return state.add(state.analyse(item_id, role, text, tokens, name=name, label=label, digest=digest))
 
-    def take_unstored(self) -> list[tuple[int, Analysis]]:
-        """Analyses of items added since the last call that the store does not have yet."""
-        return self.state.take_unstored()
-
-    def mark_saved_entities(self, stored: Iterable[EntityRecord]) -> None:
-        """Note as saved the entities the store already holds as they were rebuilt."""
-        self.state.mark_saved_entities(stored)
+    take_unstored = _Reads(lambda state: state.take_unstored)
+    """Analyses of items added since the last call that the store does not have yet."""
+    mark_saved_entities = _Reads(lambda state: state.mark_saved_entities)
+    """Note as saved the entities the store already holds as they were rebuilt."""
 
     # --- the prompt's fixed parts ---------------------------------------------------------------
 
