@@ -52,6 +52,14 @@ FORMATS: tuple[ExportFormat, ...] = ("jsonl", "md")
 INTERRUPTED_ON_EXPORT = "This reply was still being written when the session was exported."
 
 _ROLE_NAMES: dict[str, str] = {"user": "You", "assistant": "Assistant", "system": "System", "tool": "Tool"}
+_STATE_MARKS = {ItemState.SUMMARIZED: "≈ summarized", ItemState.PRUNED: "✂ pruned"}
+"""The heading's mark for a message the engine no longer sends verbatim."""
+_STATUS_MARKS = {
+    MessageStatus.INTERRUPTED: "⚠ interrupted",
+    MessageStatus.FAILED: "✗ failed",
+    MessageStatus.STREAMING: "still being written",
+}
+"""The heading's mark for a reply that did not complete."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,20 +274,14 @@ def _heading(message: ExchangedMessage) -> str:
     if record is not None:
         if record.pinned:
             marks.append("📌 pinned")
-        if record.state == ItemState.SUMMARIZED:
-            marks.append("≈ summarized")
-        elif record.state == ItemState.PRUNED:
-            marks.append("✂ pruned")
+        if record.state in _STATE_MARKS:
+            marks.append(_STATE_MARKS[record.state])
         if record.forgotten:
             marks.append("forgotten")
         if record.kept_by_user:
             marks.append("kept by you")
-    if message.status == MessageStatus.INTERRUPTED:
-        marks.append("⚠ interrupted")
-    elif message.status == MessageStatus.FAILED:
-        marks.append("✗ failed")
-    elif message.status == MessageStatus.STREAMING:
-        marks.append("still being written")
+    if message.status in _STATUS_MARKS:
+        marks.append(_STATUS_MARKS[message.status])
     return " · ".join(marks)
 
 
