@@ -31,10 +31,10 @@ from engine.chat import PromptMessage
 from engine.memory.assessed import Assessed, AssessedBy, Assessment
 from engine.memory.assessment import assess_offline
 from engine.memory.memories import MAX_TAGS, MAX_TOPICS
-from engine.text.redaction import clip, redact
-from engine.text.thinking import sent_text
+from engine.text.redaction import redact
 from providers.client_factory import ClientFactory, opened
 from providers.failures import describe
+from providers.json_answers import json_answer, parsed_answer
 
 if TYPE_CHECKING:
     import openai
@@ -131,12 +131,7 @@ class OpenAIMemoryAssessor:
             messages=cast("list[ChatCompletionMessageParam]", request),
             response_format=_Reply,
         )
-        message = completion.choices[0].message
-        if message.refusal:
-            raise ValueError(f"the model refused: {clip(message.refusal, 100)}")
-        if message.parsed is None:
-            raise ValueError("the answer held no assessment")
-        return validated(message.parsed.model_dump())
+        return validated(parsed_answer(completion, "assessment").model_dump())
 
     async def _json_mode(self, client: openai.AsyncOpenAI, request: list[dict[str, str]]) -> Assessment:
         completion = await client.chat.completions.create(
@@ -144,10 +139,7 @@ class OpenAIMemoryAssessor:
             messages=cast("list[ChatCompletionMessageParam]", request),
             response_format={"type": "json_object"},
         )
-        content = sent_text("assistant", completion.choices[0].message.content or "")  # without thinking
-        if not content:
-            raise ValueError("the answer was empty")
-        return validated(json.loads(content))
+        return validated(json_answer(completion))
 
 
 def validated(data: Any) -> Assessment:

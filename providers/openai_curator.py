@@ -40,10 +40,10 @@ from engine.advice.advice import (
 )
 from engine.advice.calls import NO_USAGE, CallUsage
 from engine.curation.items import MemoryRole
-from engine.text.redaction import clip, redact
-from engine.text.thinking import sent_text
+from engine.text.redaction import redact
 from providers.client_factory import ClientFactory, KeptClient
 from providers.failures import describe
+from providers.json_answers import json_answer, parsed_answer
 
 if TYPE_CHECKING:
     import openai
@@ -245,12 +245,7 @@ class OpenAICurator:
             usage[0] += CallUsage(calls=1)
             raise
         usage[0] += _usage_of(completion)
-        message = completion.choices[0].message
-        if message.refusal:
-            raise ValueError(f"the model refused: {clip(message.refusal, 100)}")
-        if message.parsed is None:
-            raise ValueError("the answer held no advice")
-        return advice_from(message.parsed.model_dump())
+        return advice_from(parsed_answer(completion, "advice").model_dump())
 
     async def _json_mode(
         self, client: openai.AsyncOpenAI, request: list[dict[str, str]], usage: list[CallUsage]
@@ -262,10 +257,7 @@ class OpenAICurator:
             temperature=0,
         )
         usage[0] += _usage_of(completion)
-        content = sent_text("assistant", completion.choices[0].message.content or "")  # without thinking
-        if not content:
-            raise ValueError("the answer was empty")
-        return advice_from(json.loads(content))
+        return advice_from(json_answer(completion))
 
 
 def _usage_of(completion: Any) -> CallUsage:
