@@ -28,6 +28,7 @@ from engine.curation.planning import RECENT_TURNS
 from engine.curation.result import CurationDelta, CurationResult
 from engine.curation.user_actions import CurationRefused
 from engine.protocols.models import TokenCounter
+from engine.protocols.store import ItemRecord
 from engine.summaries.model import StoredSummary
 from engine.summaries.offline import ExtractiveSummarizer, PreparedSummaries, Summarizer
 from engine.summaries.section import SummarySection
@@ -212,22 +213,14 @@ class SessionCuration:
 
     # --- a stored session ------------------------------------------------------------------------
 
-    def load_record(
-        self,
-        item_id: int,
-        *,
-        state: ItemState,
-        pinned: bool,
-        kept_by_user: bool,
-        summary: str | None,
-        forgotten: bool = False,
-    ) -> None:
+    def load_record(self, record: ItemRecord) -> None:
         """Give an item the state the store remembers for it (when a session is rebuilt, or caught
         up with the store)."""
+        item_id = record.message_id
         item = self.state.item(item_id)
-        item.state, item.pinned, item.kept_by_user, item.summary = state, pinned, kept_by_user, summary
-        item.forgotten = forgotten
-        if pinned:
+        item.state, item.pinned, item.kept_by_user = record.state, record.pinned, record.kept_by_user
+        item.summary, item.forgotten = record.summary, record.forgotten
+        if record.pinned:
             self.state.fixed.add(item_id)
         elif item.role != "system":
             self.state.fixed.discard(item_id)  # unpinned since (see engine.curation.stored.catch_up)

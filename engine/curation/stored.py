@@ -57,21 +57,9 @@ def rebuild(
         curation.add(item, log=False, stored=analysis is not None)
         record = snapshot.items.get(message.id)
         if record is not None:
-            _load_record(curation, message.id, record)
+            curation.load_record(record)
     _load_entities(curation, snapshot)
     return curation
-
-
-def _load_record(curation: SessionCuration, item_id: int, record: ItemRecord) -> None:
-    """What the store says of one item (its state, pin, consent and summary), onto the curation."""
-    curation.load_record(
-        item_id,
-        state=record.state,
-        pinned=record.pinned,
-        kept_by_user=record.kept_by_user,
-        forgotten=record.forgotten,
-        summary=record.summary,
-    )
 
 
 def _load_entities(curation: SessionCuration, snapshot: CurationSnapshot) -> None:
@@ -100,7 +88,7 @@ def catch_up(
     snapshot = store.load_curation(session_id, after=after)
     for item_id, record in snapshot.items.items():
         if item_id in curation.by_id:
-            _load_record(curation, item_id, record)
+            curation.load_record(record)
     _load_entities(curation, snapshot)
     curation.state.saved_in_session = snapshot.saved_tokens
     curation.state.policy = snapshot.policy
