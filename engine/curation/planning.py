@@ -26,6 +26,7 @@ from engine.advice.rules import (
     summarize_all,
 )
 from engine.curation.budget import Budget, Profile
+from engine.curation.candidates import narrow
 from engine.curation.cold_recall import admit, recall_earlier
 from engine.curation.consent import ConsentChoice, ConsentItem, ConsentRequest
 from engine.curation.forgetting import BUDGET, demote
@@ -92,6 +93,7 @@ class Planning(UserRoom):
         draft = self._fixed_part(new, system_prompt, guidance)
         self._take_recent(draft)
         scores = self._score(draft)
+        draft.candidates = narrow(draft.candidates, scores.total, session_size=len(self.items))
         if cold:
             draft.cold = admit(
                 cold,
