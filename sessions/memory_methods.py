@@ -9,10 +9,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from engine.memory.memories import Memory
-from sessions import memory_records
+if TYPE_CHECKING:
+    from engine.memory.memories import Memory
+
+# sessions.memory_records (and the engine's memories) are imported by each method: the first
+# frame reads messages only (tests/test_first_paint.py).
 
 _T = TypeVar("_T")
 
@@ -44,6 +47,8 @@ class MemoryMethods:
         Raises:
             StoreError: The write failed (the session may have been deleted), nothing changed.
         """
+        from sessions import memory_records
+
         return self._run(
             lambda conn: memory_records.add(
                 conn,
@@ -61,9 +66,13 @@ class MemoryMethods:
 
     def list_memories(self) -> list[Memory]:
         """Every memory, expired ones included until :meth:`expire_memories` removes them; newest first."""
+        from sessions import memory_records
+
         return self._run(memory_records.list_all)
 
     def get_memory(self, memory_id: int) -> Memory | None:
+        from sessions import memory_records
+
         return self._run(lambda conn: memory_records.get(conn, memory_id))
 
     def update_memory(
@@ -83,6 +92,8 @@ class MemoryMethods:
         Raises:
             StoreError: There is no such memory, or the write failed.
         """
+        from sessions import memory_records
+
         return self._run(
             lambda conn: memory_records.update(
                 conn,
@@ -103,10 +114,14 @@ class MemoryMethods:
         Raises:
             StoreError: There is no such memory, or the write failed.
         """
+        from sessions import memory_records
+
         self._run(lambda conn: memory_records.delete(conn, memory_id))
 
     def expire_memories(self, now: datetime) -> int:
         """Delete every memory past its expiry at ``now`` (pinned ones never); how many went."""
+        from sessions import memory_records
+
         return self._run(lambda conn: memory_records.expire(conn, now))
 
     def memories_for_prompt(
@@ -120,6 +135,8 @@ class MemoryMethods:
         """Candidates for a prompt's memory section: pinned or at least ``min_importance``, not
         expired at ``now``, not from ``exclude_session``; pinned first, then newest first.
         :func:`engine.memory.memories.select_for_prompt` makes the final choice."""
+        from sessions import memory_records
+
         return self._run(
             lambda conn: memory_records.for_prompt(
                 conn, now, min_importance=min_importance, exclude_session=exclude_session, limit=limit
@@ -132,4 +149,6 @@ class MemoryMethods:
         Raises:
             StoreError: There is no such session.
         """
+        from sessions import memory_records
+
         return self._run(lambda conn: memory_records.memory_through(conn, session_id))

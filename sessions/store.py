@@ -18,24 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from engine.advice.calls import CallUsage
 from engine.chat import HistoryCut, MessagePage, MessageStatus, Role, Session, SessionSettings, StoredMessage
-from engine.curation.consent import ConsentChoice
-from engine.curation.ledger import LedgerEntry
-from engine.entities.registry import EntityRecord
 from engine.errors import StoreError
-from engine.protocols.store import CurationSnapshot, ItemRecord
-from engine.summaries.model import StoredSummary
-from engine.text.analysis import Analysis
-from sessions import (
-    analysis_records,
-    curation_records,
-    db_file,
-    message_records,
-    search_records,
-    session_rows,
-    summary_records,
-)
+
+# The curation's records (curation_records, analysis_records, summary_records) are imported by
+# the methods that use them: the first frame reads messages only (tests/test_first_paint.py).
+from sessions import db_file, message_records, search_records, session_rows
 from sessions.memory_methods import MemoryMethods
 from sessions.migrations import check_version, migrate
 from sessions.paths import ensure_private_dir
@@ -45,6 +33,14 @@ from sessions.search_records import fts_query as fts_query
 from sessions.session_stamps import SessionStamps
 
 if TYPE_CHECKING:
+    # The curation's records: the first frame reads messages only (see tests/test_first_paint.py).
+    from engine.advice.calls import CallUsage
+    from engine.curation.consent import ConsentChoice
+    from engine.curation.ledger import LedgerEntry
+    from engine.entities.registry import EntityRecord
+    from engine.protocols.store import CurationSnapshot, ItemRecord
+    from engine.summaries.model import StoredSummary
+    from engine.text.analysis import Analysis
     from sessions.exchange import SessionDump
     from sessions.importing import Progress, SessionFile, Stored
 
@@ -292,27 +288,41 @@ class SqliteChatStore(MemoryMethods, RecallMethods):
         return self._run(lambda conn: message_records.cut(conn, session_id, keep))
 
     def load_curation(self, session_id: int, *, after: int = 0) -> CurationSnapshot:
+        from sessions import curation_records
+
         return self._run(lambda conn: curation_records.load(conn, session_id, after=after))
 
     def load_analyses(
         self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
     ) -> Mapping[int, Analysis]:
+        from sessions import analysis_records
+
         return self._run(lambda conn: analysis_records.load(conn, session_id, version, after, upto))
 
     def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
+        from sessions import analysis_records
+
         if analyses:
             self._run(lambda conn: analysis_records.save(conn, version, analyses))
 
     def add_curation_calls(self, session_id: int, usage: CallUsage) -> None:
+        from sessions import curation_records
+
         self._run(lambda conn: curation_records.add_calls(conn, session_id, usage))
 
     def curation_calls(self, session_id: int) -> CallUsage:
+        from sessions import curation_records
+
         return self._run(lambda conn: curation_records.read_calls(conn, session_id))
 
     def load_summaries(self, session_id: int) -> list[StoredSummary]:
+        from sessions import summary_records
+
         return self._run(lambda conn: summary_records.load(conn, session_id))
 
     def save_summary(self, summary: StoredSummary) -> None:
+        from sessions import summary_records
+
         self._run(lambda conn: summary_records.save(conn, summary))
 
     def save_curation(
@@ -326,6 +336,8 @@ class SqliteChatStore(MemoryMethods, RecallMethods):
         policy_changed: bool = False,
         saved_tokens: int = 0,
     ) -> None:
+        from sessions import curation_records
+
         self._run(
             lambda conn: curation_records.save(
                 conn,
@@ -341,10 +353,14 @@ class SqliteChatStore(MemoryMethods, RecallMethods):
         )
 
     def ledger(self, session_id: int, *, target: str | None = None) -> list[LedgerEntry]:
+        from sessions import curation_records
+
         return self._run(lambda conn: curation_records.read_ledger(conn, session_id, target))
 
     def saved_tokens(self, session_id: int) -> int:
         """The tokens the session's requests saved against sending everything verbatim."""
+        from sessions import curation_records
+
         return self._run(lambda conn: curation_records.saved_tokens(conn, session_id))
 
     # --- search and trash (see sessions.search_records) -----------------------------------------

@@ -50,9 +50,21 @@ NOT_FOR_THE_FIRST_FRAME = (
     "engine.memory.assessed",
     "importlib.metadata",
     "hashlib",
+    "engine.curation.ledger",
+    "engine.curation.result",
+    "engine.protocols.store",
+    "engine.memory.memories",
+    "engine.summaries.model",
+    "engine.turn.events",
+    "engine.text.analysis",
+    "sessions.curation_records",
+    "sessions.analysis_records",
+    "sessions.summary_records",
+    "sessions.memory_records",
 )
-"""The tokenizer, the model client, the curation engine, and the config's validation (pydantic):
-what the first frame does without."""
+"""The tokenizer, the model client, the curation engine, the curation's and memories' records in
+the store, a turn's events, and the config's validation (pydantic): what the first frame does
+without."""
 
 CONFIGS = {
     "no config yet": None,

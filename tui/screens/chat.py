@@ -15,7 +15,6 @@ from textual.worker import Worker, WorkerState
 from engine.chat import MessagePage, Session
 from engine.curation.consent import ConsentChoice
 from engine.errors import StoreError
-from engine.text import analysis
 from tui import heap, slash
 from tui.log_gate import gated
 from tui.messages import ContextAction, ItemVerb, MessageAction
@@ -281,6 +280,8 @@ class ChatScreen(Screen[None]):
         await self.context_panel.fill()
 
     async def _warm_up(self) -> None:
+        from engine.text import analysis  # the text reader: not for the first frame
+
         await self.services.turns.warm_up()
         await asyncio.to_thread(analysis.warm_up)
         heap.keep()  # the client's modules, and the text reader's, live as long as the app

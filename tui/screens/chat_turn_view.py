@@ -7,28 +7,18 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from engine.chat import MessagePage, MessageStatus
 from engine.errors import StoreError
 from engine.turn.conversation_tail import NothingToContinue, NothingToRetry
-from engine.turn.events import (
-    ContextCurated,
-    CuratorAsked,
-    ReplyCompleted,
-    ReplyFailed,
-    ReplyResumed,
-    ReplyStarted,
-    ReplyTextArrived,
-    RetryScheduled,
-    SessionReloaded,
-    TurnEvent,
-    TurnNotice,
-    UserMessageSaved,
-)
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_wording import failure_notice, wait_reason
 from tui.widgets.message_list import PAGE
 from tui.widgets.message_view import MessageView
+
+if TYPE_CHECKING:  # imported where they are used: the first frame waits for no turn
+    from engine.turn.events import SessionReloaded, TurnEvent, UserMessageSaved
 
 SESSION_RELOADED = "This session changed in another window: reloaded."
 
@@ -85,6 +75,20 @@ class TurnView(ChatPart):
             self.reply = None
 
     async def _follow(self, events: AsyncIterator[TurnEvent]) -> None:
+        from engine.turn.events import (
+            ContextCurated,
+            CuratorAsked,
+            ReplyCompleted,
+            ReplyFailed,
+            ReplyResumed,
+            ReplyStarted,
+            ReplyTextArrived,
+            RetryScheduled,
+            SessionReloaded,
+            TurnNotice,
+            UserMessageSaved,
+        )
+
         screen = self.screen
         messages = screen.message_list
         async for event in events:
@@ -144,6 +148,8 @@ class TurnView(ChatPart):
         the curator model is slow): it is stored all the same, so it is shown, and the composer
         no longer offers it to be sent twice. (A new chat's, whose session is not known here,
         stays in the composer.)"""
+        from engine.turn.events import UserMessageSaved
+
         session = self.screen.session
         if session is None:
             return
