@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 from tui import slash
 from tui.messages import ItemVerb
 from tui.screens.chat_parts import ChatPart
-from tui.screens.consent import ConsentAnswer
 
 if TYPE_CHECKING:
     from engine.chat import Session
     from engine.protocols.models import ChatModel
     from tui.screens.chat_model import ModelSwitch
+    from tui.screens.consent import ConsentAnswer
 
 
 class SlashCommands(ChatPart):

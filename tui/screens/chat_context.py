@@ -7,19 +7,19 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
-from engine.curation.consent import ConsentChoice
 from tui import heap
 from tui.messages import ItemVerb
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_pins import PinActions
-from tui.screens.consent import ConsentAnswer, ConsentScreen
 from tui.screens.inspect import InspectScreen
 
 if TYPE_CHECKING:
     from textual.timer import Timer
 
+    from engine.curation.consent import ConsentChoice
     from engine.curation.context_view import ContextView
     from tui.screens.chat import ChatScreen
+    from tui.screens.consent import ConsentAnswer
 
 BUILD_POLL = 0.3
 """How often, while a long session's curation is still being read, the panel checks how far it got."""
@@ -199,6 +199,8 @@ class ContextActions(ChatPart):
             self._ask_consent(sent=text)
 
     def _ask_consent(self, *, sent: str | None) -> None:
+        from tui.screens.consent import ConsentScreen  # a dialog: not for the first frame
+
         consent = self.screen.context.consent if self.screen.context else None
         if consent is None or self.screen.session is None:
             return
@@ -216,6 +218,8 @@ class ContextActions(ChatPart):
     def answer_sent(self, item_id: int, choice: ConsentChoice) -> None:
         """What the user chose as they sent a message larger than a request: keep it whole, or
         summarize it (room is short for it from the next request on). Recorded once it is sent."""
+        from tui.screens.consent import ConsentAnswer
+
         if self.screen.session is not None:
             self.record_consent(self.screen.session.id, ConsentAnswer({item_id: choice}, None))
 
