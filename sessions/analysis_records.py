@@ -6,86 +6,14 @@ A part of :class:`sessions.store.SqliteChatStore`. A row is a cache: unreadable 
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from engine.curation.items import MemoryRole
-from engine.entities.mentions import EntityKind, Mention
-from engine.text.analysis import Analysis
 from sessions.database import Database
 
-
-def encode(analysis: Analysis) -> str:
-    mentions = [[m.kind.value, m.label, m.ref] for m in analysis.mentions]
-    return json.dumps(
-        {"m": mentions, "t": analysis.terms, "r": analysis.memory_role.value},
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-
-
-_KINDS = {kind.value: kind for kind in EntityKind}
-_ROLES = {role.value: role for role in MemoryRole}
-# Enum(value) costs a function call and more: a 10,000-message session decodes ~120k of these.
-
-MENTIONS_KEPT = 50_000
-_mentions: dict[tuple[str, str, str], Mention] = {}
-"""Mentions already decoded, shared (they are frozen): the same entities recur across thousands of
-messages, and making a frozen dataclass per occurrence was most of decoding. Cleared when full.
-Keyed by the mention's own interned strings: the decoded ones are copies, one per occurrence."""
-
-
-def _mention(kind: str, label: str, ref: str) -> Mention:
-    key = (kind, label, ref)
-    found = _mentions.get(key)
-    if found is None:
-        if len(_mentions) >= MENTIONS_KEPT:
-            _mentions.clear()
-        found = Mention(_KINDS[kind], sys.intern(label), sys.intern(ref))
-        _mentions[found.kind.value, found.label, found.ref] = found
-    return found
-
-
-def decode(text: str) -> Analysis | None:
-    """The analysis in ``text``, or None if it cannot be read (it is then made again)."""
-    try:
-        data = json.loads(text)
-        mentions = tuple(_mention(kind, label, ref) for kind, label, ref in data["m"])
-        terms = data["t"]
-        if not isinstance(terms, dict):
-            return None
-        return Analysis(mentions, terms, _ROLES[data["r"]])
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-
-
-class StoredAnalyses(Mapping[int, Analysis]):
-    """A session's stored analyses, each read from its JSON when asked for: the engine takes them
-    one message at a time, so the decoded forms of 10,000 messages never all exist at once.
-
-    Iteration and ``len`` count the rows as stored; a row that cannot be read is not ``in`` it.
-    """
-
-    def __init__(self, rows: dict[int, str]) -> None:
-        self._rows = rows
-
-    def __getitem__(self, message_id: int) -> Analysis:
-        found = decode(self._rows[message_id])
-        if found is None:
-            raise KeyError(message_id)
-        return found
-
-    def get(self, message_id: int, default: Analysis | None = None) -> Analysis | None:  # type: ignore[override]
-        text = self._rows.get(message_id)
-        found = decode(text) if text is not None else None
-        return found if found is not None else default
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
+if TYPE_CHECKING:
+    from engine.text.analysis import Analysis
+    from sessions.analysis_codec import StoredAnalyses
 
 
 class AnalysisRecords(Database):
@@ -96,6 +24,8 @@ class AnalysisRecords(Database):
     ) -> StoredAnalyses:
         """The analyses of the session's messages with ids in (``after``, ``upto``] written at
         ``version``, by message id."""
+        from sessions.analysis_codec import StoredAnalyses
+
         with self._transaction() as conn:
             rows = conn.execute(
                 "SELECT a.message_id, a.analysis FROM message_analyses a"
@@ -110,6 +40,8 @@ class AnalysisRecords(Database):
         """Store analyses (message id, analysis) made at ``version``; messages gone since are skipped."""
         if not analyses:
             return
+        from sessions.analysis_codec import encode
+
         with self._transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO message_analyses (message_id, version, analysis)"

@@ -6,19 +6,23 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from engine.advice.calls import CallUsage
-from engine.curation.consent import ConsentChoice
-from engine.curation.items import ItemState
-from engine.curation.ledger import EntryKind, LedgerEntry
-from engine.entities.mentions import EntityKind
-from engine.entities.registry import EntityRecord, EntityState
-from engine.protocols.store import CurationSnapshot, ItemRecord
 from sessions.database import Database
 from sessions.rows import now_text, select, select_one
 
+if TYPE_CHECKING:
+    from engine.advice.calls import CallUsage
+    from engine.curation.consent import ConsentChoice
+    from engine.curation.ledger import LedgerEntry
+    from engine.entities.registry import EntityRecord
+    from engine.protocols.store import CurationSnapshot, ItemRecord
+
 
 def _item_from(row: sqlite3.Row) -> ItemRecord:
+    from engine.curation.items import ItemState
+    from engine.protocols.store import ItemRecord
+
     return ItemRecord(
         message_id=int(row["message_id"]),
         state=ItemState(row["state"]),
@@ -30,6 +34,9 @@ def _item_from(row: sqlite3.Row) -> ItemRecord:
 
 
 def _entity_from(row: sqlite3.Row) -> EntityRecord:
+    from engine.entities.mentions import EntityKind
+    from engine.entities.registry import EntityRecord, EntityState
+
     return EntityRecord(
         ref=row["ref"],
         kind=EntityKind(row["kind"]),
@@ -41,6 +48,8 @@ def _entity_from(row: sqlite3.Row) -> EntityRecord:
 
 
 def _entry_from(row: sqlite3.Row) -> LedgerEntry:
+    from engine.curation.ledger import EntryKind, LedgerEntry
+
     return LedgerEntry(
         kind=EntryKind(row["kind"]),
         turn=int(row["turn"]),
@@ -62,6 +71,9 @@ class CurationRecords(Database):
     def load_curation(self, session_id: int, *, after: int = 0) -> CurationSnapshot:
         """A session's item states (of its messages after message ``after``), entity records and
         consent policy."""
+        from engine.curation.consent import ConsentChoice
+        from engine.protocols.store import CurationSnapshot
+
         with self._transaction() as conn:
             items = select(
                 conn,
@@ -179,6 +191,8 @@ class CurationRecords(Database):
             )
 
     def curation_calls(self, session_id: int) -> CallUsage:
+        from engine.advice.calls import CallUsage
+
         with self._transaction() as conn:
             row = select_one(
                 conn,

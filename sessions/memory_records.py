@@ -12,12 +12,14 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from engine.errors import StoreError
-from engine.memory.memories import Memory
-from engine.text.moments import stored_moment
 from sessions.database import Database
 from sessions.rows import inserted_id, select, select_one
+
+if TYPE_CHECKING:
+    from engine.errors import StoreError
+    from engine.memory.memories import Memory
 
 _MEMORY_COLUMNS = (
     "id, session_id, summary, importance, tags, topics, reasoning, pinned, created_at, updated_at, expires_at"
@@ -36,6 +38,9 @@ def _labels(raw: object) -> tuple[str, ...]:
 
 
 def _memory_from(row: sqlite3.Row) -> Memory:
+    from engine.memory.memories import Memory
+    from engine.text.moments import stored_moment
+
     return Memory(
         id=int(row["id"]),
         session_id=None if row["session_id"] is None else int(row["session_id"]),
@@ -57,6 +62,8 @@ def _find(conn: sqlite3.Connection, memory_id: int) -> Memory | None:
 
 
 def _gone(memory_id: int) -> StoreError:
+    from engine.errors import StoreError
+
     return StoreError(f"There is no memory {memory_id}; it may have been deleted or expired.")
 
 
@@ -83,6 +90,8 @@ class MemoryRecords(Database):
         Raises:
             StoreError: The write failed (the session may have been deleted), nothing changed.
         """
+        from engine.errors import StoreError
+
         with self._transaction() as conn:
             if through is not None and session_id is not None:
                 found = conn.execute(
@@ -206,6 +215,8 @@ class MemoryRecords(Database):
         Raises:
             StoreError: There is no such session.
         """
+        from engine.errors import StoreError
+
         with self._transaction() as conn:
             row = select_one(conn, "SELECT memory_through FROM sessions WHERE id = ?", (session_id,))
             if row is None:

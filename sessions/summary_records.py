@@ -3,17 +3,23 @@ written from. A part of :class:`sessions.store.SqliteChatStore`."""
 
 from __future__ import annotations
 
-from engine.summaries.model import StoredSummary, SummaryLevel, source_hash
+from typing import TYPE_CHECKING
+
 from sessions.database import Database
 from sessions.rows import select, select_one
 
-_LEVELS = frozenset(level.value for level in SummaryLevel)
+if TYPE_CHECKING:
+    from engine.summaries.model import StoredSummary
 
 
 class SummaryRecords(Database):
     """The summaries part of the store (see the module)."""
 
     def load_summaries(self, session_id: int) -> list[StoredSummary]:
+        from engine.summaries.model import StoredSummary, SummaryLevel, source_hash
+
+        levels = frozenset(level.value for level in SummaryLevel)
+
         with self._transaction() as conn:
             rows = select(
                 conn,
@@ -33,10 +39,12 @@ class SummaryRecords(Database):
                     model=str(row["model"]),
                 )
                 for row in rows
-                if row["level"] in _LEVELS and source_hash(str(row["content"])) == row["source_hash"]
+                if row["level"] in levels and source_hash(str(row["content"])) == row["source_hash"]
             ]
 
     def save_summary(self, summary: StoredSummary) -> None:
+        from engine.summaries.model import source_hash
+
         with self._transaction() as conn:
             row = select_one(conn, "SELECT content FROM messages WHERE id = ?", (summary.message_id,))
             if row is None or source_hash(str(row["content"])) != summary.source_hash:

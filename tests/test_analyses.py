@@ -15,7 +15,7 @@ from engine.curation.session_curation import SessionCuration
 from engine.curation.session_curations import SessionCurations, last_user_item
 from engine.text.analysis import ANALYSIS_VERSION, analyse_text
 from engine.text.tokens import LazyTokenCounter, load_counter
-from sessions import analysis_records
+from sessions import analysis_codec
 from sessions.store import SqliteChatStore
 from tests.held import curation_of
 
@@ -131,7 +131,7 @@ def test_a_session_is_rebuilt_a_part_at_a_time_with_every_message_and_its_analys
     ],
 )
 def test_a_stored_analysis_this_version_cannot_read_is_made_again(row: str) -> None:
-    assert analysis_records.decode(row) is None
+    assert analysis_codec.decode(row) is None
 
 
 def _turn(

@@ -50,9 +50,18 @@ NOT_FOR_THE_FIRST_FRAME = (
     "engine.memory.assessed",
     "importlib.metadata",
     "hashlib",
+    "engine.curation.ledger",
+    "engine.curation.result",
+    "engine.protocols.store",
+    "engine.memory.memories",
+    "engine.summaries.model",
+    "engine.turn.events",
+    "engine.text.analysis",
+    "sessions.analysis_codec",
 )
-"""The tokenizer, the model client, the curation engine, and the config's validation (pydantic):
-what the first frame does without."""
+"""The tokenizer, the model client, the curation engine, the engine's types for the curation's,
+analyses' and memories' records in the store (its parts import them when first used), a turn's
+events, and the config's validation (pydantic): what the first frame does without."""
 
 CONFIGS = {
     "no config yet": None,

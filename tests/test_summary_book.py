@@ -125,3 +125,14 @@ def test_a_message_too_short_for_a_model_summary_to_pay_gets_the_offline_one_at_
     assert summary is not None and "deploy.sh" in summary and "db-stage-2" in summary
     book.want(item)
     assert not book.is_waiting(item.id) and not book.take_wanted()
+
+
+def test_a_stand_in_follows_the_items_text() -> None:
+    """The stand-in carried while a model summary is written is the offline summary of the item's
+    text as it is now: an edited message is not stood in for by what it said before."""
+    book = SummaryBook(SummaryLevel.DETAILED)
+    item = Item(id=1, role="assistant", held_text=DETAIL, tokens=COUNTER.count(DETAIL), turn=1, position=0)
+    first = book.stand_in(item)
+    assert first == book.stand_in(item) == book.fallback.summarize(item)
+    item.held_text = "The cron job on web-3 was moved to Sunday at 04:00 UTC after the outage. " * 3
+    assert book.stand_in(item) == book.fallback.summarize(item) != first

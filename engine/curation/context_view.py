@@ -10,16 +10,19 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from engine.advice.calls import CallsReport
-from engine.chat import BuildProgress
 from engine.curation.budget import budget_share
-from engine.curation.consent import ConsentRequest
-from engine.curation.items import ItemState
-from engine.curation.ledger import LedgerEntry
-from engine.curation.operations import Scores
-from engine.curation.result import ContextMessage
 from engine.entities.registry import EntityState
+
+if TYPE_CHECKING:  # the fields' types only: the first frame imports this module, not the engine
+    from engine.advice.calls import CallsReport
+    from engine.chat import BuildProgress
+    from engine.curation.consent import ConsentRequest
+    from engine.curation.items import ItemState
+    from engine.curation.ledger import LedgerEntry
+    from engine.curation.operations import Scores
+    from engine.curation.result import ContextMessage
 
 Section = EntityState
 """Where an entity (or a message) stands: active (recent), retained (older, still sent), pruned."""

@@ -24,6 +24,7 @@ from engine.advice.rules import (
     explain_entities,
     judge,
 )
+from engine.curation.candidates import narrow
 from engine.curation.choosing import choose, operate
 from engine.curation.cold_recall import admit
 from engine.curation.consent import ConsentRequest
@@ -76,6 +77,7 @@ def plan(
     draft = fixed_part(state, new, system_prompt, guidance)
     take_recent(state, draft)
     scores = score(state, draft)
+    draft.candidates = narrow(draft.candidates, scores.total, session_size=len(state.items))
     if cold:
         draft.cold = admit(
             cold,

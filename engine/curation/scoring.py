@@ -238,11 +238,12 @@ def _neighbour_credit(
         ADJACENT_SHARE * (a + b) + SECOND_SHARE * (c + d)
         for a, b, c, d in zip(before, after, two_before, two_after, strict=False)
     ]
-    return {
-        item.id: min(1.0, value)
-        for item, value in zip(session, credit, strict=True)
-        if value and item.id not in excluded
+    found = {
+        item.id: value if value < 1.0 else 1.0 for item, value in zip(session, credit, strict=True) if value
     }
+    for key in excluded:  # a few items: dropped after, not tested for each of 10,000
+        found.pop(key, None)
+    return found
 
 
 def _prior(item: Item, registry: EntityRegistry) -> float:

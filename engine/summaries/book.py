@@ -21,6 +21,9 @@ from engine.summaries.model import (
 )
 from engine.summaries.offline import ExtractiveSummarizer, Summarizer
 
+STAND_INS_KEPT = 1_000
+"""Stand-ins kept made (see :meth:`SummaryBook.stand_in`); past it they are made again."""
+
 
 class SummaryBook:
     def __init__(self, level: SummaryLevel, *, fallback: Summarizer | None = None) -> None:
@@ -33,6 +36,9 @@ class SummaryBook:
         """Items handed to the service and not answered yet: not asked for twice."""
         self._failed: dict[int, str] = {}
         """Item id → hash of the text the model could not summarize."""
+        self._stand_ins: dict[int, tuple[str, tuple[object, ...], str]] = {}
+        """Item id → (the text, the mentions it was made from, the stand-in): every plan until
+        the model's summary arrives carries the same one (dozens a plan in a long session)."""
 
     def load(self, summaries: list[StoredSummary]) -> None:
         """Take the summaries the store kept (of this book's level)."""
@@ -68,7 +74,16 @@ class SummaryBook:
 
     def stand_in(self, item: Item) -> str:
         """What the prompt carries for an item while its model summary is being written."""
-        return self.fallback.summarize(item)
+        text = item.held_text
+        found = self._stand_ins.get(item.id)
+        if found is not None and found[0] is text and found[1] == item.mentions:
+            return found[2]
+        summary = self.fallback.summarize(item)
+        if text is not None:
+            if len(self._stand_ins) >= STAND_INS_KEPT:
+                self._stand_ins.clear()
+            self._stand_ins[item.id] = (text, item.mentions, summary)
+        return summary
 
     def want(self, item: Item) -> None:
         if item.id in self._asked or item.id in self._wanted or item.tokens < MODEL_SUMMARY_FROM_TOKENS:

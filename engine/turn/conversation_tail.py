@@ -5,8 +5,12 @@ Read a page at a time from the end, as a session may hold 10,000 messages.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engine.chat import MessageStatus, StoredMessage
-from engine.protocols.store import ChatStore
+
+if TYPE_CHECKING:  # the store's protocol imports the curation's records: not for the first frame
+    from engine.protocols.store import ChatStore
 
 TAIL_PAGE = 50
 """Messages read at a time when looking back from the end of a session for its last user message."""

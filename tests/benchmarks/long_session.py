@@ -258,6 +258,9 @@ async def turns(screen: ChatScreen, server: ServerControl, label: str) -> None:
 
     overheads, befores, afters, panels, asked = [], [], [], [], []
     began = server.count()
+    # CPU a turn (all threads, and the event loop's alone): unlike the times, hardly moved by
+    # the machine's other work.
+    cpu, loop_cpu = time.process_time(), time.thread_time()
     for n in range(TURNS):
         count = server.count()
         last = screen.message_list.last_reply()
@@ -290,7 +293,9 @@ async def turns(screen: ChatScreen, server: ServerControl, label: str) -> None:
         f"request, {median(afters):.0f} from the reply's last piece to it settled on screen; "
         f"the panel showed the next request {median(panels):.0f} ms later; the first turn: "
         f"{befores[0]:.0f} and {afters[0]:.0f}; requests a turn: "
-        f"{'/'.join(str(k) for k in sorted(set(asked)))}, and {summaries} for summaries in all)"
+        f"{'/'.join(str(k) for k in sorted(set(asked)))}, and {summaries} for summaries in all; "
+        f"CPU a turn {1000 * (time.process_time() - cpu) / TURNS:.0f} ms, "
+        f"{1000 * (time.thread_time() - loop_cpu) / TURNS:.0f} of them the event loop's)"
     )
 
 

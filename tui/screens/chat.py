@@ -13,7 +13,6 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from engine.chat import MessagePage, Session
-from engine.curation.consent import ConsentChoice
 from tui import heap, slash
 from tui.log_gate import gated
 from tui.messages import ContextAction, MessageAction
@@ -42,6 +41,7 @@ from tui.widgets.message_list import MessageList
 if TYPE_CHECKING:
     from textual.widgets import Markdown
 
+    from engine.curation.consent import ConsentChoice
     from engine.curation.context_view import ContextView
 
 NARROW_WIDTH = 90

@@ -10,13 +10,13 @@ from tui import slash
 from tui.messages import ContextAction, ItemVerb
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_settings import SETTINGS, SettingCommands
-from tui.screens.consent import ConsentAnswer
 
 if TYPE_CHECKING:
     from tui.screens.chat_context import ContextActions
     from tui.screens.chat_host import ChatHost
     from tui.screens.chat_memory import MemoryActions
     from tui.screens.chat_model import ModelSwitch
+    from tui.screens.consent import ConsentAnswer
 
 ITEM_COMMANDS = {
     "pin": ItemVerb.PIN,

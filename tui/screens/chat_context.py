@@ -7,20 +7,20 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
-from engine.curation.consent import ConsentChoice
 from tui import heap
 from tui.messages import ItemVerb
 from tui.screens.chat_host import USAGE_GROUP
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_pins import PinActions
-from tui.screens.consent import ConsentAnswer, ConsentScreen
 from tui.screens.inspect import InspectScreen
 
 if TYPE_CHECKING:
     from textual.timer import Timer
 
+    from engine.curation.consent import ConsentChoice
     from engine.curation.context_view import ContextView
     from tui.screens.chat_host import ChatHost
+    from tui.screens.consent import ConsentAnswer
 
 BUILD_POLL = 0.3
 """How often, while a long session's curation is still being read, the panel checks how far it got."""
@@ -196,6 +196,8 @@ class ContextActions(ChatPart):
             self._ask_consent(sent=text)
 
     def _ask_consent(self, *, sent: str | None) -> None:
+        from tui.screens.consent import ConsentScreen  # a dialog: not for the first frame
+
         consent = self.host.context.consent if self.host.context else None
         if consent is None or self.host.session is None:
             return
@@ -213,6 +215,8 @@ class ContextActions(ChatPart):
     def answer_sent(self, item_id: int, choice: ConsentChoice) -> None:
         """What the user chose as they sent a message larger than a request: keep it whole, or
         summarize it (room is short for it from the next request on). Recorded once it is sent."""
+        from tui.screens.consent import ConsentAnswer
+
         if self.host.session is not None:
             self.record_consent(self.host.session.id, ConsentAnswer({item_id: choice}, None))
 

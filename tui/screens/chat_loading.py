@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from engine.text import analysis
 from tui import heap
 from tui.screens.chat_parts import ChatPart
 
@@ -61,5 +60,7 @@ class EngineLoading(ChatPart):
 
     async def warm_up(self) -> None:
         await self.host.services.turns.warm_up()
+        from engine.text import analysis  # the text reader: not for the first frame
+
         await asyncio.to_thread(analysis.warm_up)
         heap.keep()  # the client's modules, and the text reader's, live as long as the app

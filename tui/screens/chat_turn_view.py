@@ -12,20 +12,6 @@ from typing import TYPE_CHECKING
 from engine.chat import MessagePage, MessageStatus
 from engine.errors import StoreError
 from engine.turn.conversation_tail import NothingToContinue, NothingToRetry
-from engine.turn.events import (
-    ContextCurated,
-    CuratorAsked,
-    ReplyCompleted,
-    ReplyFailed,
-    ReplyResumed,
-    ReplyStarted,
-    ReplyTextArrived,
-    RetryScheduled,
-    SessionReloaded,
-    TurnEvent,
-    TurnNotice,
-    UserMessageSaved,
-)
 from tui import heap
 from tui.screens.chat_host import SUMMARY_GROUP, USAGE_GROUP
 from tui.screens.chat_parts import ChatPart
@@ -33,7 +19,8 @@ from tui.screens.chat_wording import failure_notice, wait_reason
 from tui.widgets.message_list import PAGE
 from tui.widgets.message_view import MessageView
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a turn's events are imported where they are used: the first frame waits for no turn
+    from engine.turn.events import SessionReloaded, TurnEvent, UserMessageSaved
     from tui.screens.chat_draft import DraftHints
     from tui.screens.chat_host import ChatHost
 
@@ -122,6 +109,20 @@ class TurnView(ChatPart):
             self.reply = None
 
     async def _follow(self, events: AsyncIterator[TurnEvent]) -> None:
+        from engine.turn.events import (
+            ContextCurated,
+            CuratorAsked,
+            ReplyCompleted,
+            ReplyFailed,
+            ReplyResumed,
+            ReplyStarted,
+            ReplyTextArrived,
+            RetryScheduled,
+            SessionReloaded,
+            TurnNotice,
+            UserMessageSaved,
+        )
+
         host = self.host
         messages = host.message_list
         async for event in events:
@@ -203,6 +204,8 @@ class TurnView(ChatPart):
         the curator model is slow): it is stored all the same, so it is shown, and the composer
         no longer offers it to be sent twice. (A new chat's, whose session is not known here,
         stays in the composer.)"""
+        from engine.turn.events import UserMessageSaved
+
         session = self.host.session
         if session is None:
             return
