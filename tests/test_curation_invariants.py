@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from engine.curation.consent import ConsentChoice
@@ -82,7 +82,20 @@ def check_delta(curation: SessionCuration, delta: CurationDelta, before: dict[in
             assert item.state is ItemState.ACTIVE, f"pinned item {item.id} is {item.state}"
 
 
+KEPT_LOGIN = "The login fails with JWTError in auth.py:42 since this morning."
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(  # a message the user chose to keep whole takes the next request past a small budget
+    script=[
+        Step("user", " ".join([KEPT_LOGIN] * 6)),
+        Step("answer", target=0, choice=ConsentChoice.KEEP),
+        Step("user", " ".join([KEPT_LOGIN] * 3)),
+    ],
+    window=200,
+    policy=None,
+    stored=False,
+)
 @given(
     script=st.lists(steps, min_size=1, max_size=40),
     window=st.integers(200, 3000),
@@ -119,8 +132,11 @@ def test_the_engines_promises_hold(
                 for message in sent:
                     if message.form == "verbatim":
                         assert message.content == originals[message.sources[0]]
-                if not result.over_budget:
+                # Only what the user chose to keep whole may take a request past the budget, and
+                # then the request says which messages do.
+                if not result.over_budget and not result.past_budget:
                     assert result.tokens <= result.budget_tokens
+                assert all(curation.by_id[i].kept_by_user for i in result.past_budget)
                 for op in result.operations:
                     assert not curation.by_id[op.target].pinned, "an operation touched a pinned item"
                 delta = curation.apply(result)
