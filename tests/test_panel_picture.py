@@ -16,9 +16,9 @@ from tests.apphelpers import chat, make_app, say, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tests.panel_session import seed_panel_session
 from tui.app import HeedfulApp
+from tui.filtering import counted
 from tui.messages import ContextAction, ItemVerb
 from tui.widgets.context_panel import compact
-from tui.widgets.message_list import counted
 
 QUIET = "[memory]\nenabled = false\n"
 

@@ -63,9 +63,7 @@ def thinking_text(thought: str, *, shown: bool, still: bool) -> Content:
 
 def problem_text(message: StoredMessage) -> Content:
     """Why a failed or interrupted message stopped, and what the user can do (empty otherwise)."""
-    problem = (
-        message.error if message.status in (MessageStatus.FAILED, MessageStatus.INTERRUPTED) else None
-    )
+    problem = message.error if message.status in (MessageStatus.FAILED, MessageStatus.INTERRUPTED) else None
     if not problem:
         return Content("")
     follow_up = (

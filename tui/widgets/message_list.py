@@ -19,6 +19,7 @@ from textual.widgets import Static
 
 from engine.chat import MessagePage, MessageStatus, StoredMessage
 from engine.curation.context_view import ContextView, ItemView
+from tui.filtering import counted
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.message_view import MessageView
 
@@ -33,11 +34,6 @@ EDGE_LINES = 8
 """The next page is asked for when the view comes this close to an edge of what is mounted."""
 
 Direction = Literal["earlier", "later"]
-
-
-def counted(n: int, what: str) -> str:
-    """``1 later message``, ``2 later messages``: a count and words that agree with it."""
-    return f"{n:,} {what}{'' if n == 1 else 's'}"
 
 
 class MessageList(VerticalScroll, LaidOutOnce):

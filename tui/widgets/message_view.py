@@ -353,4 +353,3 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
-
