@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from textual.geometry import Size
@@ -12,6 +13,9 @@ from textual.screen import Screen
 from engine.text.redaction import forget_secrets
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
+
+if TYPE_CHECKING:
+    from providers.openai_chat import OpenAIChatModel
 
 # The openai package reads these; a developer's real key or endpoint must never reach a test.
 _OPENAI_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
@@ -36,6 +40,31 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
         # An assertion inside on_request runs in the server's thread; surface it here.
         if server.hook_errors:
             raise server.hook_errors[0]
+
+
+@pytest.fixture
+async def chat_model(fake_server: FakeOpenAIServer) -> AsyncIterator[Callable[[int], OpenAIChatModel]]:
+    """Opens models of the real openai client on ``fake_server``, given their context window;
+    each is closed when the test ends."""
+    from providers.openai_chat import OpenAIChatModel  # not for every test: openai is slow to import
+
+    opened: list[OpenAIChatModel] = []
+
+    def open_model(window: int) -> OpenAIChatModel:
+        model = OpenAIChatModel(
+            model="fake-model",
+            base_url=fake_server.base_url,
+            api_key="test-key",
+            context_window=window,
+            read_timeout=5.0,
+            connect_timeout=2.0,
+        )
+        opened.append(model)
+        return model
+
+    yield open_model
+    for model in opened:
+        await model.aclose()
 
 
 @pytest.fixture

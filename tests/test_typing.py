@@ -90,6 +90,19 @@ async def until_heedful_asks(pilot: Pilot[None], app: HeedfulApp) -> None:
 # --- item 1: the consent dialog ----------------------------------------------------------------
 
 
+async def send_large(pilot: Pilot[None], app: HeedfulApp) -> ChatScreen:
+    """After a first turn, send a document large enough that Heedful asks how to send it; the
+    chat screen, once it asks."""
+    from tui.screens.large_message import LargeMessageScreen
+
+    await send(pilot, "Here comes the log.")
+    screen = chat(app)
+    screen.composer.insert("The deploy log says the billing service timed out at step nine. " * 200)
+    await pilot.press("enter")
+    await asked(pilot, app, LargeMessageScreen)
+    return screen
+
+
 async def test_typing_straight_on_after_each_send_never_answers_for_the_user(
     fake_server: FakeOpenAIServer,
 ) -> None:
@@ -158,17 +171,10 @@ async def test_keys_typed_before_the_dialog_was_drawn_never_answer_it(fake_serve
 async def test_sending_a_large_message_asks_in_the_users_words_and_enter_keeps_it_whole(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    from tui.screens.large_message import LargeMessageScreen
-
     small_window(fake_server, "Noted.")
     app = make_app()
-    document = "The deploy log says the billing service timed out at step nine. " * 200
     async with app.run_test(size=(120, 40)) as pilot:
-        await send(pilot, "Here comes the log.")
-        screen = chat(app)
-        screen.composer.insert(document)
-        await pilot.press("enter")
-        await asked(pilot, app, LargeMessageScreen)
+        screen = await send_large(pilot, app)
         question = str(app.screen.query_one(".question", Static).render())
         assert (
             "tokens: keep it whole, let Heedful summarize it when room is short, or send it once" in question
@@ -185,17 +191,10 @@ async def test_sending_a_large_message_asks_in_the_users_words_and_enter_keeps_i
 async def test_a_large_message_to_summarize_when_room_is_short_is_summarized_without_asking_again(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    from tui.screens.large_message import LargeMessageScreen
-
     small_window(fake_server, "Noted.")
     app = make_app()
-    document = "The deploy log says the billing service timed out at step nine. " * 200
     async with app.run_test(size=(120, 40)) as pilot:
-        await send(pilot, "Here comes the log.")
-        screen = chat(app)
-        screen.composer.insert(document)
-        await pilot.press("enter")
-        await asked(pilot, app, LargeMessageScreen)
+        screen = await send_large(pilot, app)
         await pilot.press("alt+s")
         await wait_for(pilot, lambda: screen.settled and screen.turn_view.sent_id is not None)
         pasted = screen.turn_view.sent_id

@@ -11,6 +11,7 @@ from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import asked, chat, make_app, say, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
+from tests.turnhelpers import document
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
 from tui.screens.consent import ConsentAnswer, ConsentScreen
@@ -24,10 +25,6 @@ def configure(server: FakeOpenAIServer, window: int) -> None:
         f'[providers.fake]\nbase_url = "{server.base_url}"\nmodels = {{ "fake-model" = {window} }}\n'
     )
     server.reply = "Noted."
-
-
-def document(topic: str, sentences: int) -> str:
-    return " ".join(f"The {topic} note {i} says {topic}{i} matters." for i in range(sentences))
 
 
 def state_of(screen: ChatScreen, item_id: int) -> str | None:
