@@ -12,7 +12,17 @@ from engine.curation.context_view import ContextView, Mark, Section
 from engine.curation.items import ItemState
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import asked, chat, make_app, new_views, refreshed, say, send, wait_for, write_config
+from tests.apphelpers import (
+    asked,
+    chat,
+    fake_provider,
+    make_app,
+    new_views,
+    refreshed,
+    say,
+    send,
+    wait_for,
+)
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
@@ -26,10 +36,7 @@ REPLY = "Noted, thanks. " * 25
 
 
 def small_window(server: FakeOpenAIServer) -> None:
-    write_config(
-        'model = "fake/fake-model"\nmax_retries = 0\n'
-        f'[providers.fake]\nbase_url = "{server.base_url}"\nmodels = {{ "fake-model" = 700 }}\n'
-    )
+    fake_provider(server, 700)
     server.reply = REPLY
 
 

@@ -12,7 +12,7 @@ from textual.widgets._footer import FooterKey
 
 from engine.curation.session_curation import SessionCuration
 from engine.text.tokens import CharEstimateCounter
-from tests.apphelpers import chat, make_app, say, wait_for, write_config
+from tests.apphelpers import chat, fake_provider, make_app, say, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tests.panel_session import seed_panel_session
 from tui.app import HeedfulApp
@@ -38,10 +38,7 @@ async def settled_panel(pilot: Pilot[None], app: HeedfulApp) -> None:
 async def test_header_panel_and_preview_say_the_same_budget_and_percentage(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    write_config(
-        'model = "fake/fake-model"\nmax_retries = 0\n'
-        f'[providers.fake]\nbase_url = "{fake_server.base_url}"\nmodels = {{ "fake-model" = 2500 }}\n' + QUIET
-    )
+    fake_provider(fake_server, 2500, tables=QUIET)
     fake_server.reply = "Noted, the deploy step is fine as it is. " * 12
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:

@@ -15,12 +15,12 @@ from sessions.store import open_store
 from tests.apphelpers import (
     asked,
     chat,
+    fake_provider,
     make_app,
     send,
     stored_messages,
     type_keys,
     wait_for,
-    write_config,
 )
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
@@ -36,10 +36,7 @@ WINDOW = 1200
 
 def small_window(server: FakeOpenAIServer, reply: str = "Noted, thanks. " * 25) -> HeedfulApp:
     """The app on a 1,200-token window (curator off, see make_app): a few turns and Heedful has to ask."""
-    write_config(
-        'model = "fake/fake-model"\nmax_retries = 0\n'
-        f'[providers.fake]\nbase_url = "{server.base_url}"\nmodels = {{ "fake-model" = {WINDOW} }}\n'
-    )
+    fake_provider(server, WINDOW)
     server.reply = reply
     return make_app()
 
