@@ -106,9 +106,8 @@ async def test_a_message_kept_aside_too_big_for_the_window_is_asked_about_again_
 ) -> None:
     turns, context = services
     session_id, _ = await send_text(turns, None, "Hello there, a quick question first.")
-    session_id, doc_id = await send_text(
-        turns, session_id, document("glacier", 190)
-    )  # over the window's 1,800
+    too_big = document("glacier", 190)  # over the window's 1,800
+    session_id, doc_id = await send_text(turns, session_id, too_big)
     await context.answer_consent(session_id, {doc_id: ConsentChoice.ATTACH})
     await send_text(turns, session_id, "And a good name for a dog?")
     assert not left_out_asked(await turns.preview(session_id))
