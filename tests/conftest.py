@@ -54,22 +54,24 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
 
 
 @pytest.fixture
-async def chat_model(fake_server: FakeOpenAIServer) -> AsyncIterator[Callable[[int], OpenAIChatModel]]:
-    """Opens models of the real openai client on ``fake_server``, given their context window;
-    each is closed when the test ends."""
+async def chat_model(fake_server: FakeOpenAIServer) -> AsyncIterator[Callable[..., OpenAIChatModel]]:
+    """Opens models of the real openai client on ``fake_server``: a context window (8,192 unless
+    given) and any other settings to override; each is closed when the test ends."""
     from providers.openai_chat import OpenAIChatModel  # not for every test: openai is slow to import
 
     opened: list[OpenAIChatModel] = []
 
-    def open_model(window: int) -> OpenAIChatModel:
-        model = OpenAIChatModel(
-            model="fake-model",
-            base_url=fake_server.base_url,
-            api_key="test-key",
-            context_window=window,
-            read_timeout=5.0,
-            connect_timeout=2.0,
-        )
+    def open_model(window: int = 8192, **overrides: object) -> OpenAIChatModel:
+        settings: dict[str, object] = {
+            "model": "fake-model",
+            "base_url": fake_server.base_url,
+            "api_key": "test-key",
+            "context_window": window,
+            "read_timeout": 5.0,
+            "connect_timeout": 2.0,
+            **overrides,
+        }
+        model = OpenAIChatModel(**settings)  # type: ignore[arg-type]
         opened.append(model)
         return model
 
