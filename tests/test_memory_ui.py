@@ -43,7 +43,7 @@ def stored(app: HeedfulApp, memory_id: int) -> Memory | None:
     return app.services.memory.store.get_memory(memory_id)
 
 
-async def open_memories(app: HeedfulApp, pilot: Pilot[object], count: int | None) -> MemoryScreen:
+async def open_memories(app: HeedfulApp, pilot: Pilot[None], count: int | None) -> MemoryScreen:
     """The memory screen, once it lists ``count`` memories (None: at once)."""
     screen = MemoryScreen(app.services.memory)
     await app.push_screen(screen)
@@ -52,7 +52,7 @@ async def open_memories(app: HeedfulApp, pilot: Pilot[object], count: int | None
     return screen
 
 
-async def open_edit(app: HeedfulApp, pilot: Pilot[object]) -> MemoryEditScreen:
+async def open_edit(app: HeedfulApp, pilot: Pilot[None]) -> MemoryEditScreen:
     """Alt+E on the highlighted memory, and its edit dialog once composed."""
     await pilot.press("alt+e")
     await wait_for(pilot, lambda: isinstance(app.screen, MemoryEditScreen) and app.screen.is_mounted)
@@ -60,7 +60,7 @@ async def open_edit(app: HeedfulApp, pilot: Pilot[object]) -> MemoryEditScreen:
     return app.screen
 
 
-async def escape_to(pilot: Pilot[object], screen: MemoryScreen) -> None:
+async def escape_to(pilot: Pilot[None], screen: MemoryScreen) -> None:
     """Esc the dialog over ``screen``, and wait for what an answer would have set off: a worker
     of the list's."""
     await pilot.press("escape")
