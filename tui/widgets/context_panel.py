@@ -25,6 +25,7 @@ from tui.messages import ContextAction, ItemVerb
 from tui.sanitize import inert
 from tui.widgets.context_options import ContextOptions
 from tui.widgets.context_rows import entity_why, item_why
+from tui.widgets.item_keys import item_bindings
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.request_picture import (
     RequestPicture,
@@ -121,19 +122,7 @@ class ContextPanel(Vertical):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "alt+p", "item('pin')", "Pin/unpin", tooltip="Pin or unpin the highlighted message", id="pin"
-        ),
-        Binding(
-            "alt+r",
-            "item('restore')",
-            "Restore",
-            tooltip="Send the highlighted message verbatim again",
-            id="restore",
-        ),
-        Binding(
-            "alt+f", "item('forget')", "Forget", tooltip="Forget the highlighted message now", id="forget"
-        ),
+        *item_bindings("item", "the highlighted message"),
         Binding("ctrl+f", "filter", "Filter", tooltip="Filter the panel's rows", id="filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]

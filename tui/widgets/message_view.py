@@ -18,6 +18,7 @@ from engine.curation.context_view import ItemView, Section
 from engine.text.thinking import ThinkingSplitter, split_thinking
 from tui.messages import ContextAction, ItemVerb, MessageAction, MessageVerb
 from tui.sanitize import inert
+from tui.widgets.item_keys import item_bindings
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.message_body import body_kind, head_text, is_markdown, make_body
 from tui.widgets.message_lines import meta_text, problem_text, thinking_text, waiting_text
@@ -41,16 +42,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # The same ids as the panel's: one [keys] entry remaps both.
-        Binding("alt+p", "context('pin')", "Pin/unpin", tooltip="Pin or unpin this message", id="pin"),
-        Binding(
-            "alt+r",
-            "context('restore')",
-            "Restore",
-            tooltip="Send this message verbatim again",
-            id="restore",
-        ),
-        Binding("alt+f", "context('forget')", "Forget", tooltip="Forget this message now", id="forget"),
+        *item_bindings("context", "this message"),
         Binding(
             "enter", "context('inspect')", "Why?", tooltip="Why this message is where it is", id="inspect"
         ),
