@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NotRequired, TypedDict, Unpack
 
 from engine.curation.budget import profile_named
 from engine.curation.consent import ConsentChoice
@@ -91,35 +92,27 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def replay(
-    transcript: Path,
-    *,
-    context_window: int,
-    budget_ratio: float | None,
-    profile: str,
-    consent: str,
-    probes: Path | None,
-    base_url: str | None = None,
-    model: str | None = None,
-) -> dict[str, object]:
+class ReplayOptions(TypedDict):
+    """How to replay: the model's window, the budget (None: the profile's share), the curation
+    profile, what to do with the user's messages that do not fit, the probes, and a live model."""
+
+    context_window: int
+    budget_ratio: float | None
+    profile: str
+    consent: str
+    probes: Path | None
+    base_url: NotRequired[str | None]
+    model: NotRequired[str | None]
+
+
+def replay(transcript: Path, **options: Unpack[ReplayOptions]) -> dict[str, object]:
     """Run the replay and return the output document.
 
     Raises:
         TranscriptError: A file could not be read or has a bad line.
         StoreError: The database could not be used.
     """
-    return asyncio.run(
-        _replay(
-            transcript,
-            context_window=context_window,
-            budget_ratio=budget_ratio,
-            profile=profile,
-            consent=consent,
-            probes=probes,
-            base_url=base_url,
-            model=model,
-        )
-    )
+    return asyncio.run(_replay(transcript, **options))
 
 
 async def _replay(
@@ -130,8 +123,8 @@ async def _replay(
     profile: str,
     consent: str,
     probes: Path | None,
-    base_url: str | None,
-    model: str | None,
+    base_url: str | None = None,
+    model: str | None = None,
 ) -> dict[str, object]:
     # An exported session keeps its superseded and failed replies; the app never sends them, nor does this.
     messages = [message for message in read_transcript(transcript) if message.in_conversation]
@@ -215,29 +208,9 @@ async def _replay(
     return document
 
 
-def run_replay(
-    transcript: Path,
-    *,
-    context_window: int,
-    budget_ratio: float | None,
-    profile: str,
-    consent: str,
-    probes: Path | None,
-    output: Path | None,
-    base_url: str | None = None,
-    model: str | None = None,
-) -> int:
+def run_replay(transcript: Path, *, output: Path | None, **options: Unpack[ReplayOptions]) -> int:
     try:
-        document = replay(
-            transcript,
-            context_window=context_window,
-            budget_ratio=budget_ratio,
-            profile=profile,
-            consent=consent,
-            probes=probes,
-            base_url=base_url,
-            model=model,
-        )
+        document = replay(transcript, **options)
     except (TranscriptError, ValueError) as err:
         print(inert(redact(f"heedful replay: {err}")), file=sys.stderr)
         return 2

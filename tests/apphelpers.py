@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual import events
 from textual.message_pump import MessagePump
@@ -22,6 +22,9 @@ from tui.screens.chat import ChatScreen
 from tui.screens.consent import ConsentScreen
 from tui.widgets.composer import Composer
 from tui.widgets.message_view import MessageView
+
+if TYPE_CHECKING:
+    from tests.fake_openai import FakeOpenAIServer
 
 Question = TypeVar("Question", bound=Screen[Any])
 """A dialog type :func:`asked` waits for."""
@@ -61,6 +64,18 @@ def write_config(text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def fake_provider(
+    server: FakeOpenAIServer, window: int, *, max_retries: int | None = 0, tables: str = ""
+) -> Path:
+    """Configure the model "fake/fake-model" on ``server`` with a ``window``-token window, and
+    ``max_retries`` (None: the default); ``tables`` are more config tables after the provider's."""
+    retries = f"max_retries = {max_retries}\n" if max_retries is not None else ""
+    return write_config(
+        f'model = "fake/fake-model"\n{retries}[providers.fake]\nbase_url = "{server.base_url}"\n'
+        f'models = {{ "fake-model" = {window} }}\n{tables}'
+    )
 
 
 async def wait_for(pilot: Pilot[None], predicate: Callable[[], object], seconds: float = 10.0) -> None:

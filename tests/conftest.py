@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from textual.geometry import Size
@@ -12,6 +14,9 @@ from textual.screen import Screen
 from engine.text.redaction import forget_secrets
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
+
+if TYPE_CHECKING:
+    from providers.openai_chat import OpenAIChatModel
 
 # The openai package reads these; a developer's real key or endpoint must never reach a test.
 _OPENAI_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
@@ -29,6 +34,16 @@ def hermetic_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 @pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Times on screen are local; pin the zone so snapshots match everywhere."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
 def fake_server() -> Iterator[FakeOpenAIServer]:
     """A started loopback fake OpenAI-compatible server; see tests/fake_openai.py."""
     with FakeOpenAIServer() as server:
@@ -36,6 +51,33 @@ def fake_server() -> Iterator[FakeOpenAIServer]:
         # An assertion inside on_request runs in the server's thread; surface it here.
         if server.hook_errors:
             raise server.hook_errors[0]
+
+
+@pytest.fixture
+async def chat_model(fake_server: FakeOpenAIServer) -> AsyncIterator[Callable[..., OpenAIChatModel]]:
+    """Opens models of the real openai client on ``fake_server``: a context window (8,192 unless
+    given) and any other settings to override; each is closed when the test ends."""
+    from providers.openai_chat import OpenAIChatModel  # not for every test: openai is slow to import
+
+    opened: list[OpenAIChatModel] = []
+
+    def open_model(window: int = 8192, **overrides: object) -> OpenAIChatModel:
+        settings: dict[str, object] = {
+            "model": "fake-model",
+            "base_url": fake_server.base_url,
+            "api_key": "test-key",
+            "context_window": window,
+            "read_timeout": 5.0,
+            "connect_timeout": 2.0,
+            **overrides,
+        }
+        model = OpenAIChatModel(**settings)  # type: ignore[arg-type]
+        opened.append(model)
+        return model
+
+    yield open_model
+    for model in opened:
+        await model.aclose()
 
 
 @pytest.fixture

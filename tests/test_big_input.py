@@ -15,7 +15,7 @@ from tui.app import HeedfulApp
 from tui.sanitize import inert
 from tui.screens.large_message import LargeMessageScreen
 from tui.widgets.composer import PASTE_INLINE_CHARS, Composer
-from tui.widgets.message_view import SHOWN_HEAD
+from tui.widgets.message_body import SHOWN_HEAD
 
 
 def paste(app: HeedfulApp, text: str) -> None:

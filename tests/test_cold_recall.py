@@ -7,7 +7,7 @@ made small so that the session is longer than it without writing 10,000 messages
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -44,18 +44,9 @@ FILLER = [
 
 
 @pytest.fixture
-async def model(fake_server: FakeOpenAIServer) -> AsyncIterator[OpenAIChatModel]:
+def model(fake_server: FakeOpenAIServer, chat_model: Callable[[int], OpenAIChatModel]) -> OpenAIChatModel:
     fake_server.reply = "Noted."
-    opened = OpenAIChatModel(
-        model="fake-model",
-        base_url=fake_server.base_url,
-        api_key="test-key",
-        context_window=4_000,
-        read_timeout=5.0,
-        connect_timeout=2.0,
-    )
-    yield opened
-    await opened.aclose()
+    return chat_model(4_000)
 
 
 def long_session(store: SqliteChatStore) -> tuple[int, int]:
@@ -71,6 +62,22 @@ def long_session(store: SqliteChatStore) -> tuple[int, int]:
     return session.id, fact_id
 
 
+def recalling(store: SqliteChatStore, model: OpenAIChatModel) -> TurnService:
+    """A turn service that reads back from ``store`` what came before the curated cut."""
+    return TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+
+
+@pytest.fixture
+def long(
+    monkeypatch: pytest.MonkeyPatch, store: SqliteChatStore, model: OpenAIChatModel
+) -> tuple[TurnService, int, int]:
+    """:func:`long_session` curated to its latest LIMIT messages: the turn service, the session's
+    id and the id of the message holding :data:`FACT`."""
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
+    session_id, fact_id = long_session(store)
+    return recalling(store, model), session_id, fact_id
+
+
 async def ask(turns: TurnService, session_id: int, text: str) -> list[object]:
     events: list[object] = []
     async for event in turns.send(session_id, text):
@@ -84,14 +91,9 @@ def sent(fake_server: FakeOpenAIServer) -> list[str]:
 
 
 async def test_a_question_about_a_message_before_the_cut_sends_that_message(
-    monkeypatch: pytest.MonkeyPatch,
-    store: SqliteChatStore,
-    model: OpenAIChatModel,
-    fake_server: FakeOpenAIServer,
+    long: tuple[TurnService, int, int], store: SqliteChatStore, fake_server: FakeOpenAIServer
 ) -> None:
-    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
-    session_id, fact_id = long_session(store)
-    turns = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+    turns, session_id, fact_id = long
     events = await ask(turns, session_id, "What was the code of my Harbourview locker?")
 
     assert FACT in sent(fake_server)
@@ -109,14 +111,9 @@ async def test_a_question_about_a_message_before_the_cut_sends_that_message(
 
 
 async def test_a_question_that_matches_nothing_before_the_cut_recalls_nothing(
-    monkeypatch: pytest.MonkeyPatch,
-    store: SqliteChatStore,
-    model: OpenAIChatModel,
-    fake_server: FakeOpenAIServer,
+    long: tuple[TurnService, int, int], store: SqliteChatStore, fake_server: FakeOpenAIServer
 ) -> None:
-    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
-    session_id, _ = long_session(store)
-    turns = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+    turns, session_id, _ = long
     await ask(turns, session_id, "Which telescope should I buy for astronomy?")
 
     assert FACT not in sent(fake_server)
@@ -127,11 +124,9 @@ async def test_a_question_that_matches_nothing_before_the_cut_recalls_nothing(
 
 
 async def test_the_preview_of_a_draft_shows_the_earlier_message_it_would_recall(
-    monkeypatch: pytest.MonkeyPatch, store: SqliteChatStore, model: OpenAIChatModel
+    long: tuple[TurnService, int, int], store: SqliteChatStore
 ) -> None:
-    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
-    session_id, fact_id = long_session(store)
-    turns = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+    turns, session_id, fact_id = long
     view = await ContextService(turns.curations).draft(session_id, "Who has my Harbourview key?")
     assert [i.mark for i in view.items if i.id == fact_id] == [Mark.RECALLED]
     assert any(fact_id in m.sources for m in view.messages)
@@ -145,11 +140,11 @@ async def test_a_message_the_user_took_out_before_the_cut_is_not_recalled(
     fake_server: FakeOpenAIServer,
 ) -> None:
     session_id, fact_id = long_session(store)
-    whole = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+    whole = recalling(store, model)
     curation_of(whole.curations, session_id)
     await ContextService(whole.curations).forget(session_id, fact_id)
     monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
-    turns = TurnService(store, model, COUNTER, system_prompt="", view_delay=0, recall=store)
+    turns = recalling(store, model)
     await ask(turns, session_id, "What was the code of my Harbourview locker?")
     assert FACT not in sent(fake_server)
 

@@ -4,6 +4,8 @@ context panel, with a model whose window is small enough that curation has to fo
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -12,7 +14,17 @@ from engine.curation.context_view import ContextView, Mark, Section
 from engine.curation.items import ItemState
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import asked, chat, make_app, new_views, refreshed, say, send, wait_for, write_config
+from tests.apphelpers import (
+    asked,
+    chat,
+    fake_provider,
+    make_app,
+    new_views,
+    refreshed,
+    say,
+    send,
+    wait_for,
+)
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
@@ -25,12 +37,14 @@ REPLY = "Noted, thanks. " * 25
 """About 125 tokens: a few replies fill the 490-token budget of a 700-token window."""
 
 
-def small_window(server: FakeOpenAIServer) -> None:
-    write_config(
-        'model = "fake/fake-model"\nmax_retries = 0\n'
-        f'[providers.fake]\nbase_url = "{server.base_url}"\nmodels = {{ "fake-model" = 700 }}\n'
-    )
-    server.reply = REPLY
+def small_window(
+    server: FakeOpenAIServer, reply: str | Callable[[dict[str, Any]], str] = REPLY
+) -> HeedfulApp:
+    """The app on a 700-token window; the model answers ``reply`` (by default, replies that fill
+    the window in a few turns)."""
+    fake_provider(server, 700)
+    server.reply = reply
+    return make_app()
 
 
 def context(app: HeedfulApp) -> ContextView:
@@ -89,9 +103,7 @@ def ledger(item_id: int) -> list[tuple[str, str, str]]:
 async def test_a_large_paste_asks_first_and_summarize_is_shown_and_logged(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    small_window(fake_server)
-    fake_server.reply = "Noted."
-    app = make_app()
+    app = small_window(fake_server, "Noted.")
     async with app.run_test(size=(120, 40)) as pilot:
         dialog = await paste_then_chat_until_asked(pilot, app)
         asked = [i.item_id for i in dialog.request.items]
@@ -108,9 +120,7 @@ async def test_a_large_paste_asks_first_and_summarize_is_shown_and_logged(
 
 
 async def test_escape_keeps_the_users_messages_whole(fake_server: FakeOpenAIServer) -> None:
-    small_window(fake_server)
-    fake_server.reply = "Noted."
-    app = make_app()
+    app = small_window(fake_server, "Noted.")
     async with app.run_test(size=(120, 40)) as pilot:
         item = (await paste_then_chat_until_asked(pilot, app)).request.items[0]
         pasted = item.item_id
@@ -135,9 +145,7 @@ async def test_a_turn_that_ends_under_an_open_consent_dialog_never_stacks_or_ope
 ) -> None:
     """F4 while replies land opens one dialog; the turns' ends never stack a second over it, nor
     open one by themselves once it is answered: what became askable is asked at the next send."""
-    small_window(fake_server)
-    fake_server.reply = "Noted."
-    app = make_app()
+    app = small_window(fake_server, "Noted.")
     async with app.run_test(size=(120, 40)) as pilot:
         screen = chat(app)
         first = (await paste_then_chat_until_asked(pilot, app)).request.items[0].item_id
@@ -168,8 +176,7 @@ async def test_a_turn_that_ends_under_an_open_consent_dialog_never_stacks_or_ope
 async def test_pin_from_the_panel_keeps_a_reply_that_would_have_been_pruned(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    small_window(fake_server)
-    app = make_app()
+    app = small_window(fake_server)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "First: the billing deploy fails.")
         first_reply = context(app).items[1].id
@@ -186,9 +193,7 @@ async def test_pin_from_the_panel_keeps_a_reply_that_would_have_been_pruned(
 
 
 async def test_restore_and_inspect_from_the_panel(fake_server: FakeOpenAIServer) -> None:
-    small_window(fake_server)
-    fake_server.reply = "Noted, thanks. " * 12  # short enough that a restored one fits again
-    app = make_app()
+    app = small_window(fake_server, "Noted, thanks. " * 12)  # short enough that a restored one fits again
     async with app.run_test(size=(120, 40)) as pilot:
         for n in range(7):
             text = f"Turn {n}: the billing-api deploy fails with ConnectionRefusedError again."
@@ -212,8 +217,7 @@ async def test_restore_and_inspect_from_the_panel(fake_server: FakeOpenAIServer)
 
 
 async def test_the_panel_keys_move_and_forget(fake_server: FakeOpenAIServer) -> None:
-    small_window(fake_server)
-    app = make_app()
+    app = small_window(fake_server)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "Remember: the staging password rotates on Fridays.")
         await send(pilot, "And the cat is called Miso.")
@@ -233,9 +237,7 @@ async def test_the_panel_keys_move_and_forget(fake_server: FakeOpenAIServer) -> 
 async def test_messages_in_the_chat_show_their_state_and_take_the_same_keys(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    small_window(fake_server)
-    fake_server.reply = "Noted, thanks. " * 12
-    app = make_app()
+    app = small_window(fake_server, "Noted, thanks. " * 12)
     async with app.run_test(size=(120, 40)) as pilot:
         for n in range(7):
             text = f"Turn {n}: the billing-api deploy fails with ConnectionRefusedError again."
@@ -265,9 +267,7 @@ async def test_messages_in_the_chat_show_their_state_and_take_the_same_keys(
 
 
 async def test_a_summarized_message_expands_to_show_its_summary(fake_server: FakeOpenAIServer) -> None:
-    small_window(fake_server)
-    fake_server.reply = "Noted."
-    app = make_app()
+    app = small_window(fake_server, "Noted.")
     async with app.run_test(size=(120, 40)) as pilot:
         dialog = await paste_then_chat_until_asked(pilot, app)
         pasted = dialog.request.items[0].item_id
@@ -294,9 +294,7 @@ async def test_a_summarized_message_expands_to_show_its_summary(fake_server: Fak
 
 
 async def test_a_draft_says_what_it_would_bring_back(fake_server: FakeOpenAIServer) -> None:
-    small_window(fake_server)
-    fake_server.reply = lambda body: "About that: " + body["messages"][-1]["content"] * 4
-    app = make_app()
+    app = small_window(fake_server, lambda body: "About that: " + body["messages"][-1]["content"] * 4)
     async with app.run_test(size=(120, 40)) as pilot:
         await say(pilot, app, "The aquarium filter pump rattles at night.", keep=True)
         for n in range(6):
@@ -317,8 +315,7 @@ async def test_a_draft_says_what_it_would_bring_back(fake_server: FakeOpenAIServ
 async def test_between_turns_the_panel_says_its_saving_is_the_next_requests(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    small_window(fake_server)
-    app = make_app()
+    app = small_window(fake_server)
     async with app.run_test(size=(120, 40)) as pilot:
         for n in range(4):
             await say(pilot, app, f"Turn {n}: the billing deploy fails again, now at step {n}.", keep=True)

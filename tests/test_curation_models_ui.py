@@ -17,7 +17,7 @@ from tests.test_curation_models import drop_entities, is_curator, is_summary
 async def test_typing_and_sending_go_on_while_a_slow_summary_is_being_written(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    from tests.apphelpers import chat, make_app, say, wait_for, write_config
+    from tests.apphelpers import chat, fake_provider, make_app, say, wait_for
     from tui.widgets.composer import Composer
 
     release = threading.Event()
@@ -34,13 +34,7 @@ async def test_typing_and_sending_go_on_while_a_slow_summary_is_being_written(
 
     fake_server.reply = long_replies
     fake_server.on_request = hold_summaries
-    write_config(
-        'model = "fake/fake-model"\n'
-        "[providers.fake]\n"
-        f'base_url = "{fake_server.base_url}"\n'
-        "models = { fake-model = 700 }\n"
-        "[memory]\nenabled = false\n"
-    )
+    fake_provider(fake_server, 700, max_retries=None, tables="[memory]\nenabled = false\n")
     app = make_app(curation_models=True)
     try:
         async with app.run_test(size=(120, 40)) as pilot:

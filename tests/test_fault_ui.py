@@ -3,21 +3,36 @@ reply continued in place, and a too-long request sent again with what was left o
 
 from __future__ import annotations
 
+from textual.pilot import Pilot
+
 from engine.chat import MessageStatus
 from tests.apphelpers import chat, make_app, say, send, stored_messages, toasts, views, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_app import body, text_of
+from tui.app import HeedfulApp
+from tui.screens.chat import ChatScreen
+
+
+def rate_limited(server: FakeOpenAIServer, *, retries: int, retry_after_ms: int) -> HeedfulApp:
+    """The app on ``server``, whose first answer is a 429 asking to wait ``retry_after_ms``."""
+    write_config(f"max_retries = {retries}\n")
+    server.faults.append(f"429:{retry_after_ms}")
+    return make_app(base_url=server.base_url, model="fake-model")
+
+
+async def until_waiting(pilot: Pilot[None], app: HeedfulApp, text: str) -> ChatScreen:
+    """Send ``text`` and wait for its reply's countdown to a retry; the chat screen."""
+    screen = chat(app)
+    screen.composer.insert(text)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: len(views(app)) == 2 and views(app)[1].has_class("-waiting"))
+    return screen
 
 
 async def test_a_rate_limit_shows_a_countdown_then_the_reply(fake_server: FakeOpenAIServer) -> None:
-    write_config("max_retries = 1\n")
-    fake_server.faults.append("429:3000")
-    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    app = rate_limited(fake_server, retries=1, retry_after_ms=3000)
     async with app.run_test() as pilot:
-        screen = chat(app)
-        screen.composer.insert("are you there?")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: len(views(app)) == 2 and views(app)[1].has_class("-waiting"))
+        screen = await until_waiting(pilot, app, "are you there?")
         reply = views(app)[1]
         waiting = text_of(reply.query_one(".waiting"))
         assert "limiting requests" in waiting and "retry 1 of 1" in waiting
@@ -30,14 +45,9 @@ async def test_a_rate_limit_shows_a_countdown_then_the_reply(fake_server: FakeOp
 
 
 async def test_escape_during_the_countdown_stops_and_keeps_the_message(fake_server: FakeOpenAIServer) -> None:
-    write_config("max_retries = 2\n")
-    fake_server.faults.append("429:60000")
-    app = make_app(base_url=fake_server.base_url, model="fake-model")
+    app = rate_limited(fake_server, retries=2, retry_after_ms=60000)
     async with app.run_test() as pilot:
-        screen = chat(app)
-        screen.composer.insert("wait for me")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: len(views(app)) == 2 and views(app)[1].has_class("-waiting"))
+        screen = await until_waiting(pilot, app, "wait for me")
         await pilot.press("escape")
         await wait_for(pilot, lambda: screen.settled)
         await wait_for(pilot, lambda: views(app)[1].message.status == MessageStatus.FAILED)

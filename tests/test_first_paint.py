@@ -6,9 +6,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -165,6 +168,22 @@ async def test_the_engine_starts_loading_only_once_a_frame_is_on_the_terminal() 
         release.set()
 
 
+@asynccontextmanager
+async def engine_held() -> AsyncIterator[tuple[HeedfulApp, Pilot[None], ChatScreen, threading.Event]]:
+    """The app running with its engine held back, once it asked for the engine: the app, Pilot,
+    the chat screen, and the event that lets the engine load (set at the end, whatever happens)."""
+    release = threading.Event()
+    app, asked = held_services(release)
+    try:
+        async with app.run_test() as pilot:
+            await wait_for(pilot, asked.is_set)
+            screen = app.screen
+            assert isinstance(screen, ChatScreen)
+            yield app, pilot, screen, release
+    finally:
+        release.set()
+
+
 def held_services(release: threading.Event) -> tuple[HeedfulApp, threading.Event]:
     """The app as `heedful` starts it, its engine held back until ``release`` is set; and an event
     set when the app asks for the engine."""
@@ -183,58 +202,42 @@ def held_services(release: threading.Event) -> tuple[HeedfulApp, threading.Event
 
 async def test_what_is_typed_and_sent_while_the_engine_loads_is_kept_and_sent_once_it_is_ready() -> None:
     make_sessions(("earlier", ["where is the config?", "in ~/.config/heedful"]))
-    release = threading.Event()
-    app, asked = held_services(release)
-    try:
-        async with app.run_test() as pilot:
-            await wait_for(pilot, asked.is_set)
-            screen = app.screen
-            assert isinstance(screen, ChatScreen)
-            # The first screen: the latest page, the badge, the composer (focused) and the footer.
-            assert [v.message.content for v in views(app)] == ["where is the config?", "in ~/.config/heedful"]
-            assert "offline model" in str(screen.header.query_one("#header-model").render())
-            assert screen.composer.has_focus and screen.query_one(Footer).is_mounted
-            assert not app.services.ready
+    async with engine_held() as (app, pilot, screen, release):
+        # The first screen: the latest page, the badge, the composer (focused) and the footer.
+        assert [v.message.content for v in views(app)] == ["where is the config?", "in ~/.config/heedful"]
+        assert "offline model" in str(screen.header.query_one("#header-model").render())
+        assert screen.composer.has_focus and screen.query_one(Footer).is_mounted
+        assert not app.services.ready
 
-            await pilot.press(*"and the data?")
-            assert screen.composer.text == "and the data?"
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: "still loading" in str(screen.draft_hint.render()))
-            assert screen.composer.text == "and the data?"  # kept until it is sent
-            assert [m.content for m in stored_messages()][-1] == "in ~/.config/heedful"
+        await pilot.press(*"and the data?")
+        assert screen.composer.text == "and the data?"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "still loading" in str(screen.draft_hint.render()))
+        assert screen.composer.text == "and the data?"  # kept until it is sent
+        assert [m.content for m in stored_messages()][-1] == "in ~/.config/heedful"
 
-            release.set()
-            await wait_for(pilot, lambda: len(views(app)) == 4 and screen.settled)
-            sent: StoredMessage = views(app)[2].message
-            assert (sent.role, sent.content) == ("user", "and the data?")
-            assert [m.content for m in stored_messages()][2] == "and the data?"
-            assert screen.composer.text == ""
-            assert not screen.draft_hint.display
-    finally:
         release.set()
+        await wait_for(pilot, lambda: len(views(app)) == 4 and screen.settled)
+        sent: StoredMessage = views(app)[2].message
+        assert (sent.role, sent.content) == ("user", "and the data?")
+        assert [m.content for m in stored_messages()][2] == "and the data?"
+        assert screen.composer.text == ""
+        assert not screen.draft_hint.display
 
 
 async def test_a_message_stopped_while_the_engine_loads_stays_in_the_composer() -> None:
-    release = threading.Event()
-    app, asked = held_services(release)
-    try:
-        async with app.run_test() as pilot:
-            await wait_for(pilot, asked.is_set)
-            screen = app.screen
-            assert isinstance(screen, ChatScreen)
-            await pilot.press(*"not yet")
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: screen.busy)
-            await pilot.press("escape")
-            await wait_for(pilot, lambda: not screen.busy)
-            assert screen.composer.text == "not yet"
-            assert not screen.draft_hint.display  # no longer announced as waiting
-            release.set()
-            # The stop stopped the send, not the loading: the panel and the gauge fill in.
-            await wait_for(pilot, lambda: screen.context is not None and screen.settled)
-            assert stored_messages() == []  # nothing was sent behind the user's back
-    finally:
+    async with engine_held() as (_, pilot, screen, release):
+        await pilot.press(*"not yet")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.busy)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not screen.busy)
+        assert screen.composer.text == "not yet"
+        assert not screen.draft_hint.display  # no longer announced as waiting
         release.set()
+        # The stop stopped the send, not the loading: the panel and the gauge fill in.
+        await wait_for(pilot, lambda: screen.context is not None and screen.settled)
+        assert stored_messages() == []  # nothing was sent behind the user's back
 
 
 async def test_the_footer_follows_the_keys_and_is_rebuilt_only_when_they_change() -> None:

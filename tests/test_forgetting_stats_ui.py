@@ -12,7 +12,7 @@ from engine.curation.forgetting_stats import forgetting_stats
 from engine.curation.ledger import EntryKind, LedgerEntry
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import chat, make_app, palette_highlights, wait_for
+from tests.apphelpers import chat, fake_provider, make_app, palette_highlights, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_forgetting_stats import SESSION
 from tests.test_ledger_screen import detail, ledger_open, table
@@ -149,17 +149,11 @@ async def test_a_reason_that_looks_like_markup_is_shown_as_written() -> None:
 async def test_the_panel_tells_a_curator_failing_every_turn_once_with_its_count(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    from tests.apphelpers import say, write_config
+    from tests.apphelpers import say
     from tests.test_curation_models import is_curator
 
     fake_server.reply = lambda body: "{not json" if is_curator(body) else "Noted. " * 40
-    write_config(
-        'model = "fake/fake-model"\n'
-        "[providers.fake]\n"
-        f'base_url = "{fake_server.base_url}"\n'
-        "models = { fake-model = 700 }\n"
-        "[memory]\nenabled = false\n"
-    )
+    fake_provider(fake_server, 700, max_retries=None, tables="[memory]\nenabled = false\n")
     app = make_app(curation_models=True)
     async with app.run_test(size=(120, 40)) as pilot:
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import re
 import tomllib
 from collections.abc import Callable
@@ -25,6 +24,8 @@ from cli.main import main
 from engine.text.redaction import looks_like_key
 from sessions.config import FALLBACK, Config, load_config
 from sessions.transcript import TranscriptError, read_probes, read_transcript
+from tests.config_documents import TOML_TEXT, Doc, config_documents
+from tests.transcript_lines import LINES
 
 # Hypothesis writes one file per example into the test's tmp_path, always before reading it, so the
 # function-scoped fixture holds no state between examples.
@@ -33,107 +34,6 @@ FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCh
 
 # --- The transcript importer -------------------------------------------------------------------------
 
-ROLES = ("system", "user", "assistant", "tool")
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-    max_leaves=6,
-)
-MESSAGES = st.fixed_dictionaries(
-    {
-        "id": st.sampled_from(["a", "b", "c"]) | st.text(max_size=6),  # some ids repeat
-        "role": st.sampled_from(ROLES),
-        "content": st.text(max_size=30),
-    },
-    optional={
-        "name": st.none() | st.text(max_size=6),
-        "created_at": st.none() | st.text(max_size=6),
-        "pinned": st.booleans(),
-        "answer": JSON_VALUES,  # an unknown field, ignored
-    },
-)
-FIELDS = ("id", "role", "content", "name", "created_at", "pinned")
-
-
-def _broken(message: dict[str, Any], field: str, drop: bool, value: object) -> dict[str, Any]:
-    broken = dict(message)
-    if drop:
-        broken.pop(field, None)
-    else:
-        broken[field] = value
-    return broken
-
-
-BROKEN_MESSAGES = st.builds(_broken, MESSAGES, st.sampled_from(FIELDS), st.booleans(), JSON_VALUES)
-# JSON that json.dumps does not write: values past the int() digit limit, deep nesting, NaN, escapes
-# of lone surrogates, and so on, as the value of a field.
-RAW_VALUES = [
-    "1" * 5000,
-    "-" + "9" * 4301,
-    "1e999",
-    "NaN",
-    "-Infinity",
-    "[" * 5000 + "]" * 5000,
-    '{"a":' * 3000 + "1" + "}" * 3000,
-    "[" * 50 + "]" * 50,
-    '"\\ud800"',
-    '"\\udfff\\ud800"',
-    '"\\ud83d\\ude00"',  # a pair: one real character
-    '"\\u0000\\u001b]52;c;x\\u0007"',
-    '"' + "\\\\" * 1000 + '"',
-    "true",
-    "null",
-    "{}",
-    '""',
-]
-RAW_FIELD_LINES = st.builds(
-    lambda field, raw, n: (
-        "{"
-        + ", ".join(
-            f'"{f}": {raw if f == field else json.dumps(v)}'
-            for f, v in {"id": f"r{n}", "role": "user", "content": "hi"}.items()
-        )
-        + "}"
-    ).encode(),
-    st.sampled_from(["id", "role", "content"]),
-    st.sampled_from(RAW_VALUES),
-    st.integers(0, 3),
-)
-SPECIAL_LINES = [
-    b"",
-    b"   ",
-    b"\t\r",
-    b"\r",
-    b"\x00",
-    b'{"id": "z", "role": "user", "content": "a\x00b"}',  # a raw NUL in a string
-    b"\xef\xbb\xbf{}",  # a byte-order mark
-    b"\xff\xfe",
-    b"\xed\xa0\x80",  # a surrogate written as UTF-8
-    b"[" * 100_000,
-    b'{"a":' * 100_000,
-    b"1" * 10_000,
-    b"{",
-    b"[]",
-    b"null",
-]
-
-
-def _dump(value: object, ascii_only: bool) -> bytes:
-    # surrogatepass: text with lone surrogates becomes bytes that are not UTF-8, as a broken tool writes.
-    return json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
-
-
-LINES = st.lists(
-    st.one_of(
-        st.builds(_dump, MESSAGES, st.booleans()),
-        st.builds(_dump, MESSAGES, st.booleans()),  # twice: most files are mostly right
-        st.builds(_dump, BROKEN_MESSAGES | JSON_VALUES, st.booleans()),
-        RAW_FIELD_LINES,
-        st.sampled_from(SPECIAL_LINES),
-        st.binary(max_size=24),
-    ).map(lambda line: line.replace(b"\n", b" ")),
-    max_size=8,
-)
 Reader = Callable[[Path], list[Any]]
 READERS = [pytest.param(read_transcript, id="transcript"), pytest.param(read_probes, id="probes")]
 
@@ -244,104 +144,6 @@ def test_replay_stops_on_hostile_lines_with_the_line_number(
 
 
 # --- The config loader -------------------------------------------------------------------------------
-
-TOML_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=10)
-TOML_VALUES = st.recursive(
-    st.booleans() | st.integers() | st.floats() | TOML_TEXT | st.dates() | st.datetimes() | st.times(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TOML_TEXT, inner, max_size=3),
-    max_leaves=5,
-)
-HTTP = ("http://", "https://")
-
-
-def not_a(*types: type) -> st.SearchStrategy[Any]:
-    return TOML_VALUES.filter(lambda value: type(value) not in types)
-
-
-POSITIVE_FLOATS = st.floats(min_value=0, exclude_min=True, allow_nan=False, allow_infinity=False)
-
-
-class Doc:
-    """A config document being drawn, with the paths of the values it got wrong and its unknown keys."""
-
-    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any]) -> None:
-        self.draw = draw
-        self.data: dict[str, Any] = {}
-        self.bad: set[tuple[str, ...]] = set()
-        self.soft: set[tuple[str, ...]] = set()  # reported only when no type error hides it
-        self.unknown: list[str] = []
-
-    def value(
-        self,
-        table: dict[str, Any],
-        path: tuple[str, ...],
-        good: st.SearchStrategy[Any],
-        bad: st.SearchStrategy[Any],
-    ) -> None:
-        if not self.draw(st.booleans()):
-            return
-        if self.draw(st.integers(0, 7)) == 0:
-            table[path[-1]] = self.draw(bad)
-            self.bad.add(path)
-        else:
-            table[path[-1]] = self.draw(good)
-
-    def unknowns(self, table: dict[str, Any], known: set[str], typos: list[str]) -> None:
-        for key in self.draw(st.lists(st.sampled_from(typos) | TOML_TEXT, max_size=2, unique=True)):
-            if key not in known and key not in table:
-                table[key] = self.draw(TOML_VALUES)
-                self.unknown.append(key)
-
-
-@st.composite
-def config_documents(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Doc:
-    doc = Doc(draw)
-    top = doc.data
-    doc.value(top, ("model",), TOML_TEXT, not_a(str))
-    doc.value(top, ("system_prompt",), TOML_TEXT, not_a(str))
-    doc.value(top, ("max_retries",), st.integers(min_value=0), st.integers(max_value=-1) | not_a(int))
-    profiles = ("quality", "balanced", "cost")
-    doc.value(top, ("profile",), st.sampled_from(profiles), TOML_TEXT.filter(lambda p: p not in profiles))
-    doc.value(top, ("keys",), st.dictionaries(TOML_TEXT, TOML_TEXT, max_size=3), not_a(dict))
-    if isinstance(top.get("keys"), dict) and draw(st.integers(0, 7)) == 0:
-        action = draw(TOML_TEXT)
-        top["keys"][action] = draw(not_a(str))
-        doc.bad.add(("keys", action))
-    if draw(st.booleans()):
-        timeouts: dict[str, Any] = {}
-        number = POSITIVE_FLOATS | st.integers(1, 10**9)
-        wrong = st.floats(max_value=0) | st.sampled_from([math.inf, -math.inf, math.nan]) | not_a(int, float)
-        doc.value(timeouts, ("timeouts", "connect"), number, wrong)
-        doc.value(timeouts, ("timeouts", "read"), number, wrong)
-        doc.unknowns(timeouts, {"connect", "read"}, ["reed", "conect", "total"])
-        top["timeouts"] = timeouts
-    if draw(st.booleans()):
-        providers: dict[str, Any] = {}
-        for name in draw(st.lists(TOML_TEXT, max_size=2, unique=True)):
-            provider: dict[str, Any] = {}
-            choice = draw(st.integers(0, 7))  # base_url is required: 0 leaves it out, 1 gets it wrong
-            if choice == 1:
-                provider["base_url"] = draw(TOML_TEXT.filter(lambda u: not u.startswith(HTTP)) | not_a(str))
-            elif choice > 1:
-                provider["base_url"] = draw(st.sampled_from(HTTP)) + draw(TOML_TEXT)
-            if choice < 2:
-                doc.bad.add(("providers", name, "base_url"))
-            doc.value(provider, ("providers", name, "api_key_env"), TOML_TEXT, not_a(str))
-            models = draw(st.dictionaries(TOML_TEXT, st.integers(min_value=1), max_size=3))
-            if models and draw(st.integers(0, 5)) == 0:
-                model = draw(st.sampled_from(sorted(models)))
-                window = draw(st.integers(max_value=0) | not_a(int))
-                models[model] = window
-                if type(window) is int:  # found by a validator of the whole table, which a type error skips
-                    doc.soft.add(("providers", name, "models"))
-                else:
-                    doc.bad.add(("providers", name, "models", model))
-            provider["models"] = models
-            doc.unknowns(provider, {"base_url", "api_key_env", "models"}, ["api_key", "base-url", "model"])
-            providers[name] = provider
-        top["providers"] = providers
-    doc.unknowns(top, set(Config.model_fields), ["modle", "max_retry", "timeout", "provider", "theme"])
-    return doc
 
 
 def dotted(path: tuple[str, ...]) -> str:

@@ -18,8 +18,8 @@ from sessions import paths
 from tests.apphelpers import chat, make_app, make_sessions, refreshed, say, send, views, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
+from tui.widgets.message_body import SHOWN_HEAD
 from tui.widgets.message_list import MOUNTED_LIMIT, PAGE
-from tui.widgets.message_view import SHOWN_HEAD
 
 COUNT = 300
 

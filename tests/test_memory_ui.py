@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from textual.pilot import Pilot
 from textual.widgets import Input, Markdown, OptionList
 
 from engine.memory.memories import Memory, expiry_for
@@ -42,10 +43,30 @@ def stored(app: HeedfulApp, memory_id: int) -> Memory | None:
     return app.services.memory.store.get_memory(memory_id)
 
 
-async def open_memories(app: HeedfulApp) -> MemoryScreen:
+async def open_memories(app: HeedfulApp, pilot: Pilot[None], count: int | None) -> MemoryScreen:
+    """The memory screen, once it lists ``count`` memories (None: at once)."""
     screen = MemoryScreen(app.services.memory)
     await app.push_screen(screen)
+    if count is not None:
+        await wait_for(pilot, lambda: len(screen.memories) == count)
     return screen
+
+
+async def open_edit(app: HeedfulApp, pilot: Pilot[None]) -> MemoryEditScreen:
+    """Alt+E on the highlighted memory, and its edit dialog once composed."""
+    await pilot.press("alt+e")
+    await wait_for(pilot, lambda: isinstance(app.screen, MemoryEditScreen) and app.screen.is_mounted)
+    assert isinstance(app.screen, MemoryEditScreen)
+    return app.screen
+
+
+async def escape_to(pilot: Pilot[None], screen: MemoryScreen) -> None:
+    """Esc the dialog over ``screen``, and wait for what an answer would have set off: a worker
+    of the list's."""
+    await pilot.press("escape")
+    await wait_for(pilot, lambda: screen.app.screen is screen)
+    await refreshed(pilot)
+    await wait_for(pilot, lambda: all(w.is_finished for w in screen.workers))
 
 
 async def test_the_screen_lists_memories_newest_first_as_plain_text() -> None:
@@ -53,8 +74,7 @@ async def test_the_screen_lists_memories_newest_first_as_plain_text() -> None:
     old = add(app.services.memory, HOSTILE, 0.9, timedelta(days=2), tags=["postgresql"], topics=["billing"])
     new = add(app.services.memory, "Small talk about the weather.", 0.2, timedelta(hours=1))
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_memories(app)
-        await wait_for(pilot, lambda: len(screen.memories) == 2)
+        screen = await open_memories(app, pilot, 2)
         first, second = rows(screen)
         assert [m.id for m in screen.memories] == [new.id, old.id]
         assert "0.20" in first and "expires in" in first and "Small talk" in first
@@ -70,7 +90,7 @@ async def test_the_screen_lists_memories_newest_first_as_plain_text() -> None:
 async def test_an_empty_list_says_how_memories_are_made() -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_memories(app)
+        screen = await open_memories(app, pilot, None)
         await wait_for(pilot, lambda: rows(screen) and "No memories yet" in rows(screen)[0])
         await pilot.press("alt+e", "alt+p", "alt+d")  # nothing to act on: nothing happens
         assert app.screen is screen
@@ -80,13 +100,8 @@ async def test_editing_a_memory_changes_its_summary() -> None:
     app = make_app()
     kept = add(app.services.memory, "The user likes tea.", 0.8, timedelta(days=1))
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_memories(app)
-        await wait_for(pilot, lambda: len(screen.memories) == 1)
-        await pilot.press("alt+e")
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, MemoryEditScreen) and app.screen.is_mounted
-        )  # composed
-        field = app.screen.query_one(Input)
+        screen = await open_memories(app, pilot, 1)
+        field = (await open_edit(app, pilot)).query_one(Input)
         assert field.value == "The user likes tea."
         field.value = ""
         await pilot.press(*"Coffee, black")
@@ -101,20 +116,11 @@ async def test_an_edit_can_be_cancelled_and_cannot_blank_a_memory() -> None:
     app = make_app()
     kept = add(app.services.memory, "The user likes tea.", 0.8, timedelta(days=1))
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_memories(app)
-        await wait_for(pilot, lambda: len(screen.memories) == 1)
-        await pilot.press("alt+e")
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, MemoryEditScreen) and app.screen.is_mounted
-        )  # composed
-        app.screen.query_one(Input).value = "   "
+        screen = await open_memories(app, pilot, 1)
+        (await open_edit(app, pilot)).query_one(Input).value = "   "
         await pilot.press("enter")
         assert isinstance(app.screen, MemoryEditScreen)  # still asking
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is screen)
-        # What would have changed it: the dialog's answer, acted on by a worker of the list's.
-        await refreshed(pilot)
-        await wait_for(pilot, lambda: all(w.is_finished for w in screen.workers))
+        await escape_to(pilot, screen)
         memory = stored(app, kept.id)
         assert memory is not None and memory.summary == "The user likes tea."
 
@@ -123,8 +129,7 @@ async def test_pinning_and_unpinning_a_memory() -> None:
     app = make_app()
     kept = add(app.services.memory, "Deploys happen on Fridays.", 0.4, timedelta(days=6))
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_memories(app)
-        await wait_for(pilot, lambda: len(screen.memories) == 1)
+        screen = await open_memories(app, pilot, 1)
         await pilot.press("alt+p")
         await wait_for(pilot, lambda: (m := stored(app, kept.id)) is not None and m.pinned)
         await wait_for(pilot, lambda: "📌" in rows(screen)[0] and "never expires" in rows(screen)[0])
@@ -141,14 +146,10 @@ async def test_deleting_asks_first() -> None:
     keep = add(app.services.memory, "Keep me.", 0.8, timedelta(days=2))
     drop = add(app.services.memory, "Drop me.", 0.8, timedelta(days=1))
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await open_memories(app)
-        await wait_for(pilot, lambda: len(screen.memories) == 2)
+        screen = await open_memories(app, pilot, 2)
         await pilot.press("alt+d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: app.screen is screen)
-        await refreshed(pilot)  # the answer acted on: a deletion would be a worker of the list's
-        await wait_for(pilot, lambda: all(w.is_finished for w in screen.workers))
+        await escape_to(pilot, screen)
         assert stored(app, drop.id) is not None
 
         await pilot.press("alt+d")

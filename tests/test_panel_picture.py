@@ -12,13 +12,13 @@ from textual.widgets._footer import FooterKey
 
 from engine.curation.session_curation import SessionCuration
 from engine.text.tokens import CharEstimateCounter
-from tests.apphelpers import chat, make_app, say, wait_for, write_config
+from tests.apphelpers import chat, fake_provider, make_app, say, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tests.panel_session import seed_panel_session
 from tui.app import HeedfulApp
+from tui.filtering import counted
 from tui.messages import ContextAction, ItemVerb
 from tui.widgets.context_panel import compact
-from tui.widgets.message_list import counted
 
 QUIET = "[memory]\nenabled = false\n"
 
@@ -35,13 +35,17 @@ async def settled_panel(pilot: Pilot[None], app: HeedfulApp) -> None:
     await pilot.pause()
 
 
+def panel_app() -> tuple[HeedfulApp, dict[str, int]]:
+    """The app, offline and with no memory, on the seeded panel session; the seeded messages' ids."""
+    write_config(QUIET)
+    ids = seed_panel_session()
+    return make_app(), ids
+
+
 async def test_header_panel_and_preview_say_the_same_budget_and_percentage(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    write_config(
-        'model = "fake/fake-model"\nmax_retries = 0\n'
-        f'[providers.fake]\nbase_url = "{fake_server.base_url}"\nmodels = {{ "fake-model" = 2500 }}\n' + QUIET
-    )
+    fake_provider(fake_server, 2500, tables=QUIET)
     fake_server.reply = "Noted, the deploy step is fine as it is. " * 12
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -70,9 +74,7 @@ async def test_header_panel_and_preview_say_the_same_budget_and_percentage(
 
 
 async def test_at_80x24_the_list_keeps_eight_rows_and_your_message_not_sent_comes_first() -> None:
-    write_config(QUIET)
-    ids = seed_panel_session()
-    app = make_app()
+    app, ids = panel_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await settled_panel(pilot, app)
         await pilot.press("f2")  # at 80 columns the panel is shown on demand
@@ -90,9 +92,7 @@ async def test_at_80x24_the_list_keeps_eight_rows_and_your_message_not_sent_come
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (200, 50)])
 async def test_the_footer_keeps_f1_and_the_legend_fits_at_every_size(size: tuple[int, int]) -> None:
-    write_config(QUIET)
-    seed_panel_session()
-    app = make_app()
+    app, _ = panel_app()
     async with app.run_test(size=size) as pilot:
         await settled_panel(pilot, app)
         (help_key,) = [k for k in app.screen.query(FooterKey) if k.key == "f1"]
@@ -110,9 +110,7 @@ async def test_the_footer_keeps_f1_and_the_legend_fits_at_every_size(size: tuple
 
 
 async def test_the_panel_does_not_call_leaving_out_your_document_a_saving() -> None:
-    write_config(QUIET)
-    seed_panel_session()
-    app = make_app()
+    app, _ = panel_app()
     async with app.run_test(size=(200, 50)) as pilot:
         await settled_panel(pilot, app)
         saved = text_of(app, "#context-saved")
@@ -121,9 +119,7 @@ async def test_the_panel_does_not_call_leaving_out_your_document_a_saving() -> N
 
 
 async def test_the_why_dialog_tells_one_story() -> None:
-    write_config(QUIET)
-    ids = seed_panel_session()
-    app = make_app()
+    app, ids = panel_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await settled_panel(pilot, app)
         screen = chat(app)

@@ -7,14 +7,12 @@ footer. Update with ``--snapshot-update`` and look at the SVGs before committing
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
 
-from tests.apphelpers import chat, make_app, refreshed, wait_for, write_config
+from tests.apphelpers import chat, fake_provider, make_app, refreshed, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tests.panel_session import seed_panel_session
 from tui.app import HeedfulApp
@@ -25,13 +23,7 @@ QUIET = "[memory]\nenabled = false\n"
 SIZES = [(80, 24), (100, 30), (200, 50)]
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc")
 
 
 async def panel_shown(pilot: Pilot[None]) -> None:
@@ -64,9 +56,6 @@ def test_panel_offline(snap_compare: Any, size: tuple[int, int]) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_panel_with_a_model(snap_compare: Any, size: tuple[int, int]) -> None:
     with FakeOpenAIServer() as server:
-        write_config(
-            'model = "fake/fake-model"\nmax_retries = 0\n'
-            f'[providers.fake]\nbase_url = "{server.base_url}"\nmodels = {{ "fake-model" = 8192 }}\n' + QUIET
-        )
+        fake_provider(server, 8192, tables=QUIET)
         seed_panel_session()
         assert snap_compare(make_app(), terminal_size=size, run_before=panel_shown)

@@ -4,7 +4,7 @@ service the app uses, a real store, the real openai client against the loopback 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,55 +13,34 @@ from engine.curation.context_service import ContextService
 from engine.curation.pins import PinOutcome
 from engine.curation.user_actions import PinRefused
 from engine.text.tokens import LazyTokenCounter, load_counter
-from engine.turn.events import UserMessageSaved
 from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.config import load_config
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
+from tests.turnhelpers import away_from_the_harbour, document, send_text
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 WINDOW = 2000
 """Balanced profile: a 1,400-token budget; the default pin limit is half of it."""
 
 
-def document(topic: str, sentences: int) -> str:
-    return " ".join(f"The {topic} note {i} says {topic}{i} matters." for i in range(sentences))
-
-
 @pytest.fixture
-async def services(
-    store: SqliteChatStore, fake_server: FakeOpenAIServer
-) -> AsyncIterator[tuple[TurnService, ContextService]]:
+def services(
+    store: SqliteChatStore, fake_server: FakeOpenAIServer, chat_model: Callable[[int], OpenAIChatModel]
+) -> tuple[TurnService, ContextService]:
     fake_server.reply = "Noted."
-    model = OpenAIChatModel(
-        model="fake-model",
-        base_url=fake_server.base_url,
-        api_key="k",
-        context_window=WINDOW,
-        read_timeout=5.0,
-    )
-    turns = TurnService(store, model, COUNTER, system_prompt="", flush_interval=0.05)
-    yield turns, ContextService(turns.curations)
-    await model.aclose()
-
-
-async def chat(turns: TurnService, session_id: int | None, text: str) -> tuple[int, int]:
-    message_id = 0
-    async for event in turns.send(session_id, text):
-        if isinstance(event, UserMessageSaved):
-            session_id, message_id = event.session.id, event.message.id
-    assert session_id is not None
-    return session_id, message_id
+    turns = TurnService(store, chat_model(WINDOW), COUNTER, system_prompt="", flush_interval=0.05)
+    return turns, ContextService(turns.curations)
 
 
 async def test_a_pin_past_the_limit_asks_first_and_past_the_budget_is_refused(
     services: tuple[TurnService, ContextService],
 ) -> None:
     turns, context = services
-    session_id, small = await chat(turns, None, document("harbour", 30))  # ~310 tokens
-    session_id, medium = await chat(turns, session_id, document("violin", 50))  # ~510 tokens
-    session_id, big = await chat(turns, session_id, document("glacier", 100))  # ~1,010 tokens
+    session_id, small = await send_text(turns, None, document("harbour", 30))  # ~310 tokens
+    session_id, medium = await send_text(turns, session_id, document("violin", 50))  # ~510 tokens
+    session_id, big = await send_text(turns, session_id, document("glacier", 100))  # ~1,010 tokens
 
     allowed = await context.pin_verdict(session_id, small)
     assert allowed.outcome is PinOutcome.ALLOWED
@@ -89,29 +68,20 @@ async def test_a_pin_past_the_limit_asks_first_and_past_the_budget_is_refused(
 
 
 async def test_a_message_recalled_again_and_again_is_suggested_for_pinning(
-    store: SqliteChatStore, fake_server: FakeOpenAIServer
+    store: SqliteChatStore, fake_server: FakeOpenAIServer, chat_model: Callable[[int], OpenAIChatModel]
 ) -> None:
-    fake_server.reply = "Answer: " + " ".join(f"point{i} stands." for i in range(40))  # no topic words
-    model = OpenAIChatModel(
-        model="fake-model", base_url=fake_server.base_url, api_key="k", context_window=1200, read_timeout=5.0
-    )
-    turns = TurnService(store, model, COUNTER, system_prompt="", flush_interval=0.05)
+    turns = TurnService(store, chat_model(1200), COUNTER, system_prompt="", flush_interval=0.05)
     context = ContextService(turns.curations)
-    try:
-        session_id, first = await chat(turns, None, "Tell me about the harbour crane.")
-        for topic in ("violin", "glacier", "orchard", "lantern", "compass", "meadow"):
-            await chat(turns, session_id, f"Tell me about the {topic}.")
-        suggestion = f"#{first + 1} was recalled in 3 of the last 5 turns · Alt+P pins it"
-        for n in range(3):
-            view = await turns.preview(session_id)
-            assert suggestion not in view.alerts
-            await chat(turns, session_id, f"Back to the harbour crane, question {n}.")
+    session_id, first = await away_from_the_harbour(turns, fake_server)
+    suggestion = f"#{first + 1} was recalled in 3 of the last 5 turns · Alt+P pins it"
+    for n in range(3):
         view = await turns.preview(session_id)
-        assert suggestion in view.alerts
-        await context.pin(session_id, first + 1)
-        assert suggestion not in (await turns.preview(session_id)).alerts
-    finally:
-        await model.aclose()
+        assert suggestion not in view.alerts
+        await send_text(turns, session_id, f"Back to the harbour crane, question {n}.")
+    view = await turns.preview(session_id)
+    assert suggestion in view.alerts
+    await context.pin(session_id, first + 1)
+    assert suggestion not in (await turns.preview(session_id)).alerts
 
 
 def test_the_pin_limit_is_read_from_the_curation_section(tmp_path: Path) -> None:

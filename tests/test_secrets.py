@@ -157,25 +157,12 @@ async def test_the_key_reaches_the_server_and_is_written_nowhere(
 async def test_a_key_the_server_echoes_in_an_error_is_not_passed_on(
     fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.chat import PromptMessage
-    from engine.errors import ModelError
-    from providers.openai_chat import OpenAIChatModel
-    from tests import fake_openai_errors
+    from tests.test_redaction import chat_error, server_says
 
-    body = {**fake_openai_errors.ERRORS["500"][1], "message": f"upstream refused the key {KEY}"}
-    monkeypatch.setitem(fake_openai_errors.ERRORS, "500", (500, body))
-    fake_server.faults.append("500")
-    model = OpenAIChatModel(
-        model="fake-model", base_url=fake_server.base_url, api_key=KEY, context_window=8192, read_timeout=5
-    )
-    try:
-        with pytest.raises(ModelError) as caught:
-            async for _ in model.stream([PromptMessage("user", "hi")]):
-                pass
-    finally:
-        await model.aclose()
-    assert "upstream refused" in caught.value.user_message  # the server's words are passed on...
-    assert KEY not in caught.value.user_message  # ...but not the key in them
+    server_says(monkeypatch, fake_server, f"upstream refused the key {KEY}")
+    said = await chat_error(fake_server, KEY)
+    assert "upstream refused" in said  # the server's words are passed on...
+    assert KEY not in said  # ...but not the key in them
 
 
 def test_the_replay_output_never_holds_the_key(

@@ -47,6 +47,12 @@ async def open_picker(pilot: Pilot[None], app: HeedfulApp, count: int) -> Sessio
     return picker(app)
 
 
+async def search(pilot: Pilot[None], screen: SessionsScreen, words: str, hits: int) -> None:
+    """Type ``words`` into the picker's search (after its /) and wait for ``hits`` messages found."""
+    await pilot.press("slash", *words)
+    await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == hits)
+
+
 async def test_search_lists_matching_messages_and_enter_opens_that_session() -> None:
     ids = make_sessions(*SESSIONS)
     app = make_app()
@@ -82,8 +88,7 @@ async def test_the_picker_answers_with_the_session_and_the_message_that_matched(
         await app.push_screen(SessionsScreen(store, current=None), answers.append)
         screen = picker(app)
         await wait_for(pilot, lambda: len(screen.sessions) == 3)
-        await pilot.press("slash", *"flux settings")
-        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 1)
+        await search(pilot, screen, "flux settings", 1)
         await pilot.press("down", "enter")  # into the list, then open the highlighted hit
         await wait_for(pilot, lambda: answers != [])
     (answer,) = answers
@@ -113,8 +118,7 @@ async def test_search_waits_for_typing_to_pause_and_runs_off_the_event_loop() ->
 
         store.search = recording  # type: ignore[method-assign]
         screen = await open_picker(pilot, app, 3)
-        await pilot.press("slash", *"flux")
-        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 2)
+        await search(pilot, screen, "flux", 2)
         await pilot.pause(SEARCH_DELAY * 2)
     assert len(typed) == 4
     assert [query for query, _, _ in calls] == ["flux"]  # one search, for the whole word
@@ -142,8 +146,7 @@ async def test_escape_clears_the_search_then_closes() -> None:
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_picker(pilot, app, 3)
-        await pilot.press("slash", *"bring")
-        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 1)
+        await search(pilot, screen, "bring", 1)
         await pilot.press("escape")
         await wait_for(pilot, lambda: screen.hits is None and len(rows(screen)) == 3)
         assert screen.query_one("#session-search", Input).value == ""
@@ -205,8 +208,7 @@ async def test_rename_still_works_on_a_search_hit() -> None:
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await open_picker(pilot, app, 3)
-        await pilot.press("slash", *"vet")
-        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 1)
+        await search(pilot, screen, "vet", 1)
         await pilot.press("down", "alt+r", *"Vet visits", "enter")
         await wait_for(pilot, lambda: any(s.title == "Vet visits" for s in screen.sessions))
         renamed: Session | None = app.services.store.get_session(ids["Cats"])
@@ -222,8 +224,7 @@ async def test_a_search_hit_in_a_long_session_opens_scrolled_to_that_message() -
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: chat(app).session is not None and chat(app).session.id == ids["Other"])  # type: ignore[union-attr]
         screen = await open_picker(pilot, app, 2)
-        await pilot.press("slash", *"zeppelin")
-        await wait_for(pilot, lambda: screen.hits is not None and len(screen.hits) == 1)
+        await search(pilot, screen, "zeppelin", 1)
         await pilot.press("enter")
         await wait_for(pilot, lambda: chat(app).session is not None and chat(app).session.id == ids["Long"])  # type: ignore[union-attr]
         # Message 11 of 150 is far older than the latest page shown on opening: it is mounted anyway,

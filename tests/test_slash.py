@@ -73,6 +73,12 @@ async def type_command(pilot: Pilot[None], app: HeedfulApp, line: str) -> None:
     await wait_for(pilot, taken)
 
 
+async def command_says(pilot: Pilot[None], app: HeedfulApp, line: str, *words: str) -> None:
+    """Enter the command ``line`` and wait for a notice that holds every one of ``words``."""
+    await type_command(pilot, app, line)
+    await wait_for(pilot, lambda: any(all(w in t for w in words) for t in toasts(app)))
+
+
 async def test_pin_unpin_forget_and_restore_by_number_and_by_default() -> None:
     app = make_app()
     async with app.run_test(notifications=True) as pilot:
@@ -84,8 +90,7 @@ async def test_pin_unpin_forget_and_restore_by_number_and_by_default() -> None:
         await wait_for(pilot, lambda: (i := screen.context.item(first_id)) is not None and i.pinned)  # type: ignore[union-attr]
         assert screen.composer.text == ""  # a command is not left in the composer, nor sent
         assert len(stored_messages()) == 4
-        await type_command(pilot, app, f"/pin {first_id}")
-        await wait_for(pilot, lambda: any("already pinned" in t for t in toasts(app)))
+        await command_says(pilot, app, f"/pin {first_id}", "already pinned")
         await type_command(pilot, app, f"/unpin #{first_id}")
         await wait_for(pilot, lambda: not screen.context.item(first_id).pinned)  # type: ignore[union-attr]
         last_id = views(app)[-1].message.id
@@ -93,15 +98,13 @@ async def test_pin_unpin_forget_and_restore_by_number_and_by_default() -> None:
         await wait_for(pilot, lambda: screen.context.item(last_id).state is ItemState.PRUNED)  # type: ignore[union-attr]
         await type_command(pilot, app, f"/restore #{last_id}")
         await wait_for(pilot, lambda: screen.context.item(last_id).state is ItemState.ACTIVE)  # type: ignore[union-attr]
-        await type_command(pilot, app, "/forget #999")
-        await wait_for(pilot, lambda: any("No message #999" in t for t in toasts(app)))
+        await command_says(pilot, app, "/forget #999", "No message #999")
 
 
 async def test_an_unknown_command_is_not_sent_and_a_double_slash_is() -> None:
     app = make_app()
     async with app.run_test(notifications=True) as pilot:
-        await type_command(pilot, app, "/frobnicate now")
-        await wait_for(pilot, lambda: any("no command /frobnicate" in t for t in toasts(app)))
+        await command_says(pilot, app, "/frobnicate now", "no command /frobnicate")
         assert chat(app).composer.text == "/frobnicate now"  # kept, to fix the typo
         assert stored_messages() == []
         await type_command(pilot, app, "//usr/bin is a directory")
@@ -190,8 +193,7 @@ async def test_attach_adds_a_text_file_that_the_next_request_carries(
     notes.write_text("The deploy key rotates every Friday at 17:00.\n", encoding="utf-8")
     app = make_app(base_url=fake_server.base_url, model="fake-model")
     async with app.run_test(notifications=True) as pilot:
-        await type_command(pilot, app, f"/attach {notes}")
-        await wait_for(pilot, lambda: any("Attached notes.txt" in t for t in toasts(app)))
+        await command_says(pilot, app, f"/attach {notes}", "Attached notes.txt")
         (tool,) = [m for m in stored_messages() if m.role == "tool"]
         assert tool.content.endswith("The deploy key rotates every Friday at 17:00.\n")
         await send(pilot, "When does the deploy key rotate?")
@@ -267,10 +269,8 @@ async def test_binary_undecodable_and_oversized_files_are_refused_in_words(
     path.write_bytes(content)
     app = make_app()
     async with app.run_test(notifications=True) as pilot:
-        await type_command(pilot, app, f"/attach {path}")
-        await wait_for(pilot, lambda: any(said in t and "thing.bin" in t for t in toasts(app)))
-        await type_command(pilot, app, f"/attach {tmp_path / 'missing.txt'}")
-        await wait_for(pilot, lambda: any("Could not read" in t for t in toasts(app)))
+        await command_says(pilot, app, f"/attach {path}", said, "thing.bin")
+        await command_says(pilot, app, f"/attach {tmp_path / 'missing.txt'}", "Could not read")
     assert stored_messages() == []
 
 
@@ -314,8 +314,7 @@ async def test_system_sets_this_sessions_prompt_which_is_sent_and_kept(fake_serv
     app = make_app(base_url=fake_server.base_url, model="fake-model")
     async with app.run_test(notifications=True) as pilot:
         await send(pilot, "hello")
-        await type_command(pilot, app, "/system You answer in French.")
-        await wait_for(pilot, lambda: any("its own system prompt" in t for t in toasts(app)))
+        await command_says(pilot, app, "/system You answer in French.", "its own system prompt")
         await send(pilot, "and now?")
         assert fake_server.requests[-1]["body"]["messages"][0] == {
             "role": "system",
@@ -324,8 +323,7 @@ async def test_system_sets_this_sessions_prompt_which_is_sent_and_kept(fake_serv
     again = make_app(base_url=fake_server.base_url, model="fake-model")  # a restart: it is stored
     async with again.run_test(notifications=True) as pilot:
         await wait_for(pilot, lambda: chat(again).session is not None)
-        await type_command(pilot, again, "/system")
-        await wait_for(pilot, lambda: any("French" in t and "own" in t for t in toasts(again)))
+        await command_says(pilot, again, "/system", "French", "own")
         await type_command(pilot, again, "/system default")
         await send(pilot, "back to normal?")
         assert fake_server.requests[-1]["body"]["messages"][0]["content"] != "You answer in French."
@@ -339,16 +337,14 @@ async def test_profile_changes_this_sessions_budget() -> None:
         balanced = screen.context.budget  # type: ignore[union-attr]
         await type_command(pilot, app, "/profile cost")
         await wait_for(pilot, lambda: screen.context is not None and screen.context.budget < balanced)
-        await type_command(pilot, app, "/profile lavish")
-        await wait_for(pilot, lambda: any("no profile 'lavish'" in t for t in toasts(app)))
+        await command_says(pilot, app, "/profile lavish", "no profile 'lavish'")
 
 
 async def test_model_switches_this_sessions_model_and_it_is_kept(fake_server: FakeOpenAIServer) -> None:
     app = make_app(base_url=fake_server.base_url, model="fake-model")
     async with app.run_test(notifications=True) as pilot:
         await send(pilot, "hello")
-        await type_command(pilot, app, "/model fake-model-large")
-        await wait_for(pilot, lambda: any("the model fake-model-large" in t for t in toasts(app)))
+        await command_says(pilot, app, "/model fake-model-large", "the model fake-model-large")
         await send(pilot, "bigger brain please")
         assert fake_server.requests[-1]["body"]["model"] == "fake-model-large"
         assert app.services.model_name == "fake-model-large"
@@ -370,12 +366,10 @@ async def test_temperature_is_sent_for_this_session_only_when_set(fake_server: F
     async with app.run_test(notifications=True) as pilot:
         await send(pilot, "hello")
         assert "temperature" not in fake_server.requests[-1]["body"]  # the server's default
-        await type_command(pilot, app, "/temperature 0.2")
-        await wait_for(pilot, lambda: any("temperature 0.2" in t for t in toasts(app)))
+        await command_says(pilot, app, "/temperature 0.2", "temperature 0.2")
         await send(pilot, "precise now")
         assert fake_server.requests[-1]["body"]["temperature"] == 0.2
-        await type_command(pilot, app, "/temperature hot")
-        await wait_for(pilot, lambda: any("from 0 to 2" in t for t in toasts(app)))
+        await command_says(pilot, app, "/temperature hot", "from 0 to 2")
         await type_command(pilot, app, "/temperature default")
         await send(pilot, "as usual")
         assert "temperature" not in fake_server.requests[-1]["body"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import stat
+from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 
@@ -32,8 +33,7 @@ def test_messages_come_back_in_order_and_survive_reopening(store: SqliteChatStor
     store.add_message(session.id, "assistant", "About 20 minutes.", model="m", tokens=5)
     store.close()
 
-    again = SqliteChatStore(db_path)
-    try:
+    with closing(SqliteChatStore(db_path)) as again:
         messages = again.messages(session.id)
         assert [(m.role, m.content) for m in messages] == [
             ("user", "How long do I boil lentils?"),
@@ -42,8 +42,6 @@ def test_messages_come_back_in_order_and_survive_reopening(store: SqliteChatStor
         assert messages[1].model == "m"
         assert messages[1].tokens == 5
         assert again.get_session(session.id) == again.latest_session()
-    finally:
-        again.close()
 
 
 def test_latest_session_is_the_one_last_written_to(store: SqliteChatStore) -> None:
@@ -114,15 +112,12 @@ def test_a_reply_left_streaming_is_marked_interrupted_with_its_text_on_the_next_
     reply = store.add_message(session.id, "assistant", "half a rep", status=MessageStatus.STREAMING)
     store.close()  # as if the app had been killed mid-stream
 
-    again = SqliteChatStore(db_path)
-    try:
+    with closing(SqliteChatStore(db_path)) as again:
         (found,) = again.messages(session.id)
         assert found.id == reply.id
         assert found.status is MessageStatus.INTERRUPTED
         assert found.content == "half a rep"
         assert found.error == INTERRUPTED_BY_EXIT
-    finally:
-        again.close()
 
 
 def test_a_reply_another_open_store_is_writing_is_left_streaming(
@@ -130,19 +125,14 @@ def test_a_reply_another_open_store_is_writing_is_left_streaming(
 ) -> None:
     session = store.create_session("s")
     reply = store.add_message(session.id, "assistant", "still com", status=MessageStatus.STREAMING)
-    second = SqliteChatStore(db_path)  # another app (or `heedful replay`) opens the same database
-    try:
+    # Another app (or `heedful replay`) opens the same database.
+    with closing(SqliteChatStore(db_path)) as second:
         (found,) = second.messages(session.id)
         assert found.status is MessageStatus.STREAMING  # not abandoned: its writer is alive
-    finally:
-        second.close()
     store.close()  # now nobody holds it: the next open finishes the reply
-    third = SqliteChatStore(db_path)
-    try:
+    with closing(SqliteChatStore(db_path)) as third:
         assert third.messages(session.id)[0].status is MessageStatus.INTERRUPTED
         assert third.messages(session.id)[0].id == reply.id
-    finally:
-        third.close()
 
 
 def test_a_checkpoint_copies_the_write_ahead_log_into_the_database_file(

@@ -7,7 +7,8 @@ from textual.widgets.markdown import MarkdownBlock
 
 from tests.apphelpers import chat, idle, make_app, send, views, wait_for
 from tests.fake_openai import FakeOpenAIServer
-from tui.widgets.message_view import THINKING_SHOWN, MessageView
+from tui.widgets.message_lines import THINKING_SHOWN
+from tui.widgets.message_view import MessageView
 
 THOUGHT = "The user asks about the pool. Weighing pool size against the worker count first."
 ANSWER = "Set max_connections to 20."

@@ -8,7 +8,7 @@ so that the tests see every wait the user would see without sleeping through it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
@@ -41,17 +41,8 @@ COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 
 
 @pytest.fixture
-async def model(fake_server: FakeOpenAIServer) -> AsyncIterator[OpenAIChatModel]:
-    made = OpenAIChatModel(
-        model="fake-model",
-        base_url=fake_server.base_url,
-        api_key="test-key",
-        context_window=8192,
-        read_timeout=5.0,
-        connect_timeout=2.0,
-    )
-    yield made
-    await made.aclose()
+def model(chat_model: Callable[[int], OpenAIChatModel]) -> OpenAIChatModel:
+    return chat_model(8192)
 
 
 class Waits:

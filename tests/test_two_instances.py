@@ -3,7 +3,7 @@ added or changed, and the user is told the session was reloaded."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,21 +21,8 @@ COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 
 
 @pytest.fixture
-async def models(fake_server: FakeOpenAIServer) -> AsyncIterator[list[OpenAIChatModel]]:
-    made = [
-        OpenAIChatModel(
-            model="fake-model",
-            base_url=fake_server.base_url,
-            api_key="test-key",
-            context_window=8192,
-            read_timeout=5.0,
-            connect_timeout=2.0,
-        )
-        for _ in range(2)
-    ]
-    yield made
-    for model in made:
-        await model.aclose()
+def models(chat_model: Callable[[int], OpenAIChatModel]) -> list[OpenAIChatModel]:
+    return [chat_model(8192) for _ in range(2)]
 
 
 def window(store: SqliteChatStore, model: OpenAIChatModel) -> TurnService:

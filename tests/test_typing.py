@@ -15,12 +15,12 @@ from sessions.store import open_store
 from tests.apphelpers import (
     asked,
     chat,
+    fake_provider,
     make_app,
     send,
     stored_messages,
     type_keys,
     wait_for,
-    write_config,
 )
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
@@ -35,13 +35,11 @@ from tui.widgets.message_view import MessageView
 WINDOW = 1200
 
 
-def small_window(server: FakeOpenAIServer, reply: str = "Noted, thanks. " * 25) -> None:
-    """A 1,200-token window (curator off, see make_app): a few turns and Heedful has to ask."""
-    write_config(
-        'model = "fake/fake-model"\nmax_retries = 0\n'
-        f'[providers.fake]\nbase_url = "{server.base_url}"\nmodels = {{ "fake-model" = {WINDOW} }}\n'
-    )
+def small_window(server: FakeOpenAIServer, reply: str = "Noted, thanks. " * 25) -> HeedfulApp:
+    """The app on a 1,200-token window (curator off, see make_app): a few turns and Heedful has to ask."""
+    fake_provider(server, WINDOW)
     server.reply = reply
+    return make_app()
 
 
 BY_THE_USER = re.compile(r"\b(by you|you chose|you asked|you pinned|your edit|your choice)\b")
@@ -91,13 +89,32 @@ async def until_heedful_asks(pilot: Pilot[None], app: HeedfulApp) -> None:
 # --- item 1: the consent dialog ----------------------------------------------------------------
 
 
+async def send_large(pilot: Pilot[None], app: HeedfulApp) -> ChatScreen:
+    """After a first turn, send a document large enough that Heedful asks how to send it; the
+    chat screen, once it asks."""
+    from tui.screens.large_message import LargeMessageScreen
+
+    await send(pilot, "Here comes the log.")
+    screen = chat(app)
+    screen.composer.insert("The deploy log says the billing service timed out at step nine. " * 200)
+    await pilot.press("enter")
+    await asked(pilot, app, LargeMessageScreen)
+    return screen
+
+
+async def sent_large(pilot: Pilot[None], screen: ChatScreen) -> int:
+    """The id of the large message, once its turn is over."""
+    await wait_for(pilot, lambda: screen.settled and screen.turn_view.sent_id is not None)
+    assert screen.turn_view.sent_id is not None
+    return screen.turn_view.sent_id
+
+
 async def test_typing_straight_on_after_each_send_never_answers_for_the_user(
     fake_server: FakeOpenAIServer,
 ) -> None:
     """The issue's steps: ten messages at a 1,200-token window, typing right on after each Enter and
     while each reply lands. Words full of a, m, space, K, S and X (the old dialog's keys)."""
-    small_window(fake_server)
-    app = make_app()
+    app = small_window(fake_server)
     middle = "the shed roof leaks near the window and the gutter is full of leaves again " * 8
     typed = [f"Question {n}: Keep Six eXtra apples, {middle}a map and my notes, mostly." for n in range(10)]
     async with app.run_test(size=(120, 40)) as pilot:
@@ -121,8 +138,7 @@ async def test_typing_straight_on_after_each_send_never_answers_for_the_user(
 
 
 async def test_printable_keys_in_the_consent_dialog_go_to_the_composer(fake_server: FakeOpenAIServer) -> None:
-    small_window(fake_server)
-    app = make_app()
+    app = small_window(fake_server)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_heedful_asks(pilot, app)
         screen = chat(app)
@@ -138,8 +154,7 @@ async def test_printable_keys_in_the_consent_dialog_go_to_the_composer(fake_serv
 
 
 async def test_keys_typed_before_the_dialog_was_drawn_never_answer_it(fake_server: FakeOpenAIServer) -> None:
-    small_window(fake_server)
-    app = make_app()
+    app = small_window(fake_server)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_heedful_asks(pilot, app)
         screen = chat(app)
@@ -159,25 +174,16 @@ async def test_keys_typed_before_the_dialog_was_drawn_never_answer_it(fake_serve
 async def test_sending_a_large_message_asks_in_the_users_words_and_enter_keeps_it_whole(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    from tui.screens.large_message import LargeMessageScreen
-
-    small_window(fake_server, "Noted.")
-    app = make_app()
-    document = "The deploy log says the billing service timed out at step nine. " * 200
+    app = small_window(fake_server, "Noted.")
     async with app.run_test(size=(120, 40)) as pilot:
-        await send(pilot, "Here comes the log.")
-        screen = chat(app)
-        screen.composer.insert(document)
-        await pilot.press("enter")
-        await asked(pilot, app, LargeMessageScreen)
+        screen = await send_large(pilot, app)
         question = str(app.screen.query_one(".question", Static).render())
         assert (
             "tokens: keep it whole, let Heedful summarize it when room is short, or send it once" in question
         )
         await pilot.press(*"ok")  # typing goes on: into the composer, after the document
         await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.settled and screen.turn_view.sent_id is not None)
-        pasted = screen.turn_view.sent_id
+        pasted = await sent_large(pilot, screen)
         assert screen.composer.text == "ok"
         await wait_for(pilot, lambda: ("consent", str(pasted), "keep", "answered by you") in user_actions())
         assert not not_keep(user_actions())
@@ -186,20 +192,11 @@ async def test_sending_a_large_message_asks_in_the_users_words_and_enter_keeps_i
 async def test_a_large_message_to_summarize_when_room_is_short_is_summarized_without_asking_again(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    from tui.screens.large_message import LargeMessageScreen
-
-    small_window(fake_server, "Noted.")
-    app = make_app()
-    document = "The deploy log says the billing service timed out at step nine. " * 200
+    app = small_window(fake_server, "Noted.")
     async with app.run_test(size=(120, 40)) as pilot:
-        await send(pilot, "Here comes the log.")
-        screen = chat(app)
-        screen.composer.insert(document)
-        await pilot.press("enter")
-        await asked(pilot, app, LargeMessageScreen)
+        screen = await send_large(pilot, app)
         await pilot.press("alt+s")
-        await wait_for(pilot, lambda: screen.settled and screen.turn_view.sent_id is not None)
-        pasted = screen.turn_view.sent_id
+        pasted = await sent_large(pilot, screen)
         summarized = ("consent", str(pasted), "summarize", "answered by you")
         await wait_for(pilot, lambda: summarized in user_actions())
         assert app.screen is screen, "answered when it was sent: not asked again"
@@ -326,8 +323,7 @@ async def test_an_enter_ending_words_typed_through_the_dialog_sends_them_and_ans
 ) -> None:
     """Words typed while the question is up go to the composer; the Enter that ends them sends them
     and takes the safe answer, once: the dialog closes and the chat screen stays."""
-    small_window(fake_server)
-    app = make_app()
+    app = small_window(fake_server)
     async with app.run_test(size=(120, 40)) as pilot:
         await until_heedful_asks(pilot, app)
         screen = chat(app)

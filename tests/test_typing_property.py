@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from textual import events
 from textual.pilot import Pilot
 
-from tests.apphelpers import make_app, stored_messages, wait_for
+from tests.apphelpers import stored_messages, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_typing import not_keep, small_window, until_heedful_asks, user_actions
 from tui.app import HeedfulApp
@@ -179,9 +179,8 @@ also draws new scripts: the suite's are the same each run."""
 def test_no_ordinary_keys_ever_act_for_the_user_and_every_typed_message_is_kept(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    small_window(fake_server, "Noted.")
     typed: list[str] = []
-    with RunningApp(make_app()) as running:
+    with RunningApp(small_window(fake_server, "Noted.")) as running:
         app = running.app
 
         @settings(

@@ -9,8 +9,9 @@ from textual.pilot import Pilot
 from engine.curation.consent import ConsentChoice
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import asked, chat, make_app, say, wait_for, write_config
+from tests.apphelpers import asked, chat, fake_provider, make_app, say, wait_for
 from tests.fake_openai import FakeOpenAIServer
+from tests.turnhelpers import document
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
 from tui.screens.consent import ConsentAnswer, ConsentScreen
@@ -19,15 +20,8 @@ from tui.screens.large_message import LargeMessageScreen
 
 
 def configure(server: FakeOpenAIServer, window: int) -> None:
-    write_config(
-        'model = "fake/fake-model"\nmax_retries = 0\n'
-        f'[providers.fake]\nbase_url = "{server.base_url}"\nmodels = {{ "fake-model" = {window} }}\n'
-    )
+    fake_provider(server, window)
     server.reply = "Noted."
-
-
-def document(topic: str, sentences: int) -> str:
-    return " ".join(f"The {topic} note {i} says {topic}{i} matters." for i in range(sentences))
 
 
 def state_of(screen: ChatScreen, item_id: int) -> str | None:

@@ -4,7 +4,7 @@ loopback fake server."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 
 import pytest
 
@@ -14,51 +14,27 @@ from engine.curation.context_view import ContextView, Mark
 from engine.curation.items import ItemState
 from engine.curation.ledger import EntryKind
 from engine.text.tokens import LazyTokenCounter, load_counter
-from engine.turn.events import UserMessageSaved
 from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
+from tests.turnhelpers import away_from_the_harbour, document, send_text
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 WINDOW = 2000
 """Balanced profile: a 1,400-token budget, and 1,800 tokens the user's kept messages may reach."""
 
 
-def document(topic: str, sentences: int) -> str:
-    """About ``sentences * 10`` tokens about ``topic``, sharing no other word with other topics."""
-    return " ".join(f"The {topic} note {i} says {topic}{i} matters." for i in range(sentences))
-
-
 @pytest.fixture
-async def model(fake_server: FakeOpenAIServer) -> AsyncIterator[OpenAIChatModel]:
+def model(fake_server: FakeOpenAIServer, chat_model: Callable[[int], OpenAIChatModel]) -> OpenAIChatModel:
     fake_server.reply = "Noted."
-    opened = OpenAIChatModel(
-        model="fake-model",
-        base_url=fake_server.base_url,
-        api_key="test-key",
-        context_window=WINDOW,
-        read_timeout=5.0,
-        connect_timeout=2.0,
-    )
-    yield opened
-    await opened.aclose()
+    return chat_model(WINDOW)
 
 
 @pytest.fixture
 def services(store: SqliteChatStore, model: OpenAIChatModel) -> tuple[TurnService, ContextService]:
     turns = TurnService(store, model, COUNTER, system_prompt="", flush_interval=0.05)
     return turns, ContextService(turns.curations)
-
-
-async def chat(turns: TurnService, session_id: int | None, text: str) -> tuple[int, int]:
-    """Send ``text``; the session's id and the stored message's."""
-    message_id = 0
-    async for event in turns.send(session_id, text):
-        if isinstance(event, UserMessageSaved):
-            session_id, message_id = event.session.id, event.message.id
-    assert session_id is not None
-    return session_id, message_id
 
 
 def verbatim(view: ContextView) -> set[int]:
@@ -77,12 +53,12 @@ async def big_message_then_more(
     turns: TurnService, fake_server: FakeOpenAIServer
 ) -> tuple[int, int, ContextView]:
     """A 1,500-token document sent (as "Send anyway" does), then a short unrelated message."""
-    session_id, _ = await chat(turns, None, "Hello there, a quick question first.")
+    session_id, _ = await send_text(turns, None, "Hello there, a quick question first.")
     doc = document("glacier", 150)
     assert 1_400 < COUNTER.count(doc) < 1_800  # over the budget alone, under the window
-    session_id, doc_id = await chat(turns, session_id, doc)
+    session_id, doc_id = await send_text(turns, session_id, doc)
     assert "glacier149" in fake_server.requests[-1]["body"]["messages"][-1]["content"]  # sent whole, once
-    await chat(turns, session_id, "Thanks. What is a good name for a cat?")
+    await send_text(turns, session_id, "Thanks. What is a good name for a cat?")
     return session_id, doc_id, await turns.preview(session_id)
 
 
@@ -115,9 +91,9 @@ async def test_attach_keeps_it_aside_and_sends_it_whole_when_a_message_refers_to
     session_id, doc_id, _ = await big_message_then_more(turns, fake_server)
     view = await context.answer_consent(session_id, {doc_id: ConsentChoice.ATTACH})
     assert doc_id not in left_out_asked(view) and not view.alerts
-    await chat(turns, session_id, "And a good name for a dog?")
+    await send_text(turns, session_id, "And a good name for a dog?")
     assert "glacier149" not in str(fake_server.requests[-1]["body"]["messages"])
-    await chat(turns, session_id, "What did the glacier note say about glacier120?")
+    await send_text(turns, session_id, "What did the glacier note say about glacier120?")
     sent = [m["content"] for m in fake_server.requests[-1]["body"]["messages"]]
     assert any(m.endswith("glacier149 matters.") and m.startswith("The glacier note 0") for m in sent)
     placed = (await turns.preview(session_id)).item(doc_id)
@@ -129,12 +105,13 @@ async def test_a_message_kept_aside_too_big_for_the_window_is_asked_about_again_
     services: tuple[TurnService, ContextService], fake_server: FakeOpenAIServer
 ) -> None:
     turns, context = services
-    session_id, _ = await chat(turns, None, "Hello there, a quick question first.")
-    session_id, doc_id = await chat(turns, session_id, document("glacier", 190))  # over the window's 1,800
+    session_id, _ = await send_text(turns, None, "Hello there, a quick question first.")
+    too_big = document("glacier", 190)  # over the window's 1,800
+    session_id, doc_id = await send_text(turns, session_id, too_big)
     await context.answer_consent(session_id, {doc_id: ConsentChoice.ATTACH})
-    await chat(turns, session_id, "And a good name for a dog?")
+    await send_text(turns, session_id, "And a good name for a dog?")
     assert not left_out_asked(await turns.preview(session_id))
-    await chat(turns, session_id, "What did the glacier note say about glacier120?")
+    await send_text(turns, session_id, "What did the glacier note say about glacier120?")
     assert "glacier149" not in str(fake_server.requests[-1]["body"]["messages"])
     view = await turns.preview(session_id)
     assert doc_id in left_out_asked(view)
@@ -149,7 +126,7 @@ async def test_summarize_sends_a_summary_and_remove_leaves_it_out_until_restored
     view = await context.answer_consent(session_id, {doc_id: ConsentChoice.SUMMARIZE})
     assert doc_id in summarized(view) and not view.alerts
     view = await context.answer_consent(session_id, {doc_id: ConsentChoice.REMOVE})
-    await chat(turns, session_id, "What did the glacier note say about glacier120?")
+    await send_text(turns, session_id, "What did the glacier note say about glacier120?")
     assert "glacier" not in str(fake_server.requests[-1]["body"]["messages"][:-1])
     view = await turns.preview(session_id)
     assert view.item(doc_id).state is ItemState.PRUNED  # type: ignore[union-attr]
@@ -160,12 +137,12 @@ async def test_a_message_you_kept_is_sent_past_the_budget_and_asked_about_only_p
     services: tuple[TurnService, ContextService], store: SqliteChatStore
 ) -> None:
     turns, context = services
-    session_id, kept_id = await chat(turns, None, document("orchard", 95))  # ~1,000 tokens
-    session_id, big_id = await chat(turns, session_id, document("lantern", 120))  # ~1,250 tokens
+    session_id, kept_id = await send_text(turns, None, document("orchard", 95))  # ~1,000 tokens
+    session_id, big_id = await send_text(turns, session_id, document("lantern", 120))  # ~1,250 tokens
     await context.answer_consent(session_id, {kept_id: ConsentChoice.KEEP, big_id: ConsentChoice.KEEP})
-    await chat(turns, session_id, "Short one.")
-    await chat(turns, session_id, "Another short one.")
-    session_id, _ = await chat(turns, session_id, document("compass", 45))  # ~500 tokens
+    await send_text(turns, session_id, "Short one.")
+    await send_text(turns, session_id, "Another short one.")
+    session_id, _ = await send_text(turns, session_id, document("compass", 45))  # ~500 tokens
     view = await turns.preview(session_id)
     # The latest kept message goes past the budget (within the window); the older one cannot fit
     # even the window beside it, and is asked about rather than dropped quietly.
@@ -183,7 +160,7 @@ async def test_the_over_budget_note_names_what_really_takes_the_room(
     turns, _ = services
     session_id, doc_id, _ = await big_message_then_more(turns, fake_server)
     view = await turns.preview(session_id)
-    await chat(turns, session_id, document("glacier", 150).replace("glacier", "quarry"))
+    await send_text(turns, session_id, document("glacier", 150).replace("glacier", "quarry"))
     view = await turns.preview(session_id)
     (note,) = [n for n in view.notes if "over the budget" in n]
     assert note.startswith(f"The new message #{doc_id + 4} (")
@@ -197,11 +174,11 @@ async def test_a_message_you_summarized_stays_summarized_when_it_looks_relevant_
     services: tuple[TurnService, ContextService], fake_server: FakeOpenAIServer
 ) -> None:
     turns, context = services
-    session_id, harbour = await chat(turns, None, "Tell me about the harbour and its lighthouse.")
+    session_id, harbour = await send_text(turns, None, "Tell me about the harbour and its lighthouse.")
     await context.answer_consent(session_id, {harbour: ConsentChoice.SUMMARIZE})
     for n in range(3):
-        await chat(turns, session_id, f"Something else entirely, number {n}.")
-    await chat(turns, session_id, "Back to the harbour: what about its lighthouse?")
+        await send_text(turns, session_id, f"Something else entirely, number {n}.")
+    await send_text(turns, session_id, "Back to the harbour: what about its lighthouse?")
     sent = fake_server.requests[-1]["body"]["messages"]
     assert not any(m["content"] == "Tell me about the harbour and its lighthouse." for m in sent)
     view = await turns.preview(session_id)
@@ -212,21 +189,12 @@ async def test_a_message_you_summarized_stays_summarized_when_it_looks_relevant_
 
 
 async def test_a_neighbour_recall_names_the_neighbour(
-    store: SqliteChatStore, fake_server: FakeOpenAIServer
+    store: SqliteChatStore, fake_server: FakeOpenAIServer, chat_model: Callable[[int], OpenAIChatModel]
 ) -> None:
-    fake_server.reply = "Answer: " + " ".join(f"point{i} stands." for i in range(40))  # no topic words
-    model = OpenAIChatModel(
-        model="fake-model", base_url=fake_server.base_url, api_key="k", context_window=1200, read_timeout=5.0
-    )
-    try:
-        turns = TurnService(store, model, COUNTER, system_prompt="", flush_interval=0.05)
-        session_id, first = await chat(turns, None, "Tell me about the harbour crane.")
-        for topic in ("violin", "glacier", "orchard", "lantern", "compass", "meadow"):
-            await chat(turns, session_id, f"Tell me about the {topic}.")
-        await chat(turns, session_id, "Back to the harbour crane, please.")
-        view = await turns.preview(session_id)
-    finally:
-        await model.aclose()
+    turns = TurnService(store, chat_model(1200), COUNTER, system_prompt="", flush_interval=0.05)
+    session_id, first = await away_from_the_harbour(turns, fake_server)
+    await send_text(turns, session_id, "Back to the harbour crane, please.")
+    view = await turns.preview(session_id)
     reply = first + 1
     placed = view.item(reply)
     assert placed is not None and placed.mark is Mark.RECALLED

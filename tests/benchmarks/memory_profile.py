@@ -46,8 +46,8 @@ SHOWN = 8
 def resident() -> float:
     """The process's resident memory now, in MB, after a full collection.
 
-    Not long_session.py's ``memory()``: importing that script loads asyncio and the fake
-    server's modules, which the first steps of :func:`libraries` must not count.
+    Not measuring.py's ``memory()``: importing it loads asyncio, which the first steps of
+    :func:`libraries` must not count.
     """
     gc.collect()
     return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -97,7 +97,8 @@ async def at_rest(trace: bool) -> dict[str, object]:
     import asyncio
 
     from tests.apphelpers import chat, make_app
-    from tests.benchmarks.long_session import SIZE, poll
+    from tests.benchmarks.long_session import SIZE
+    from tests.benchmarks.measuring import poll
 
     if trace:
         tracemalloc.start(TRACE_FRAMES)
@@ -174,7 +175,7 @@ def main() -> None:
         session.mkdir(parents=True)
         os.environ["HEEDFUL_DATA_DIR"] = str(session)
         os.environ["HEEDFUL_CONFIG"] = str(session.parent / "config.toml")
-        from tests.benchmarks.long_session import build
+        from tests.benchmarks.big_session import build
 
         if args.reuse is not None and args.reuse.exists():
             shutil.copyfile(args.reuse, session / "heedful.db")

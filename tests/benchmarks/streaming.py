@@ -33,7 +33,7 @@ REPLY = " ".join(f"word{n}" for n in range(PIECES))
 
 async def measure(server_url: str) -> None:
     from tests.apphelpers import chat, make_app, send, views
-    from tests.benchmarks.long_session import ServerControl, streamed
+    from tests.benchmarks.measuring import ServerControl, streamed
     from tests.test_app import body
 
     server = ServerControl(server_url)

@@ -6,18 +6,16 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
 from engine.curation.budget import budget_percent
 from tui.sanitize import inert
-from tui.screens.dialog import Dialog
-from tui.typing import TypingPassesThrough
-from tui.widgets.request_picture import approximate
+from tui.screens.request_dialog import RequestDialog
 
 if TYPE_CHECKING:
-    from engine.curation.context_view import ContextView
+    pass
 
 SHOWN_CHARS = 2_000
 """Characters of each message shown here; the rest is counted, not drawn."""
@@ -35,39 +33,31 @@ def body(text: str) -> str:
     return inert(text[:SHOWN_CHARS]) + f"\n… {len(text) - SHOWN_CHARS:,} more characters"
 
 
-class PreviewScreen(TypingPassesThrough, Dialog[None]):
-    CSS_PATH = "dialogs.tcss"
+class PreviewScreen(RequestDialog):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f5", "dismiss(None)", "Close", id="dialog_cancel")
     ]
+    TITLE_TEXT = "The next request"
 
-    def __init__(self, view: ContextView, *, exact: bool) -> None:
-        super().__init__()
-        self.view = view
-        self.exact = exact
-
-    def compose(self) -> ComposeResult:
+    def figures(self, approx: str) -> str:
         view = self.view
-        approx = approximate(self.exact)
-        with Vertical(classes="dialog"):
-            yield Static(Content.styled("The next request", "bold"), classes="title")
-            yield Static(
-                Content(
-                    f"{len(view.messages):,} messages, {approx}{view.tokens:,} of {view.budget:,} budget · "
-                    f"{budget_percent(view.tokens, view.budget)} (window {view.window:,}), sent exactly as "
-                    "below, in this order."
+        return (
+            f"{len(view.messages):,} messages, {approx}{view.tokens:,} of {view.budget:,} budget · "
+            f"{budget_percent(view.tokens, view.budget)} (window {view.window:,}), sent exactly as "
+            "below, in this order."
+        )
+
+    def parts(self) -> ComposeResult:
+        view = self.view
+        with VerticalScroll(id="preview-messages"):
+            if not view.messages:
+                yield Static(Content("Nothing yet: send a message first."))
+            for index, message in enumerate(view.messages, 1):
+                yield Static(
+                    Content.styled(
+                        heading(index, message.role, message.form, message.tokens, message.sources),
+                        "bold",
+                    ),
+                    classes=f"preview-heading -{message.form}",
                 )
-            )
-            with VerticalScroll(id="preview-messages"):
-                if not view.messages:
-                    yield Static(Content("Nothing yet: send a message first."))
-                for index, message in enumerate(view.messages, 1):
-                    yield Static(
-                        Content.styled(
-                            heading(index, message.role, message.form, message.tokens, message.sources),
-                            "bold",
-                        ),
-                        classes=f"preview-heading -{message.form}",
-                    )
-                    yield Static(Content(body(message.content)), classes="preview-body")
-            yield Static(Content("Esc closes"), classes="hint")
+                yield Static(Content(body(message.content)), classes="preview-body")

@@ -8,14 +8,11 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import DataTable, Static
 
 from tui.sanitize import inert
-from tui.screens.dialog import Dialog
-from tui.typing import TypingPassesThrough
-from tui.widgets.request_picture import approximate
+from tui.screens.request_dialog import RequestDialog
 
 if TYPE_CHECKING:
     from engine.curation.context_view import ContextView, ItemView
@@ -36,46 +33,38 @@ def left_out(view: ContextView) -> list[ItemView]:
     return sorted(missing, key=lambda item: item.role != "user")
 
 
-class TokensScreen(TypingPassesThrough, Dialog[None]):
+class TokensScreen(RequestDialog):
     """A table of the next request: each part's role, form, sources and tokens, largest first."""
 
-    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close", id="dialog_cancel")]
 
-    def __init__(self, view: ContextView, *, exact: bool) -> None:
-        super().__init__()
-        self.view = view
-        self.exact = exact
+    TITLE_TEXT = "What the next request costs"
 
-    def compose(self) -> ComposeResult:
+    def figures(self, approx: str) -> str:
         view = self.view
-        approx = approximate(self.exact)
-        with Vertical(classes="dialog"):
-            yield Static(Content.styled("What the next request costs", "bold"), classes="title")
+        return (
+            f"{approx}{view.tokens:,} tokens of a {view.budget:,} budget (window {view.window:,}), "
+            f"in {len(view.messages):,} parts, largest first."
+        )
+
+    def parts(self) -> ComposeResult:
+        yield DataTable(id="tokens-table", cursor_type="row", zebra_stripes=True)
+        missing = left_out(self.view)
+        if missing:
+            yours = sum(item.role == "user" for item in missing)
+            of_yours = f", {yours:,} of them yours" if yours else ""
             yield Static(
-                Content(
-                    f"{approx}{view.tokens:,} tokens of a {view.budget:,} budget (window {view.window:,}), "
-                    f"in {len(view.messages):,} parts, largest first."
-                )
+                Content.styled(
+                    f"Not sent: {len(missing):,} message{'s' if len(missing) != 1 else ''}{of_yours}",
+                    "bold",
+                ),
+                id="tokens-left-heading",
             )
-            yield DataTable(id="tokens-table", cursor_type="row", zebra_stripes=True)
-            missing = left_out(view)
-            if missing:
-                yours = sum(item.role == "user" for item in missing)
-                of_yours = f", {yours:,} of them yours" if yours else ""
-                yield Static(
-                    Content.styled(
-                        f"Not sent: {len(missing):,} message{'s' if len(missing) != 1 else ''}{of_yours}",
-                        "bold",
-                    ),
-                    id="tokens-left-heading",
-                )
-                yield DataTable(id="tokens-left-out", cursor_type="row", zebra_stripes=True)
-            else:
-                yield Static(
-                    Content("Every message is sent, verbatim or as a summary."), id="tokens-left-heading"
-                )
-            yield Static(Content("Esc closes"), classes="hint")
+            yield DataTable(id="tokens-left-out", cursor_type="row", zebra_stripes=True)
+        else:
+            yield Static(
+                Content("Every message is sent, verbatim or as a summary."), id="tokens-left-heading"
+            )
 
     def on_mount(self) -> None:
         if self.is_answered:

@@ -18,31 +18,24 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Input, OptionList
-from textual.widgets.option_list import Option
 
 from engine.curation.budget import budget_share
-from engine.curation.context_view import SENT_AS_SUMMARY, EntityView, ItemView, Mark, Section
-from tui.filtering import nothing_matches
+from engine.curation.context_view import EntityView
 from tui.messages import ContextAction, ItemVerb
 from tui.sanitize import inert
-from tui.widgets.context_rows import (
-    MARK_LEGEND,
-    counted,
-    entity_matches,
-    entity_row,
-    entity_why,
-    item_matches,
-    item_row,
-    item_why,
-)
+from tui.widgets.context_options import ContextOptions
+from tui.widgets.context_rows import entity_why, item_why
+from tui.widgets.item_keys import item_bindings
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.request_picture import (
     RequestPicture,
+    asking_line,
     budget_line,
     calls_line,
     compact,
     saved_line,
     total_line,
+    usage_level,
 )
 
 if TYPE_CHECKING:
@@ -50,28 +43,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ContextList", "ContextPanel", "compact", "usage_level"]
 
-WARN_AT = 0.5
-HIGH_AT = 0.8
 SHORT_BELOW = 26
 """Panel rows under which the notes, alerts and reasons collapse, so the list keeps its rows."""
-ROWS_PER_GROUP = 120
-"""Rows shown per group (a section's messages, or its entities) unless a filter narrows them: a
-long session has thousands of pruned things, and laying out every row would slow each update."""
 COUNTING = "counting…"
 """What the panel says until the open session's context is counted."""
-YOURS_NOT_SENT = "Your messages not sent"
-SENT_IN_FULL = "Sent in full"
-SENT_AS_SUMMARY_TITLE = SENT_AS_SUMMARY.capitalize()
-NOT_SENT = "Not sent"
-
-
-def usage_level(fraction: float) -> str:
-    """CSS class for how full the budget is: -ok, -warn (≥ 50 %) or -high (≥ 80 %)."""
-    if fraction >= HIGH_AT:
-        return "-high"
-    if fraction >= WARN_AT:
-        return "-warn"
-    return "-ok"
 
 
 def _say(static: LaidOutStatic, text: str | Content) -> None:
@@ -147,19 +122,7 @@ class ContextPanel(Vertical):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "alt+p", "item('pin')", "Pin/unpin", tooltip="Pin or unpin the highlighted message", id="pin"
-        ),
-        Binding(
-            "alt+r",
-            "item('restore')",
-            "Restore",
-            tooltip="Send the highlighted message verbatim again",
-            id="restore",
-        ),
-        Binding(
-            "alt+f", "item('forget')", "Forget", tooltip="Forget the highlighted message now", id="forget"
-        ),
+        *item_bindings("item", "the highlighted message"),
         Binding("ctrl+f", "filter", "Filter", tooltip="Filter the panel's rows", id="filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
@@ -182,11 +145,8 @@ class ContextPanel(Vertical):
         self._why = LaidOutStatic("", id="context-why")
         self._note = LaidOutStatic("", id="context-note")
         self.view: ContextView | None = None
-        self._by_option: dict[str, ItemView | EntityView] = {}
-        """What each row shows, by option id."""
-        self._options: dict[str, tuple[object, Option]] = {}
-        """Each row's option and what its prompt was made from, for reuse by the next update."""
-        self._reused: dict[str, tuple[object, Option]] = {}
+        self._made = ContextOptions()
+        """The rows' options, and what each shows."""
         self._filling: asyncio.Task[None] | None = None
 
     def compose(self) -> ComposeResult:
@@ -256,8 +216,7 @@ class ContextPanel(Vertical):
         self._legend.clear()
         for part in (self._budget, self._saved, self._why, self._note):
             _say(part, "")  # the last session's notes were about its request
-        self._by_option = {}
-        self._options = {}
+        self._made.clear()
         self.rows.clear_options()
 
     def _show_alerts(self, alerts: Sequence[str]) -> None:
@@ -272,107 +231,22 @@ class ContextPanel(Vertical):
         view = self.view
         if view is None:
             return
-        needle = self._filter.value.strip().casefold() if self.has_class("-filtering") else ""
+        typed = self._filter.value if self.has_class("-filtering") else ""
         highlighted = self.rows.highlighted_option
         keep = highlighted.id if highlighted is not None else None
-        self._reused, self._options = self._options, {}
-        self._by_option = {}
-        options: list[Option] = []
-        # Newest first: what changed last is what the user is most likely to look for.
-        items: Sequence[ItemView] = list(reversed(view.items))
-        sent: Sequence[EntityView] = (*view.active, *view.retained)
-        unsent: Sequence[EntityView] = view.pruned
-        if needle:
-            items = [i for i in items if item_matches(i, needle)]
-            sent = [e for e in sent if entity_matches(e, needle)]
-            unsent = [e for e in unsent if entity_matches(e, needle)]
-        yours = [i for i in items if i.role == "user" and not i.in_prompt]
-        groups: list[tuple[str, str, Sequence[ItemView]]] = [
-            ("yours", YOURS_NOT_SENT, yours),
-            ("full", SENT_IN_FULL, [i for i in items if i.sent_in_full]),
-            ("summary", SENT_AS_SUMMARY_TITLE, [i for i in items if i.mark is Mark.SUMMARIZED]),
-            ("unsent", NOT_SENT, [i for i in items if not i.in_prompt and i.role != "user"]),
-        ]
-        for name, title, shown in groups:
-            if not shown:
-                continue  # an empty heading is one more line to read for nothing
-            options.append(self._label(f"head-{name}", f"{title} ({counted(len(shown), 'message')})", "bold"))
-            options.extend(self._group(name, shown, with_reason=name == "yours"))
-        for name, title, found, sections in (
-            ("entities-sent", "Entities in the request", sent, (Section.ACTIVE, Section.RETAINED)),
-            ("entities-unsent", "Entities not in the request", unsent, (Section.PRUNED,)),
-        ):
-            if not found:
-                continue
-            options.append(self._label(f"head-{name}", f"{title} ({len(found):,})", "bold"))
-            options.extend(self._group(name, found))
-            if unlisted := sum(view.entities_not_shown.get(section, 0) for section in sections):
-                options.append(self._label(f"unlisted-{name}", f"  … {unlisted:,} less relevant", "dim"))
-        if needle and not self._by_option:
-            options.insert(0, self._label("nothing-matches", nothing_matches(self._filter.value), "italic"))
-        if view.items:
-            options.extend(self._label(f"legend-{n}", line, "dim") for n, line in enumerate(MARK_LEGEND))
-        elif not needle:
-            options.append(self._label("no-messages", "No messages yet: only the system prompt.", "dim"))
-        self._reused = {}
-        self.rows.set_options(options)
-        if keep is not None and keep in self._by_option:
+        self.rows.set_options(self._made.make(view, typed))
+        shown = self._made.shown
+        if keep is not None and keep in shown:
             self.rows.highlighted = self.rows.get_option_index(keep)
-        elif self._by_option:
-            self.rows.highlighted = self.rows.get_option_index(next(iter(self._by_option)))
+        elif shown:
+            self.rows.highlighted = self.rows.get_option_index(next(iter(shown)))
         self.rows.scroll_to_highlight()
         self._show_why()
-
-    def _group(
-        self, name: str, shown: Sequence[ItemView | EntityView], *, with_reason: bool = False
-    ) -> list[Option]:
-        """A group's rows: up to ROWS_PER_GROUP, and a count of the rest."""
-        options = [self._option(row, with_reason=with_reason) for row in shown[:ROWS_PER_GROUP]]
-        if len(shown) > ROWS_PER_GROUP:
-            hidden = len(shown) - ROWS_PER_GROUP
-            options.append(self._label(f"more-{name}", f"  … {hidden:,} more: Ctrl+F filters", "dim"))
-        return options
-
-    def _option(self, shown: ItemView | EntityView, *, with_reason: bool = False) -> Option:
-        """The row's option: the one shown last time when nothing on it changed.
-
-        Reusing it keeps its laid-out prompt (Content caches its height and render), so an update
-        costs the rows that changed, not every row.
-        """
-        key: object
-        if isinstance(shown, EntityView):
-            option_id, key = f"entity:{shown.ref}", (shown.kind, shown.label, shown.last_turn)
-        else:
-            option_id = f"item-{shown.id}"
-            key = (shown.mark, shown.section, shown.tokens, shown.reason if with_reason else None)
-        self._by_option[option_id] = shown
-        cached = self._reused.get(option_id)
-        if cached is not None and cached[0] == key:
-            option = cached[1]
-        else:
-            prompt = (
-                entity_row(shown)
-                if isinstance(shown, EntityView)
-                else item_row(shown, with_reason=with_reason)
-            )
-            option = Option(prompt, id=option_id)
-        self._options[option_id] = (key, option)
-        return option
-
-    def _label(self, option_id: str, text: str, style: str) -> Option:
-        cached = self._reused.get(option_id)
-        option = (
-            cached[1]
-            if cached is not None and cached[0] == text
-            else Option(Content.styled(text, style), id=option_id, disabled=True)
-        )
-        self._options[option_id] = (text, option)
-        return option
 
     @on(OptionList.OptionHighlighted, "#context-rows")
     def _show_why(self) -> None:
         option = self.rows.highlighted_option
-        shown = self._by_option.get(option.id or "") if option is not None else None
+        shown = self._made.shown.get(option.id or "") if option is not None else None
         if isinstance(shown, EntityView):
             _say(self._why, inert(entity_why(shown)))
         else:
@@ -401,7 +275,7 @@ class ContextPanel(Vertical):
         if item_id is not None:
             self.post_message(ContextAction(ItemVerb.INSPECT, item_id))
         else:
-            shown = self._by_option.get(event.option.id or "")
+            shown = self._made.shown.get(event.option.id or "")
             if isinstance(shown, EntityView):
                 self.notify(inert(entity_why(shown)), title="Entity")
 
@@ -428,16 +302,3 @@ class ContextPanel(Vertical):
         self.remove_class("-filtering")
         self._fill_rows()
         self.rows.focus()
-
-
-def asking_line(view: ContextView) -> str:
-    """The panel's top line while Heedful waits for an answer about the user's messages."""
-    if view.consent is None:
-        return ""
-    items = view.consent.items
-    ids = " ".join(f"#{i.item_id}" for i in items[:4]) + (" …" if len(items) > 4 else "")
-    left_out = [f"#{i.item_id}" for i in items if i.left_out]
-    said = f"Heedful asks about {len(items):,} of your messages ({ids}) · F4 answers. Until then: "
-    if left_out:
-        return said + f"{', '.join(left_out)} not sent (no room); the rest sent whole."
-    return said + "they are sent whole."

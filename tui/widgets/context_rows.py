@@ -23,10 +23,6 @@ MARK_LEGEND = ("📌 pinned  ↺ recalled  ≈ summary sent", "✂ pruned (resto
 ROLE_NAMES = {"user": "you", "assistant": "ai", "system": "sys", "tool": "tool"}
 
 
-def counted(n: int, what: str) -> str:
-    return f"{n:,} {what}{'' if n == 1 else 's'}"
-
-
 def item_row(item: ItemView, *, with_reason: bool = False) -> Content:
     """``≈ ai #12      340  The login fails…``: mark, who, id, tokens, then the start of the text
     (and, for the user's messages not sent, the reason on a line of its own)."""

@@ -12,9 +12,8 @@ from textual.widgets import Static
 
 from engine.curation.budget import budget_percent
 from tui.sanitize import inert
-from tui.widgets.context_panel import usage_level
 from tui.widgets.laid_out_once import LaidOutStatic
-from tui.widgets.request_picture import approximate, compact
+from tui.widgets.request_picture import approximate, compact, usage_level
 
 if TYPE_CHECKING:
     from engine.curation.context_view import ContextView

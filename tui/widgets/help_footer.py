@@ -1,9 +1,11 @@
-"""The footer, with the help key first: the keys past the terminal's width are cut, and F1 (what
-lists them all) must never be one of them."""
+"""The footer, with the help key first: keys that do not fit the terminal's width are left out
+whole (never cut mid-word), and F1 (what lists them all) is never one of them."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.geometry import Size
+from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -33,6 +35,9 @@ class HelpFooter(Footer):
         if self._bindings_ready:
             self._composed_for = self._shown()
         keys = list(super().compose())
+        for key in keys:  # the class each key sets itself once mounted: _fit measures them before
+            if isinstance(key, FooterKey):
+                key.set_class(self.compact or key.has_class("-command-palette"), "-compact")
         first = [k for k in keys if isinstance(k, FooterKey) and k.action == HELP_ACTION]
         yield from first
         yield from (k for k in keys if k not in first)
@@ -41,3 +46,34 @@ class HelpFooter(Footer):
         if self._bindings_ready and self.is_attached and self._shown() == self._composed_for:
             return  # the same keys, labels and states: composing them again changes nothing
         await super().recompose()
+        self._fit()  # before the new keys' first layout: no key is drawn cut, then hidden
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show the keys, in order, that fit whole left of the palette key; hide the rest.
+
+        Textual lays the keys out in one row and lets the last ones run under the palette key,
+        which cut one mid-word ("f2 Co▏^p palette") at 80-100 columns."""
+        if not self.size.width:
+            return
+        viewport = self.app.size
+        flowing = [child for child in self.children if child.styles.dock == "none"]
+        docked = [child for child in self.children if child.styles.dock != "none" and child.display]
+        room = self.size.width - sum(
+            _width(child, self.size, viewport) + child.styles.margin.width for child in docked
+        )
+        x, fits = 0, True
+        for n, child in enumerate(flowing):
+            margin = child.styles.margin
+            right = x + (margin.left if n == 0 else 0) + _width(child, self.size, viewport)
+            fits = fits and right <= room
+            child.display = fits
+            following = flowing[n + 1].styles.margin.left if n + 1 < len(flowing) else 0
+            x = right + max(margin.right, following)
+
+
+def _width(widget: Widget, container: Size, viewport: Size) -> int:
+    """The cells ``widget`` takes in the footer's row, margins aside."""
+    return widget.get_content_width(container, viewport) + widget.styles.gutter.width

@@ -11,16 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
 from engine.chat import MessagePage, MessageStatus, StoredMessage
-from engine.curation.context_view import ContextView, ItemView
-from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.message_view import MessageView
+from tui.widgets.message_window import MessageWindow
 
 PAGE = 10
 """Messages read and mounted at a time: on opening a session, and at each edge reached. A page's
@@ -35,19 +33,11 @@ EDGE_LINES = 8
 Direction = Literal["earlier", "later"]
 
 
-def counted(n: int, what: str) -> str:
-    """``1 later message``, ``2 later messages``: a count and words that agree with it."""
-    return f"{n:,} {what}{'' if n == 1 else 's'}"
-
-
-class MessageList(VerticalScroll, LaidOutOnce):
+class MessageList(MessageWindow):
     """Shows messages; stays scrolled to the bottom while a reply streams unless the user scrolls up."""
 
     DEFAULT_CSS = """
     MessageList { height: 1fr; padding: 1 1 0 1; }
-    MessageList > .welcome { color: $heedful-muted; padding: 1 2; }
-    MessageList > .more { color: $heedful-muted; text-align: center; margin-bottom: 1; display: none; }
-    MessageList > .more.-shown { display: block; }
     """
 
     class NeedsMore(Message):
@@ -59,38 +49,14 @@ class MessageList(VerticalScroll, LaidOutOnce):
             self.beyond = beyond
             """The id of the message at that edge: the page wanted is before or after it."""
 
-    class FocusLost(Message):
-        """The focused message was unmounted (a jump, a page scrolled past, a delete), and the
-        focus needs a home: Textual gives it to the next focusable widget, the context panel,
-        whose Alt+letter keys act on a row, while the user's next keys are meant for the composer."""
-
     def __init__(self, welcome: Content, *, id: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id, can_focus=False)
-        self._welcome = welcome
-        self._views: dict[int, MessageView] = {}
-        self._earlier = 0
-        """Shown messages stored before the first mounted one."""
-        self._later = 0
-        """Shown messages stored after the last mounted one."""
+        super().__init__(welcome, id=id)
         self._asked: MessageList.NeedsMore | None = None
         """The page asked for and not yet given (one at a time): only that one is mounted."""
         self._placing = False
         """A page was just shown and is not scrolled into place yet."""
-        self._placed: dict[int, ItemView] = {}
-        """Where each message stands in the next request, as the engine last said (marks the
-        views of pages mounted later too)."""
-        self._top = LaidOutStatic("", classes="more")
-        self._bottom = LaidOutStatic("", classes="more")
 
-    def on_mount(self) -> None:
-        self.mount_all([self._top, Static(self._welcome, classes="welcome"), self._bottom])
-
-    # --- what is mounted -------------------------------------------------------------------------
-
-    @property
-    def mounted(self) -> list[MessageView]:
-        """The mounted message views, oldest first."""
-        return [child for child in self.children if isinstance(child, MessageView)]
+    # --- showing a page --------------------------------------------------------------------------
 
     async def show(self, page: MessagePage, *, focus: int | None = None) -> None:
         """Replace what is shown with ``page`` (a session just opened, or a jump): scrolled to the
@@ -242,47 +208,11 @@ class MessageList(VerticalScroll, LaidOutOnce):
         released = getattr(self, "_anchor_released", True)
         return self.is_vertical_scroll_end or (self.is_anchored and not released)
 
-    def view_for(self, message_id: int) -> MessageView | None:
-        return self._views.get(message_id)
-
-    async def drop(self, message_ids: Sequence[int]) -> None:
-        """Remove the views of messages that are no longer shown (superseded, deleted)."""
-        for message_id in message_ids:
-            view = self._views.pop(message_id, None)
-            if view is not None:
-                lost = self._holds_focus([view])
-                await view.remove()
-                if lost:
-                    self.post_message(self.FocusLost())
-
-    def show_context(self, view: ContextView) -> None:
-        """Mark each mounted message (and each mounted later) with where it stands in the next request."""
-        self._placed = placed = {item.id: item for item in view.items}
-        for message_id, message_view in self._views.items():
-            message_view.show_context(placed.get(message_id))
-
-    def _view(self, message: StoredMessage) -> MessageView:
-        view = MessageView(message)
-        view.show_context(self._placed.get(message.id))
-        return view
-
-    def last_reply(self) -> StoredMessage | None:
-        """The session's last reply with text, if it is mounted (the latest messages are)."""
-        if self._later:
-            return None
-        replies = [v.message for v in self.mounted if v.message.is_reply and v.message.content]
-        return replies[-1] if replies else None
-
     @property
     def paging(self) -> bool:
         """Whether a page has been asked for, or shown, and is not in place yet (a page shown
         may ask for the next as soon as it is placed)."""
         return self._asked is not None or self._placing
-
-    @property
-    def at_latest(self) -> bool:
-        """Whether the session's latest message is mounted."""
-        return not self._later
 
     # --- paging ----------------------------------------------------------------------------------
 
@@ -348,16 +278,6 @@ class MessageList(VerticalScroll, LaidOutOnce):
         if asked is self._asked:
             self._asked = None
 
-    def _show_counts(self) -> None:
-        self._top.update(Content(f"↑ {counted(self._earlier, 'earlier message')}: scroll up to see them"))
-        self._top.set_class(bool(self._earlier), "-shown")
-        self._bottom.update(Content(f"↓ {counted(self._later, 'later message')}: scroll down, or Ctrl+End"))
-        self._bottom.set_class(bool(self._later), "-shown")
-
-    def _first_visible(self, mounted: list[MessageView]) -> MessageView:
-        top = self.scroll_y
-        return next((v for v in mounted if v.virtual_region.bottom > top), mounted[-1])
-
     def _restore(self, keep: Widget, offset: float | None, mounted_at: float) -> None:
         """Once a page is laid out, put ``keep`` back ``offset`` lines below the view's top, or
         the view back on the end (``offset`` None): where it was when the page was mounted."""
@@ -374,31 +294,6 @@ class MessageList(VerticalScroll, LaidOutOnce):
         self._maybe_ask(
             came.direction if came is not None else None
         )  # still at that edge (a short page): the next one
-
-    def _leaving(self, views: Sequence[MessageView], *, later: bool) -> Sequence[MessageView]:
-        """Count ``views`` among the later (or earlier) messages, before they are unmounted: the
-        counts are shown before a page is mounted. Returns ``views``."""
-        if later:
-            self._later += len(views)
-        else:
-            self._earlier += len(views)
-        return views
-
-    async def _unmount(self, views: Sequence[MessageView]) -> None:
-        """Unmount ``views`` (counted by :meth:`_leaving`)."""
-        if not views:
-            return
-        for view in views:
-            self._views.pop(view.message.id, None)
-        lost = self._holds_focus(views)
-        await self.remove_children(list(views))
-        if lost:
-            self.post_message(self.FocusLost())
-
-    def _holds_focus(self, widgets: Sequence[Widget]) -> bool:
-        """Whether the focused widget is one of ``widgets`` or inside one."""
-        focused = self.screen.focused
-        return focused is not None and any(node in widgets for node in focused.ancestors_with_self)
 
 
 def _over_limit(mounted: Sequence[MessageView], coming: Sequence[MessageView]) -> int:

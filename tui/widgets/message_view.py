@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import sys
 import time
-from datetime import datetime
-from typing import TYPE_CHECKING, ClassVar, Literal, TypeGuard
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -15,53 +13,23 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import TextArea
 
-from engine.chat import MessageStatus, StoredMessage
-from engine.curation.context_view import ItemView, Mark, Section
-from engine.text.moments import local_text
-from engine.text.redaction import redact
+from engine.chat import StoredMessage
+from engine.curation.context_view import ItemView, Section
 from engine.text.thinking import ThinkingSplitter, split_thinking
 from tui.messages import ContextAction, ItemVerb, MessageAction, MessageVerb
 from tui.sanitize import inert
+from tui.widgets.item_keys import item_bindings
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
+from tui.widgets.message_body import body_kind, head_text, is_markdown, make_body
+from tui.widgets.message_lines import meta_text, problem_text, thinking_text, waiting_text
 
 if TYPE_CHECKING:
-    from textual.widgets import Markdown
     from textual.widgets.markdown import MarkdownStream
-
-MARKDOWN_LIMIT = 40_000
-"""Above this many characters a message is shown as plain text in a read-only TextArea: Textual's
-Markdown takes seconds, and hundreds of MB, to lay out very large documents."""
 
 STREAM_FLUSH = 0.1
 """Seconds between two draws of a streaming reply (ten a second reads as smooth)."""
 
-SHOWN_LIMIT = 200_000
-SHOWN_HEAD = 4_000
-"""A message longer than SHOWN_LIMIT characters shows its first SHOWN_HEAD and a note: even a
-read-only TextArea takes seconds (and hundreds of MB) to lay out megabytes."""
-
-THINKING_SHOWN = 40_000
-"""A reasoning model's thinking, shown, is cut after this many characters: it is drawn as plain
-text, wrapped and laid out whole again on every redraw, unlike a long answer (see SHOWN_LIMIT)."""
-
-BodyKind = Literal["markdown", "plain", "head"]
 LineKind = Literal["summary", "thinking", "waiting", "problem"]
-
-ROLE_LABELS = {"user": "you", "assistant": "assistant", "system": "system", "tool": "tool"}
-
-
-def _clock(moment: datetime) -> str:
-    return local_text(moment, "%H:%M")
-
-
-CONTEXT_MARKS = {
-    Mark.PINNED: "📌 pinned",
-    Mark.RECALLED: "↺ recalled",
-    Mark.SUMMARIZED: "≈ summarized",
-    Mark.PRUNED: "✂ pruned",
-    Mark.LEFT_OUT: "○ not sent this time",
-}
-"""How the meta line says where a message stands in the next request (verbatim says nothing)."""
 
 
 class MessageView(Vertical, LaidOutOnce, can_focus=True):
@@ -74,16 +42,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # The same ids as the panel's: one [keys] entry remaps both.
-        Binding("alt+p", "context('pin')", "Pin/unpin", tooltip="Pin or unpin this message", id="pin"),
-        Binding(
-            "alt+r",
-            "context('restore')",
-            "Restore",
-            tooltip="Send this message verbatim again",
-            id="restore",
-        ),
-        Binding("alt+f", "context('forget')", "Forget", tooltip="Forget this message now", id="forget"),
+        *item_bindings("context", "this message"),
         Binding(
             "enter", "context('inspect')", "Why?", tooltip="Why this message is where it is", id="inspect"
         ),
@@ -168,7 +127,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         as it came (the pieces' spaces between them)."""
         self._splitter: ThinkingSplitter | None = None
         """While a reply streams: where its thinking ends and its answer begins."""
-        self._body_widget = self._body(answer)
+        self._body_widget = make_body(answer, message.role)
         self._wait: tuple[str, float] | None = None
         """While an automatic retry is pending: what it says, and when (monotonic) it fires."""
         self._wait_timer: Timer | None = None
@@ -218,21 +177,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         self._show_problem()
 
     def _meta(self) -> Content:
-        message = self.message
-        parts: list[str | tuple[str, str]] = [(ROLE_LABELS[message.role], "bold")]
-        if message.role == "assistant" and message.model:
-            parts.append(f" · {message.model}")
-        parts.append(f" · {_clock(message.created_at)}")
-        if message.status == MessageStatus.STREAMING:
-            parts.append(" · writing…")
-        elif message.status == MessageStatus.INTERRUPTED:
-            parts.append(" · interrupted")
-        elif message.status == MessageStatus.FAILED:
-            parts.append(" · failed")
-        item = self.context_item
-        if item is not None and item.mark in CONTEXT_MARKS:
-            parts.append((f"  {CONTEXT_MARKS[item.mark]}", "italic"))
-        return Content.assemble(*parts)
+        return meta_text(self.message, self.context_item)
 
     def show_context(self, item: ItemView | None) -> None:
         """Mark the message with its state in the next request; pruned ones are dimmed, not hidden."""
@@ -282,51 +227,15 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         self._show_thinking()
 
     def _show_thinking(self) -> None:
-        thought = self._thought.strip()
-        if self.has_class("-thinking-shown"):
-            head = Content.styled("💭 the model's thinking, not sent back to it · Alt+T hides it\n", "italic")
-            shown = Content(inert(thought[:THINKING_SHOWN]))
-            if len(thought) > THINKING_SHOWN:
-                rest = len(thought) - THINKING_SHOWN
-                shown += Content.styled(f"\n… and {rest:,} more characters, kept in the store.", "italic")
-            self._say("thinking", head + shown)
-            return
-        words = f"{len(thought.split()):,} words"
         still = self._splitter is not None and self._splitter.thinking
-        text = f"💭 thinking… {words}" if still else f"💭 thought {words} · Alt+T shows the thinking"
-        self._say("thinking", Content.styled(text, "italic"))
-
-    def _body(self, text: str) -> Widget:
-        kind = _body_kind(len(text))
-        if kind == "head":
-            return LaidOutStatic(_head(text), classes="body")
-        safe = inert(text)
-        if kind == "plain":
-            return TextArea(safe, read_only=True, soft_wrap=True, classes="body")
-        if self.message.role == "user":
-            # The user's words are shown exactly as typed, never interpreted as markup.
-            return LaidOutStatic(Content(safe), classes="body")
-        # Here, not at the top: a first screen with no reply to show does without markdown-it.
-        from tui.widgets.message_markdown import MessageMarkdown, attachment_markdown
-
-        if self.message.role == "tool":  # an attached file: its lines as code, not reflowed
-            safe = attachment_markdown(safe) or safe
-        return MessageMarkdown(safe, classes="body")
+        shown = self.has_class("-thinking-shown")
+        self._say("thinking", thinking_text(self._thought, shown=shown, still=still))
 
     def _show_problem(self) -> None:
-        message = self.message
-        problem = (
-            message.error if message.status in (MessageStatus.FAILED, MessageStatus.INTERRUPTED) else None
-        )
-        self.set_class(bool(problem), "-problem")
-        if problem:
-            follow_up = (
-                "Ctrl+G continues it · Ctrl+R asks again."
-                if message.status == MessageStatus.INTERRUPTED and message.content
-                else "Ctrl+R retries this turn."
-            )
-            # stored by an older Heedful, a server's error may still quote the key
-            self._say("problem", Content(f"⚠ {inert(redact(problem))}  {follow_up}"))
+        problem = problem_text(self.message)
+        self.set_class(bool(problem.plain), "-problem")
+        if problem.plain:
+            self._say("problem", problem)
 
     def update_message(self, message: StoredMessage) -> None:
         """Show a new state of the same message (finished, failed, interrupted, continuing)."""
@@ -351,9 +260,7 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if wait is None:
             return
         reason, due = wait
-        left = max(0, round(due - time.monotonic()))
-        when = f"in {left} s" if left else "now"
-        self._say("waiting", Content(f"⟳ {inert(reason)}. Asking again {when}; Esc stops."))
+        self._say("waiting", waiting_text(reason, max(0, round(due - time.monotonic()))))
 
     async def write(self, text: str) -> None:
         """Append streamed text to an assistant reply: gathered, and drawn every STREAM_FLUSH seconds.
@@ -387,27 +294,27 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
                 self._show_thinking()
             if not piece:
                 return
-        was = _body_kind(self._drawn_chars)
+        was = body_kind(self._drawn_chars)
         self._drawn.append(piece)
         self._drawn_chars += len(piece)
-        kind = _body_kind(self._drawn_chars)
+        kind = body_kind(self._drawn_chars)
         body = self._body_widget
         if kind != was:
             # The reply outgrew its body (Markdown, then plain text, then its start and a note):
             # draw it again in the cheaper one, once.
             await self._end_stream()
             self._drawn = ["".join(self._drawn)]
-            self._body_widget = self._body(self._drawn[0])
+            self._body_widget = make_body(self._drawn[0], self.message.role)
             await body.remove()
             await self.mount(self._body_widget, after=self._above_body())
         elif isinstance(body, TextArea):
             body.insert(inert(piece), body.document.end)
-        elif _is_markdown(body):
+        elif is_markdown(body):
             if self._stream is None:
                 self._stream = type(body).get_stream(body)
             await self._stream.write(inert(piece))
         elif isinstance(body, LaidOutStatic) and kind == "head":
-            body.update(_head("".join(self._drawn)))  # only the note's count changes
+            body.update(head_text("".join(self._drawn)))  # only the note's count changes
 
     async def close_stream(self) -> None:
         """Draw what is still gathered, then end the stream."""
@@ -438,26 +345,3 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
-
-
-def _is_markdown(body: Widget) -> TypeGuard[Markdown]:
-    """A Markdown body (there is none, nor markdown-it, until a reply is first shown)."""
-    markdown = sys.modules.get("textual.widgets._markdown")
-    return markdown is not None and isinstance(body, markdown.Markdown)
-
-
-def _body_kind(chars: int) -> BodyKind:
-    """How a message of ``chars`` characters is drawn (a user's short one: as plain Static text)."""
-    if chars > SHOWN_LIMIT:
-        return "head"
-    return "plain" if chars > MARKDOWN_LIMIT else "markdown"
-
-
-def _head(text: str) -> Content:
-    """The start of a message too long to show, and a note saying the rest is kept and sent."""
-    rest = text[SHOWN_HEAD:]
-    note = (
-        f"\n\n… and {len(rest):,} more characters ({rest.count(chr(10)):,} more lines), not shown "
-        "here. All of it is stored, sent as the context allows, and Alt+Y copies it."
-    )
-    return Content(inert(text[:SHOWN_HEAD])) + Content.styled(note, "italic")

@@ -32,6 +32,17 @@ PART_STYLES = {
 """Each part's cell and colour, in the bar and the legend alike (a summary's cell is shaded, so
 it reads apart from the recent turns in any theme)."""
 ROOM = "░"
+WARN_AT = 0.5
+HIGH_AT = 0.8
+
+
+def usage_level(fraction: float) -> str:
+    """CSS class for how full the budget is: -ok, -warn (≥ 50 %) or -high (≥ 80 %)."""
+    if fraction >= HIGH_AT:
+        return "-high"
+    if fraction >= WARN_AT:
+        return "-warn"
+    return "-ok"
 
 
 def compact(n: int) -> str:
@@ -194,3 +205,16 @@ def calls_line(calls: CallsReport | None, turn: str) -> str:
         f"\ncuration calls: {spent(calls.turn)} {turn} · {spent(calls.session)} "
         f"in this session ({count} call{'s' if count != 1 else ''})"
     )
+
+
+def asking_line(view: ContextView) -> str:
+    """The panel's top line while Heedful waits for an answer about the user's messages."""
+    if view.consent is None:
+        return ""
+    items = view.consent.items
+    ids = " ".join(f"#{i.item_id}" for i in items[:4]) + (" …" if len(items) > 4 else "")
+    left_out = [f"#{i.item_id}" for i in items if i.left_out]
+    said = f"Heedful asks about {len(items):,} of your messages ({ids}) · F4 answers. Until then: "
+    if left_out:
+        return said + f"{', '.join(left_out)} not sent (no room); the rest sent whole."
+    return said + "they are sent whole."
