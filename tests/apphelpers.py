@@ -113,6 +113,18 @@ def palette_highlights(app: HeedfulApp, title: str) -> bool:
     return str(listing.get_option_at_index(listing.highlighted).prompt).startswith(title)
 
 
+async def run_from_palette(pilot: Pilot[None], app: HeedfulApp, typed: str, title: str | None = None) -> None:
+    """Open the command palette (Ctrl+P), type ``typed``, and run the command titled ``title``
+    (``typed`` if not given) once the palette's search highlights it."""
+    from textual.command import CommandPalette
+
+    await pilot.press("ctrl+p")
+    await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+    await pilot.press(*typed)
+    await wait_for(pilot, lambda: palette_highlights(app, title or typed))
+    await pilot.press("enter")
+
+
 TYPING_PACE = 0.03
 """Seconds between the keys of :func:`type_keys`: a fast typist, just slower than the keys of a
 paste a terminal types out (``tui.widgets.composer.TYPED_PASTE_GAP``)."""

@@ -21,11 +21,11 @@ from engine.curation.prompt import REPLY_PRIMING_TOKENS
 from engine.curation.result import CurationResult, cost
 from engine.curation.session_curation import RECENT_TURNS, SessionCuration
 from engine.text.tokens import load_counter
+from tests.curation_words import word_texts
 
 COUNTER = load_counter("gpt-4o-mini")
 
-WORDS = ("deploy", "invoice", "garden", "JWTError", "auth.py", "Maya", "port 5432", "lentils", "Friday")
-texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=60).map(" ".join)
+texts = word_texts(60)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from tests.apphelpers import (
     chat,
     make_app,
     palette_highlights,
+    run_from_palette,
     say,
     send,
     stored_messages,
@@ -313,7 +314,6 @@ async def test_copy_last_reply() -> None:
 
 
 async def test_every_chat_action_is_in_the_command_palette() -> None:
-    from textual.command import CommandPalette
 
     from tui.screens.chat import ChatScreen
 
@@ -324,11 +324,7 @@ async def test_every_chat_action_is_in_the_command_palette() -> None:
             assert binding.description in commands  # type: ignore[union-attr]
         for action in ("Pin/unpin", "Restore", "Forget", "Filter"):
             assert f"{action} (context panel)" in commands
-        await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
-        await pilot.press(*"Sessions")
-        await wait_for(pilot, lambda: palette_highlights(app, "Sessions"))
-        await pilot.press("enter")
+        await run_from_palette(pilot, app, "Sessions")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
 
 

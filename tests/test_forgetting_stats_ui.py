@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 
-from textual.command import CommandPalette
 from textual.widgets import DataTable, Static
 
 from engine.curation.forgetting_stats import forgetting_stats
 from engine.curation.ledger import EntryKind, LedgerEntry
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import chat, fake_provider, make_app, palette_highlights, wait_for
+from tests.apphelpers import chat, fake_provider, make_app, run_from_palette, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_forgetting_stats import SESSION
 from tests.test_ledger_screen import detail, ledger_open, table
@@ -121,11 +120,7 @@ async def test_the_command_palette_opens_the_statistics_of_the_open_session() ->
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: chat(app).context is not None)
-        await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
-        await pilot.press(*"Forgetting statistics")
-        await wait_for(pilot, lambda: palette_highlights(app, "Forgetting statistics"))
-        await pilot.press("enter")
+        await run_from_palette(pilot, app, "Forgetting statistics")
         await wait_for(pilot, lambda: isinstance(app.screen, StatsScreen))
         shown = stats_text(app)
         assert "tokens saved           2,900" in shown

@@ -7,12 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from textual.command import CommandPalette
 from textual.content import Content
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from tests.apphelpers import chat, make_app, palette_highlights, send, toasts, wait_for, write_config
+from tests.apphelpers import chat, make_app, run_from_palette, send, toasts, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
@@ -156,11 +155,7 @@ async def test_the_picker_lists_each_providers_models_with_their_windows_and_ask
         await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))
 
         assert "Model" in {command.title for command in app.get_system_commands(chat(app))}
-        await pilot.press("ctrl+p")  # the command palette offers it too
-        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
-        await pilot.press(*"Model")
-        await wait_for(pilot, lambda: palette_highlights(app, "Model"))  # its search runs in a worker
-        await pilot.press("enter")
+        await run_from_palette(pilot, app, "Model")  # the command palette offers it too
         await wait_for(pilot, lambda: isinstance(app.screen, ModelPickerScreen) and app.screen.ready)
         picker = app.screen
         assert isinstance(picker, ModelPickerScreen)

@@ -16,13 +16,13 @@ from engine.curation.candidates import narrow
 from engine.curation.items import Item, ItemState
 from engine.curation.operations import OpKind
 from engine.curation.prompt import REPLY_PRIMING_TOKENS
-from engine.curation.result import CurationResult
+from engine.curation.result import CurationResult, cost
 from engine.curation.session_curation import RECENT_TURNS, SessionCuration
 from engine.text.tokens import load_counter
+from tests.curation_words import word_texts
 
 COUNTER = load_counter("gpt-4o-mini")
-WORDS = ("deploy", "invoice", "garden", "JWTError", "auth.py", "Maya", "port 5432", "lentils", "Friday")
-texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=40).map(" ".join)
+texts = word_texts(40)
 
 
 @dataclass(frozen=True)
@@ -133,17 +133,16 @@ def test_a_plan_from_candidates_sends_what_must_be_sent_within_the_budget(
     if not result.over_budget and not result.past_budget:
         assert result.tokens <= result.budget_tokens
     # The recent turns go in full while they fit, newest first: the newest one surely does when
-    # the request is within the budget.
+    # it fits in the room the always-sent parts (pins, system messages, the new one) leave.
+    fixed = [i for i in curation.items if i.pinned or i.role == "system" or i is new]
+    room = result.budget_tokens - REPLY_PRIMING_TOKENS - sum(cost(i.tokens) for i in fixed)
+    room -= sum(m.tokens for m in result.messages if m.form == "memory")
     recent = [
         i
         for i in curation.items
-        if i.turn >= new.turn - RECENT_TURNS and i is not new and i.state is ItemState.ACTIVE
+        if i.turn >= new.turn - RECENT_TURNS and i not in fixed and i.state is ItemState.ACTIVE
     ]
-    if (
-        recent
-        and not result.over_budget
-        and recent[-1].tokens + REPLY_PRIMING_TOKENS < result.budget_tokens // 4
-    ):
+    if recent and cost(recent[-1].tokens) <= room:
         assert recent[-1].id in sent
     # Every active message is sent, or the plan says what becomes of it (not one forgotten).
     decided = {o.target for o in result.operations} | set(result.left_out) | set(result.past_budget)

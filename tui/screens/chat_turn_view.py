@@ -109,50 +109,38 @@ class TurnView(ChatPart):
             self.reply = None
 
     async def _follow(self, events: AsyncIterator[TurnEvent]) -> None:
-        from engine.turn.events import (
-            ContextCurated,
-            CuratorAsked,
-            ReplyCompleted,
-            ReplyFailed,
-            ReplyResumed,
-            ReplyStarted,
-            ReplyTextArrived,
-            RetryScheduled,
-            SessionReloaded,
-            TurnNotice,
-            UserMessageSaved,
-        )
+        from engine.turn import events as turn  # after the first frame
 
         host = self.host
         messages = host.message_list
         async for event in events:
             view = self.reply
-            if isinstance(event, UserMessageSaved):
+            if isinstance(event, turn.UserMessageSaved):
                 await self._show_message(event)
-            elif isinstance(event, SessionReloaded):
+            elif isinstance(event, turn.SessionReloaded):
                 await self._reload(event)
-            elif isinstance(event, CuratorAsked):
+            elif isinstance(event, turn.CuratorAsked):
                 host.context_panel.show_curating(event.model, event.timeout)
-            elif isinstance(event, ContextCurated):
+            elif isinstance(event, turn.ContextCurated):
                 host.show_context(event.view)
-            elif isinstance(event, ReplyStarted):
+            elif isinstance(event, turn.ReplyStarted):
                 await messages.drop(event.superseded)
                 self.reply = await messages.add(event.message)
-            elif isinstance(event, ReplyResumed):
+            elif isinstance(event, turn.ReplyResumed):
                 resumed = messages.view_for(event.message.id) or await messages.add(event.message)
                 resumed.update_message(event.message)
                 self.reply = resumed
-            elif isinstance(event, RetryScheduled) and view is not None:
+            elif isinstance(event, turn.RetryScheduled) and view is not None:
                 what = wait_reason(event.error.kind)
                 view.show_wait(f"{what} (retry {event.retry} of {event.retries})", event.delay)
-            elif isinstance(event, TurnNotice):
+            elif isinstance(event, turn.TurnNotice):
                 host.notify(event.text, title="Context", severity="warning", timeout=15)
-            elif isinstance(event, ReplyTextArrived) and view is not None:
+            elif isinstance(event, turn.ReplyTextArrived) and view is not None:
                 await view.write(event.text)
-            elif isinstance(event, ReplyCompleted) and view is not None:
+            elif isinstance(event, turn.ReplyCompleted) and view is not None:
                 await view.close_stream()
                 view.update_message(event.message)
-            elif isinstance(event, ReplyFailed) and view is not None:
+            elif isinstance(event, turn.ReplyFailed) and view is not None:
                 await view.close_stream()
                 view.update_message(event.message)
                 title, text = failure_notice(event.error, kept=bool(event.message.content))
