@@ -21,18 +21,11 @@ from engine.curation.prompt import REPLY_PRIMING_TOKENS
 from engine.curation.result import CurationResult, cost
 from engine.curation.session_curation import RECENT_TURNS, SessionCuration
 from engine.text.tokens import load_counter
-from tests.curation_words import word_texts
+from tests.curation_words import Say, word_texts
 
 COUNTER = load_counter("gpt-4o-mini")
 
 texts = word_texts(60)
-
-
-@dataclass(frozen=True)
-class Say:
-    role: str
-    text: str
-    pin: bool = False
 
 
 says = st.builds(

@@ -19,7 +19,7 @@ from engine.curation.prompt import REPLY_PRIMING_TOKENS
 from engine.curation.result import CurationResult, cost
 from engine.curation.session_curation import RECENT_TURNS, SessionCuration
 from engine.text.tokens import load_counter
-from tests.curation_words import word_texts
+from tests.curation_words import Say, word_texts
 
 COUNTER = load_counter("gpt-4o-mini")
 texts = word_texts(40)
@@ -87,13 +87,6 @@ def test_narrowing_keeps_what_a_plan_must_see_and_the_best(
             or totals[item.id] >= best[-1]
         )
         assert (item.id in kept_ids) == must
-
-
-@dataclass(frozen=True)
-class Say:
-    role: str
-    text: str
-    pin: bool = False
 
 
 says = st.builds(
