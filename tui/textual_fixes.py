@@ -39,7 +39,7 @@ private names (:data:`PRIVATE_NAMES`), were checked against. On any other the pa
 applied, and tests/test_textual_fixes.py fails until each use is checked again."""
 
 PRIVATE_NAMES = (
-    ("textual._compositor", "Compositor.reflow"),  # patched here; not yet reported upstream
+    ("textual._compositor", "Compositor.reflow"),  # patched here; report drafted in docs/upstream/
     ("textual._styles_cache", "StylesCache.get_inner_outer"),  # patched here: Textualize/textual#6665
     ("textual.app", "App._fatal_error"),  # tui/app.py: the crash report through the redaction gate
     ("textual.app", "App._close_messages_no_wait"),  # tui/app.py, as Textual's own _fatal_error
