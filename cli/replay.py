@@ -101,6 +101,7 @@ def replay(
     probes: Path | None,
     base_url: str | None = None,
     model: str | None = None,
+    embeddings: str = "off",
 ) -> dict[str, object]:
     """Run the replay and return the output document.
 
@@ -118,6 +119,7 @@ def replay(
             probes=probes,
             base_url=base_url,
             model=model,
+            embeddings=embeddings,
         )
     )
 
@@ -132,6 +134,7 @@ async def _replay(
     probes: Path | None,
     base_url: str | None,
     model: str | None,
+    embeddings: str = "off",
 ) -> dict[str, object]:
     # An exported session keeps its superseded and failed replies; the app never sends them, nor does this.
     messages = [message for message in read_transcript(transcript) if message.in_conversation]
@@ -144,6 +147,7 @@ async def _replay(
         budget_ratio=budget_ratio,
         policy=ConsentChoice(consent),
     )
+    embedder_name = _use_embeddings(curation, embeddings)
     live = None
     if base_url is not None:
         from cli.replay_live import LiveCuration
@@ -212,7 +216,24 @@ async def _replay(
     }
     if live is not None:
         document["curation_calls"] = live.report()
+    if embedder_name is not None:
+        document["embeddings"] = embedder_name
     return document
+
+
+def _use_embeddings(curation: SessionCuration, embeddings: str) -> str | None:
+    """Give the curation the local embedding model when asked (``"local"``); its name, or None."""
+    if embeddings != "local":
+        return None
+    from engine.curation.dense import DenseIndex
+    from providers.local_embedder import load_local_embedder
+
+    try:
+        embedder = load_local_embedder()
+    except (ImportError, OSError) as err:
+        raise ValueError(f"the local embedding model could not be loaded: {err}") from err
+    curation.state.dense = DenseIndex(embedder)
+    return embedder.name
 
 
 def run_replay(
@@ -226,6 +247,7 @@ def run_replay(
     output: Path | None,
     base_url: str | None = None,
     model: str | None = None,
+    embeddings: str = "off",
 ) -> int:
     try:
         document = replay(
@@ -237,6 +259,7 @@ def run_replay(
             probes=probes,
             base_url=base_url,
             model=model,
+            embeddings=embeddings,
         )
     except (TranscriptError, ValueError) as err:
         print(inert(redact(f"heedful replay: {err}")), file=sys.stderr)

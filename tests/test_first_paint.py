@@ -50,6 +50,11 @@ NOT_FOR_THE_FIRST_FRAME = (
     "engine.memory.assessed",
     "importlib.metadata",
     "hashlib",
+    "numpy",
+    "wordllama",
+    "tokenizers",
+    "engine.curation.dense",
+    "providers.local_embedder",
 )
 """The tokenizer, the model client, the curation engine, and the config's validation (pydantic):
 what the first frame does without."""
