@@ -16,7 +16,7 @@ from cli.main import main
 
 pytest.importorskip("wordllama")
 
-from providers.local_embedder import load_local_embedder  # noqa: E402
+from providers.local_embedder import load_local_embedder
 
 
 @pytest.fixture
