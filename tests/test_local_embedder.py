@@ -47,7 +47,7 @@ def test_the_local_model_loads_offline_and_places_paraphrases_together(no_networ
 
 
 def test_the_vectors_are_wordllamas_own(tmp_path: Path, no_network: None) -> None:
-    import wordllama
+    import wordllama  # type: ignore[import-untyped]
     from wordllama import WordLlama
 
     # WordLlama's loader, offline: its tokenizer copied where it looks for it.

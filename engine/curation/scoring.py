@@ -6,7 +6,8 @@ on conversations it added nothing that the stemmed words did not already carry; 
 recalls (an item whose rare entity the new message names comes back). Relevance to the new
 message, and being next to something relevant, dominate: they are the best evidence of what the
 model will need. The others decide when the new message says little ("ok, and then?") and keep
-decisions and errors ahead of chit-chat.
+decisions and errors ahead of chit-chat. With embeddings on, relevance counts closeness in
+meaning beside the words (:mod:`engine.curation.dense`).
 """
 
 from __future__ import annotations
@@ -185,16 +186,17 @@ class ScoreTable(Mapping[int, Scores]):
         """Score items that are not the session's (messages before its cut, see
         :mod:`engine.curation.cold_recall`), each with its relevance and entity overlap measured apart; they
         have no neighbours here."""
-        relevance, entities = dict(self._relevance), dict(self._entities)
+        relevance, entities, wording = dict(self._relevance), dict(self._entities), dict(self.wording)
         for item, item_relevance, item_entities in scored:
             self._items[item.id] = item
             relevance[item.id], entities[item.id] = item_relevance, item_entities
+            wording[item.id] = item_relevance  # by their words alone (see cold_recall.admit)
             prior = item.prior
             if prior is None:
                 prior = item.prior = _prior(item, self._registry)
             recency = WEIGHTS["recency"] * 0.5 ** (max(0, self._turn - item.turn) / self._half_life)
             self.total[item.id] = recency + prior + WEIGHTS["relevance"] * item_relevance
-        self._relevance, self._entities = relevance, entities
+        self._relevance, self._entities, self.wording = relevance, entities, wording
 
     def named(self, threshold: float) -> set[int]:
         """The items the new message refers to directly: by wording, or by a rare shared entity."""

@@ -17,8 +17,8 @@ import statistics
 import time
 
 from engine.chat import Role
-from engine.protocols.embeddings import Embedder
 from engine.curation.session_curation import SessionCuration
+from engine.protocols.embeddings import Embedder
 from engine.text.tokens import load_counter
 from tui import heap
 
