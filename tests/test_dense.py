@@ -155,3 +155,26 @@ def test_a_message_recalled_for_its_words_keeps_its_reason() -> None:
     view = build_view(curation, curation.plan(new), new_id=new.id).item(evidence)
     assert view is not None
     assert view.reason == "recalled: the new message is about the same thing (wording)"
+
+
+def test_a_local_model_that_cannot_load_leaves_words_alone_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import providers.local_embedder
+    from cli.chat import build_services
+    from tests.apphelpers import write_config
+
+    def broken() -> None:
+        raise OSError("weights unreadable")
+
+    monkeypatch.setattr(providers.local_embedder, "load_local_embedder", broken)
+    write_config('embeddings = "local"\n')
+    services, _ = build_services(env={}, defer_engine=True)
+    try:
+        engine = services.load_engine()
+        assert engine.turns.curations.embedder is None
+        assert [n.severity for n in engine.notices] == ["warning"]
+        assert "Recall by meaning is off" in engine.notices[0].text
+        assert "weights unreadable" in engine.notices[0].text
+    finally:
+        services.store.close()
