@@ -53,7 +53,9 @@ class DenseIndex:
         if not items:
             return Similarities((), np.zeros(0, dtype=np.float32))
         vector = self.embedder.embed([query])[0]
-        every = self._matrix[: self._size] @ vector
+        # einsum, not ``@``: OpenBLAS's threads took 8 ms for this product on a busy 2-core
+        # machine (and their spinning slowed the rest of the plan); its own loop takes 0.4 ms.
+        every = np.einsum("ij,j->i", self._matrix[: self._size], vector)
         at = np.fromiter((rows[i.id] for i in items), dtype=np.intp, count=len(items))
         return Similarities([i.id for i in items], every[at])
 
