@@ -26,11 +26,6 @@ BATCH = 256
 """Texts tokenized per call."""
 
 
-def available() -> bool:
-    """Whether WordLlama is installed (found without importing it)."""
-    return util.find_spec("wordllama") is not None
-
-
 class LocalEmbedder:
     """:class:`engine.protocols.embeddings.Embedder` over WordLlama's token table and tokenizer.
 
