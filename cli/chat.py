@@ -29,6 +29,7 @@ from sessions.store import SqliteChatStore, open_store
 from tui.services import THEME_STATE_KEY, AppServices, EngineServices, Notice
 
 if TYPE_CHECKING:
+    from engine.turn.service import TurnService
     from sessions.config import Config
 
 ENGINE_MODULES = (
@@ -268,6 +269,8 @@ def load_engine(
     memory.new_session_budget = turns.new_session_memory_budget
     # Reading the token encoding takes ~0.25 s: here, off the event loop, not at the first send.
     counter.load()
+    if config.embeddings == "local":
+        load_embedder(turns, notices)
     return EngineServices(
         turns=turns,
         models=models,
@@ -276,6 +279,19 @@ def load_engine(
         counter=counter,
         notices=notices,
     )
+
+
+def load_embedder(turns: TurnService, notices: list[Notice]) -> None:
+    """The local embedding model for recall by meaning (in load_engine's thread); a warning if it
+    cannot be loaded, and words alone."""
+    from providers.local_embedder import load_local_embedder
+
+    try:
+        turns.use_embedder(load_local_embedder())
+    except (ImportError, OSError) as err:
+        notices.append(
+            Notice(f"Recall by meaning is off: the local embedding model did not load ({err}).", "warning")
+        )
 
 
 def run_chat(*, base_url: str | None, model: str | None, session_id: int | None) -> int:

@@ -48,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--model", dest="live_model", metavar="NAME", help="the live model (default: gpt-4o-mini)"
     )
+    replay.add_argument(
+        "--embeddings",
+        choices=("off", "local"),
+        default="off",
+        help="recall by meaning too, with the local embedding model (default: off, words alone)",
+    )
     _add_session_commands(commands)
     return parser
 
@@ -167,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             output=args.output,
             base_url=args.live_base_url or args.base_url,
             model=args.live_model or args.model,
+            embeddings=args.embeddings,
         )
     if args.command == "sessions":
         from cli import sessions_cmd

@@ -103,6 +103,8 @@ class ReplayOptions(TypedDict):
     probes: Path | None
     base_url: NotRequired[str | None]
     model: NotRequired[str | None]
+    embeddings: NotRequired[str]
+    """"local": the bundled embedding model joins the ranking; "off" (the default): words alone."""
 
 
 def replay(transcript: Path, **options: Unpack[ReplayOptions]) -> dict[str, object]:
@@ -125,6 +127,7 @@ async def _replay(
     probes: Path | None,
     base_url: str | None = None,
     model: str | None = None,
+    embeddings: str = "off",
 ) -> dict[str, object]:
     # An exported session keeps its superseded and failed replies; the app never sends them, nor does this.
     messages = [message for message in read_transcript(transcript) if message.in_conversation]
@@ -137,6 +140,7 @@ async def _replay(
         budget_ratio=budget_ratio,
         policy=ConsentChoice(consent),
     )
+    embedder_name = _use_embeddings(curation, embeddings)
     live = None
     if base_url is not None:
         from cli.replay_live import LiveCuration
@@ -205,7 +209,24 @@ async def _replay(
     }
     if live is not None:
         document["curation_calls"] = live.report()
+    if embedder_name is not None:
+        document["embeddings"] = embedder_name
     return document
+
+
+def _use_embeddings(curation: SessionCuration, embeddings: str) -> str | None:
+    """Give the curation the local embedding model when asked (``"local"``); its name, or None."""
+    if embeddings != "local":
+        return None
+    from engine.curation.dense import DenseIndex
+    from providers.local_embedder import load_local_embedder
+
+    try:
+        embedder = load_local_embedder()
+    except (ImportError, OSError) as err:
+        raise ValueError(f"the local embedding model could not be loaded: {err}") from err
+    curation.state.dense = DenseIndex(embedder)
+    return embedder.name
 
 
 def run_replay(transcript: Path, *, output: Path | None, **options: Unpack[ReplayOptions]) -> int:

@@ -140,6 +140,9 @@ class Config(_Section):
     """How many times the client retries a request that failed in a way worth retrying."""
     profile: Literal["quality", "balanced", "cost"] = "balanced"
     """How hard Heedful works to keep the prompt small: quality keeps most, cost forgets soonest."""
+    embeddings: Literal["off", "local"] = "off"
+    """Recall older messages by their meaning too, not only their words: "local" loads a small
+    embedding model bundled with Heedful (offline, nothing sent anywhere); "off": words alone."""
 
     memory: MemorySettings = Field(default_factory=MemorySettings)
     """Cross-session memory."""

@@ -69,6 +69,7 @@ DOCUMENT = table(
         "timeouts": table({"connect": NUMBERS, "read": NUMBERS}),
         "max_retries": NUMBERS,
         "profile": TEXTS,
+        "embeddings": st.sampled_from(["off", "local", "dense"]),
         "memory": table({"enabled": st.booleans(), "inactivity_minutes": NUMBERS}),
         "curation": table(
             {

@@ -61,10 +61,16 @@ NOT_FOR_THE_FIRST_FRAME = (
     "engine.turn.events",
     "engine.text.analysis",
     "sessions.analysis_codec",
+    "numpy",
+    "wordllama",
+    "tokenizers",
+    "engine.curation.dense",
+    "providers.local_embedder",
 )
 """The tokenizer, the model client, the curation engine, the engine's types for the curation's,
 analyses' and memories' records in the store (its parts import them when first used), a turn's
-events, and the config's validation (pydantic): what the first frame does without."""
+events, the config's validation (pydantic) and the embedding model: what the first frame does
+without."""
 
 CONFIGS = {
     "no config yet": None,

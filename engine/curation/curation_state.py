@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from engine.chat import BuildProgress, HistoryCut, Role
 from engine.curation.budget import Budget, Profile
@@ -28,6 +29,9 @@ from engine.summaries.offline import PreparedSummaries
 from engine.summaries.section import SummarySection
 from engine.text.analysis import Analysis, analyse_text, term_counts
 from engine.text.thinking import sent_text
+
+if TYPE_CHECKING:  # numpy is imported only when embeddings are on
+    from engine.curation.dense import DenseIndex
 
 RECENT_TERMS_KEPT = 64
 """How many items' term counts :meth:`CurationState.terms_of` keeps at hand (plans compare the
@@ -61,6 +65,9 @@ class CurationState:
     term_index: TermIndex = field(default_factory=TermIndex)
     """The items' BM25 index."""
     entity_index: EntityIndex = field(default_factory=EntityIndex)
+    dense: DenseIndex | None = None
+    """The items' vectors, when embeddings are on: relevance then counts closeness in meaning too
+    (see :mod:`engine.curation.dense`); None: words alone."""
     fixed: set[int] = field(default_factory=set)
     """Pinned and system items: always sent."""
     all_cost: int = 0

@@ -202,8 +202,10 @@ def score(state: CurationState, draft: PlanDraft) -> ScoreTable:
         new_terms = dict(new_terms)
         for term in (t for label in labels for t in terms(label)):
             new_terms[term] = new_terms.get(term, 0) + 1
+    dense = state.dense.similarities(new.text, draft.candidates) if state.dense is not None else None
     return score_items(
         draft.candidates,
+        dense=dense,
         session=state.items,
         by_id=state.by_id,
         excluded=draft.excluded,

@@ -6,12 +6,14 @@ on conversations it added nothing that the stemmed words did not already carry; 
 recalls (an item whose rare entity the new message names comes back). Relevance to the new
 message, and being next to something relevant, dominate: they are the best evidence of what the
 model will need. The others decide when the new message says little ("ok, and then?") and keep
-decisions and errors ahead of chit-chat.
+decisions and errors ahead of chit-chat. With embeddings on, relevance counts closeness in
+meaning beside the words (:mod:`engine.curation.dense`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from engine.curation.budget import Profile
 from engine.curation.index import EntityIndex, TermIndex
@@ -19,6 +21,9 @@ from engine.curation.items import Item
 from engine.curation.operations import Scores
 from engine.entities.registry import EntityRegistry
 from engine.text.roles import ROLE_WEIGHT
+
+if TYPE_CHECKING:  # numpy is imported only when embeddings are on
+    from engine.curation.dense import Similarities
 
 WEIGHTS = {
     "relevance": 0.47,
@@ -63,6 +68,7 @@ def score_items(
     term_index: TermIndex,
     entity_index: EntityIndex,
     registry: EntityRegistry,
+    dense: Similarities | None = None,
 ) -> ScoreTable:
     """Score ``items`` against the new message; cost grows with the items and the query's postings.
 
@@ -71,6 +77,8 @@ def score_items(
         session: All the session's items, in conversation order (``item.position`` indexes it).
         by_id: The same items by id.
         excluded: Ids that are not candidates (the new message, the recent turns, pinned items).
+        dense: The candidates' similarity in meaning to the new message, when embeddings are on:
+            it joins the relevance (see :func:`engine.curation.dense.combine`).
     """
     # Words that name an entity of the new message (a person, a file, an error) say more about what
     # it is after than its other words.
@@ -85,7 +93,11 @@ def score_items(
     for key in excluded:
         raw.pop(key, None)
     top = max(raw.values(), default=0.0)
-    relevance = {k: v / top for k, v in raw.items()} if top > 0 else {}
+    wording = relevance = {k: v / top for k, v in raw.items()} if top > 0 else {}
+    if dense is not None:
+        from engine.curation.dense import combine
+
+        relevance = combine(wording, dense)
 
     # Shared entities count by rarity on an absolute scale: one entity found only in this item
     # scores near 1, a name that half the conversation mentions scores little.
@@ -112,7 +124,7 @@ def score_items(
         half_life=profile.half_life,
         registry=registry,
     )
-    table.query, table.top = query, top
+    table.query, table.top, table.wording = query, top, wording
     return table
 
 
@@ -167,21 +179,24 @@ class ScoreTable(Mapping[int, Scores]):
         """The weighted terms the items were scored against (see :func:`score_items`)."""
         self.top = 0.0
         """The best raw BM25 score among the items: relevance is each one's share of it."""
+        self.wording: Mapping[int, float] = relevance
+        """Relevance from the words alone (the same as relevance when embeddings are off)."""
 
     def add_outside(self, scored: Sequence[tuple[Item, float, float]]) -> None:
         """Score items that are not the session's (messages before its cut, see
         :mod:`engine.curation.cold_recall`), each with its relevance and entity overlap measured apart; they
         have no neighbours here."""
-        relevance, entities = dict(self._relevance), dict(self._entities)
+        relevance, entities, wording = dict(self._relevance), dict(self._entities), dict(self.wording)
         for item, item_relevance, item_entities in scored:
             self._items[item.id] = item
             relevance[item.id], entities[item.id] = item_relevance, item_entities
+            wording[item.id] = item_relevance  # by their words alone (see cold_recall.admit)
             prior = item.prior
             if prior is None:
                 prior = item.prior = _prior(item, self._registry)
             recency = WEIGHTS["recency"] * 0.5 ** (max(0, self._turn - item.turn) / self._half_life)
             self.total[item.id] = recency + prior + WEIGHTS["relevance"] * item_relevance
-        self._relevance, self._entities = relevance, entities
+        self._relevance, self._entities, self.wording = relevance, entities, wording
 
     def named(self, threshold: float) -> set[int]:
         """The items the new message refers to directly: by wording, or by a rare shared entity."""
@@ -192,6 +207,10 @@ class ScoreTable(Mapping[int, Scores]):
     def relevance_of(self, key: int) -> float:
         """An item's relevance to the new message (0 for the items not scored)."""
         return self._relevance.get(key, 0.0)
+
+    def by_wording(self, key: int) -> float:
+        """An item's relevance from its words alone, without its similarity in meaning."""
+        return self.wording.get(key, 0.0)
 
     def beside(self, threshold: float) -> set[int]:
         """The items next to items the new message refers to (by ``threshold`` of neighbour credit)."""

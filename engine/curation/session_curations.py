@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from engine.curation.items import Item
     from engine.curation.result import CurationDelta
     from engine.curation.session_curation import SessionCuration
+    from engine.protocols.embeddings import Embedder
 
 
 CURATED_LIMIT = 10_000
@@ -85,6 +86,9 @@ class SessionCurations:
         """What the curation model's tokens cost, when known (for the panel's estimate)."""
         self.pin_limit = DEFAULT_PIN_LIMIT
         """Share of the budget pins may take before another pin asks first (engine.curation.pins)."""
+        self.embedder: Embedder | None = None
+        """Measures closeness in meaning for recall (engine.curation.dense), from each curation's
+        next use; None: words alone."""
         self.incremental = True
         """A long session's curation is read in the background, its latest messages first, and
         used meanwhile; False: built whole before its first use."""
@@ -252,6 +256,10 @@ class SessionCurations:
             book = curation.state.model_summaries = SummaryBook(level)
             book.load(self.store.load_summaries(session_id))
         curation.state.pin_limit = self.pin_limit
+        if self.embedder is not None or curation.state.dense is not None:
+            from engine.curation.dense import fitted
+
+            curation.state.dense = fitted(curation.state.dense, self.embedder)
 
     def _take(self, session_id: int, message: StoredMessage) -> None:
         """(A curation rebuilt from the store after the message was written read it there already.)"""

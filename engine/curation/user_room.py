@@ -142,15 +142,22 @@ def fit(draft: PlanDraft, item: Item, room: int) -> int:
     return room
 
 
+MEANING = "close in meaning to your message"
+"""Why an item is recalled for its similarity in meaning (embeddings), not its words."""
+
+
 def recall_reason(state: CurationState, item: Item, scores: ScoreTable) -> str:
     """Why ``item`` is sent though summarized or pruned: the true cause, in words."""
     score = scores[item.id]
     if item.attached:
         return "your message refers to it (you kept it aside for this)"
-    if score.relevance >= state.profile.recall_threshold:
+    threshold = state.profile.recall_threshold
+    if scores.by_wording(item.id) >= threshold:
         return "the new message is about the same thing (wording)"
     if score.entities >= 0.5:
         return "the new message refers to what it mentions"
+    if score.relevance >= threshold:  # not by its words: by its similarity in meaning
+        return MEANING
     beside = relevant_neighbour(state, item, scores)
     if beside is not None:
         return f"next to {beside.label}, which your message refers to"

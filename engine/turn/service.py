@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from engine.advice.advice import CuratorBrief
     from engine.curation.context_service import ContextService
     from engine.curation.context_view import ContextView
+    from engine.protocols.embeddings import Embedder
     from engine.summaries.service import SummaryService
     from engine.turn.conversation_edits import ConversationEdits
 
@@ -147,6 +148,10 @@ class TurnService:
     def set_pin_limit(self, share: float) -> None:
         """Let pins take ``share`` of the budget before another pin asks first."""
         self.curations.pin_limit = share
+
+    def use_embedder(self, embedder: Embedder | None) -> None:
+        """Recall by meaning too, with ``embedder`` (see engine.curation.dense); None: words alone."""
+        self.curations.embedder = embedder  # taken up by each curation under the lock, when next used
 
     def refresh_memory(self) -> None:
         """The memories changed: cached curations take them up."""

@@ -4,18 +4,21 @@ Builds a synthetic session (no external data): templated technical and everyday 
 with made-up words drawn by Zipf's law, as natural language is (a few words everywhere, most rare).
 The session is curated every few turns while it grows, then 60 more turns are timed at that size.
 Targets (issue 3): p95 ≤ 20 ms at 1,000 items and ≤ 150 ms at 10,000 items on the 2-core machine.
+With ``--embeddings local`` the local embedding model joins (recall by meaning, issue 36).
 
-    .venv/bin/python tests/benchmarks/curation_speed.py
+    .venv/bin/python tests/benchmarks/curation_speed.py [--embeddings off|local]
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import time
 
 from engine.chat import Role
 from engine.curation.session_curation import SessionCuration
+from engine.protocols.embeddings import Embedder
 from engine.text.tokens import load_counter
 from tui import heap
 
@@ -99,10 +102,16 @@ class Writer:
         return "".join(out) + " " + " ".join(filler)
 
 
-def measure(size: int, turns: int = 60, curate_every: int = 5) -> list[float]:
+def measure(
+    size: int, turns: int = 60, curate_every: int = 5, embedder: Embedder | None = None
+) -> list[float]:
     writer = Writer(random.Random(size))
     counter = load_counter("gpt-4o-mini")
     curation = SessionCuration(window=128_000, counter=counter, budget_ratio=0.05)
+    if embedder is not None:
+        from engine.curation.dense import DenseIndex
+
+        curation.state.dense = DenseIndex(embedder)
     next_id = 1
 
     def add(role: Role) -> None:
@@ -132,8 +141,15 @@ def measure(size: int, turns: int = 60, curate_every: int = 5) -> list[float]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--embeddings", choices=("off", "local"), default="off")
+    embedder = None
+    if parser.parse_args().embeddings == "local":
+        from providers.local_embedder import load_local_embedder
+
+        embedder = load_local_embedder()
     for size in (1_000, 10_000):
-        times = measure(size)
+        times = measure(size, embedder=embedder)
         p95 = times[int(0.95 * len(times))]
         print(
             f"{size:>6,} items: per-turn curation p50 {statistics.median(times):.1f} ms, "

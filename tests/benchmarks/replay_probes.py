@@ -9,6 +9,7 @@ and evidence never reach the engine: replay gets only the probes' ids and questi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -99,6 +100,7 @@ def replay_and_score(transcript: Path, window: int) -> Scored:
         out = Path(scratch) / "out.json"
         command = [sys.executable, "-m", "cli", "replay", str(transcript), "--context-window", str(window)]
         command += ["--consent", "summarize", "--probes", str(blind), "--output", str(out)]
+        command += ["--embeddings", os.environ.get("BENCH_EMBEDDINGS", "off")]  # off or local
         subprocess.run(command, check=True)
         result = json.loads(out.read_text())
     by_id = {p["id"]: p["context"] for p in result["probes"]}
