@@ -12,7 +12,7 @@ from engine.curation.context_building import build_view
 from engine.curation.ledger import EntryKind
 from engine.curation.result import CurationDelta
 from engine.curation.session_curation import SessionCuration
-from engine.curation.session_curations import SessionCurations, last_user_item
+from engine.curation.session_curations import SessionCurations
 from engine.text.analysis import ANALYSIS_VERSION, analyse_text
 from engine.text.tokens import LazyTokenCounter, load_counter
 from sessions import analysis_codec
@@ -41,7 +41,7 @@ def _curations(store: SqliteChatStore) -> SessionCurations:
 
 
 def _planned(curation: SessionCuration) -> object:
-    new = last_user_item(curation)
+    new = curation.last_user()
     assert new is not None
     return build_view(curation, curation.plan(new), new_id=new.id)
 

@@ -9,7 +9,6 @@ from engine.curation.context_building import build_view
 from engine.curation.context_view import ContextView, Mark, Section
 from engine.curation.items import ItemState
 from engine.curation.session_curation import SessionCuration
-from engine.curation.session_curations import last_user_item
 from engine.text.tokens import CharEstimateCounter
 
 TOPICS = ("deploy of src/api/server.py", "lentil soup for Maya", "the invoice INV-2031", "port 5432")
@@ -26,7 +25,7 @@ def _curation() -> SessionCuration:
 
 
 def _view(curation: SessionCuration) -> ContextView:
-    new = last_user_item(curation)
+    new = curation.last_user()
     assert new is not None
     return build_view(curation, curation.plan(new), new_id=new.id)
 
@@ -38,7 +37,7 @@ def _fresh(curation: SessionCuration) -> ContextView:
 
 def test_reused_views_show_every_change_the_user_makes_between_plans() -> None:
     curation = _curation()
-    new = last_user_item(curation)
+    new = curation.last_user()
     assert new is not None
     curation.apply(curation.plan(new))  # a turn: older replies are pruned
     first = _view(curation)

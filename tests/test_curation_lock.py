@@ -11,7 +11,7 @@ import pytest
 
 from engine.chat import Role
 from engine.curation.context_service import ContextService
-from engine.curation.session_curations import SessionCurations, last_user_item
+from engine.curation.session_curations import SessionCurations
 from engine.text.tokens import LazyTokenCounter, load_counter
 from sessions.store import SqliteChatStore
 
@@ -56,7 +56,7 @@ def test_a_pin_waits_for_the_turn_planning_the_session_and_lands_after_it(store:
         started, finished, failed = _in_thread(lambda: asyncio.run(context.pin(session_id, first)))
         assert started.wait(5)
         assert not finished.wait(BLOCKED)  # the user's pin waits for the plan
-        new = last_user_item(curation)
+        new = curation.last_user()
         assert new is not None
         result = curation.plan(new)
         assert not curation.by_id[first].pinned  # not pinned halfway through the plan

@@ -8,7 +8,6 @@ from textual.app import App, ComposeResult
 from engine.curation.context_building import build_view
 from engine.curation.context_view import ContextView, Section
 from engine.curation.session_curation import SessionCuration
-from engine.curation.session_curations import last_user_item
 from engine.text.tokens import CharEstimateCounter
 from tui.widgets.context_panel import ContextPanel
 
@@ -30,7 +29,7 @@ def _view(*texts: str) -> ContextView:
     curation = SessionCuration(window=8_000, counter=CharEstimateCounter())
     for n, text in enumerate(texts):
         curation.add_message(n + 1, "user" if n % 2 == 0 else "assistant", text, len(text) // 4)
-    new = last_user_item(curation)
+    new = curation.last_user()
     assert new is not None
     return build_view(curation, curation.plan(new), new_id=new.id)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from engine.chat import Role
 from engine.curation.items import ItemState
-from engine.curation.session_curations import SessionCurations, last_user_item
+from engine.curation.session_curations import SessionCurations
 from engine.curation.stored import save
 from engine.protocols.store import ItemRecord
 from engine.text.tokens import LazyTokenCounter, load_counter
@@ -50,7 +50,7 @@ def test_older_messages_are_read_back_from_the_store_when_restored(store: Sqlite
     stored = {m.id: m.content for m in store.messages(session_id)}
     assert all(item.text == stored[item.id] for item in curation.items)
     curation.restore(older[2])  # the user brings a pruned message back: sent word for word
-    new = last_user_item(curation)
+    new = curation.last_user()
     assert new is not None
     sent = [m.content for m in curation.plan(new).messages if m.form == "verbatim"]
     assert stored[older[2]] in sent
@@ -61,7 +61,7 @@ def test_messages_demoted_in_a_turn_let_go_of_their_texts(store: SqliteChatStore
     session_id = store.latest_session().id  # type: ignore[union-attr]
     curations = _curations(store, window=2_000)  # room for a few of the messages only
     curation = curation_of(curations, session_id)
-    new = last_user_item(curation)
+    new = curation.last_user()
     assert new is not None
     result = curation.plan(new)
     save(store, session_id, curation, curation.apply(result))
@@ -99,7 +99,7 @@ def test_recalled_messages_are_read_once_not_on_every_turn(tmp_path: Path) -> No
     records = [ItemRecord(i, ItemState.PRUNED) for i in pruned]
     store.save_curation(session_id, items=records, entities=[], ledger=[])
     curation = curation_of(_curations(store), session_id)
-    new = last_user_item(curation)
+    new = curation.last_user()
     assert new is not None
     first = curation.plan(new)
     recalled = {s for m in first.messages if m.form == "verbatim" for s in m.sources} & set(pruned)

@@ -9,7 +9,7 @@ import pytest
 from engine.chat import MessageStatus, Role, StoredMessage
 from engine.curation.context_service import ContextService
 from engine.curation.session_curation import SessionCuration
-from engine.curation.session_curations import KEPT_CURATIONS, SessionCurations, last_user_item
+from engine.curation.session_curations import KEPT_CURATIONS, SessionCurations
 from engine.curation.stored import save
 from engine.entities.registry import EntityState
 from engine.text.tokens import LazyTokenCounter, load_counter
@@ -127,7 +127,7 @@ def _turn(
     user = store.add_message(session_id, "user", text, tokens=COUNTER.count(text))
     curations.take(session_id, user)
     curation = curation_of(curations, session_id)
-    new = last_user_item(curation)
+    new = curation.last_user()
     assert new is not None and new.id == user.id
     save(store, session_id, curation, curation.apply(curation.plan(new)))
     curations.take(session_id, store.add_message(session_id, "assistant", reply, tokens=COUNTER.count(reply)))
@@ -156,7 +156,7 @@ def test_a_reopened_session_judges_its_entities_as_if_it_had_stayed_open(store: 
     for curations in (live, reopened):
         curations.take(session, user)
         curation = curation_of(curations, session)
-        new = last_user_item(curation)
+        new = curation.last_user()
         assert new is not None and new.id == user.id
         plans.append(curation.plan(new))
     assert plans[0].entities == plans[1].entities

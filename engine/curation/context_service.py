@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 from engine.chat import Session, SessionSettings
 from engine.curation.consent import ConsentChoice, ConsentRequest
 from engine.curation.ledger import LedgerEntry
-from engine.curation.session_curations import SessionCurations, last_user_item
+from engine.curation.session_curations import SessionCurations
 
 if TYPE_CHECKING:
     from engine.curation.context_view import ContextView, ItemDetail
@@ -170,7 +170,7 @@ class ContextService:
             item = curation.by_id.get(item_id)
             if item is None:
                 raise KeyError(f"no message {item_id} in this session")
-            new = last_user_item(curation)
+            new = curation.last_user()
             assert new is not None  # the session has an item, and its first item is the user's
             result = curation.plan(new, system_prompt=held.system_prompt)
             placed = build_view(curation, result, new_id=new.id).item(item_id)

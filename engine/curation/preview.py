@@ -12,7 +12,6 @@ from engine.curation.context_view import ContextView
 from engine.curation.items import Item
 from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
 from engine.curation.session_curation import SessionCuration
-from engine.curation.session_curations import last_user_item
 
 
 def preview_view(
@@ -28,7 +27,7 @@ def preview_view(
     Args:
         cold: The messages before the session's curated cut that may answer a message.
     """
-    new = last_user_item(curation)
+    new = curation.last_user()
     if new is None:
         counter = curation.counter
         system = counter.count(system_prompt) + MESSAGE_OVERHEAD_TOKENS if system_prompt else 0

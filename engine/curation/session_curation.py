@@ -97,6 +97,10 @@ class SessionCuration:
     building = _Reads(lambda state: state.building)
     saved_in_session = _Reads(lambda state: state.saved_in_session)
 
+    def last_user(self) -> Item | None:
+        """The session's last message of the user's (what a request is planned for), if any."""
+        return next((i for i in reversed(self.state.items) if i.role == "user"), None)
+
     def recall_turns(self, item_id: int) -> list[int]:
         """The turns ``item_id`` was last sent recalled in (for pin suggestions)."""
         return self.state.recall_turns.get(item_id, [])

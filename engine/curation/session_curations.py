@@ -25,9 +25,7 @@ from engine.protocols.models import TokenCounter
 from engine.protocols.store import ChatStore
 from engine.summaries.model import SummaryLevel
 
-if TYPE_CHECKING:
-    # The curation engine is imported on first use, in a worker thread: the first screen should
-    # not wait for its entity patterns to compile.
+if TYPE_CHECKING:  # the curation engine is imported on first use, in a worker thread
     from engine.advice.advice import AdviceOutcome, CuratorBrief
     from engine.advice.rules import Guidance
     from engine.curation.context_view import ContextView
@@ -45,8 +43,7 @@ BUILD_CHUNK = 500
 """The latest messages of a long session curated before its first use; the rest are read in a
 thread (see :mod:`engine.curation.build`), and a request meanwhile is planned from those read so far."""
 KEPT_CURATIONS = 2
-"""Curations kept built: the open session's and the one open before, so switching back and forth
-is instant; the others are rebuilt from the store when needed again (kept, each stayed in memory)."""
+"""Curations kept built (the open session's and the one before): the rest are rebuilt when needed."""
 
 
 class SessionCurations:
@@ -124,7 +121,7 @@ class SessionCurations:
             from engine.advice.brief import brief_for
 
             curation = self._get(session_id)
-            new = last_user_item(curation)
+            new = curation.last_user()
             if new is None or curation.fits_verbatim(new, system_prompt=self._system_prompt_for(session_id)):
                 return None
             return brief_for(curation, new, self._notes.decisions(session_id))
@@ -401,8 +398,3 @@ class HeldSession:
         owner = self._owner()
         owner._notes.update_settings(self.session_id, settings)
         self.evict()
-
-
-def last_user_item(curation: SessionCuration) -> Item | None:
-    """The session's last message of the user's (what a request is planned for), if any."""
-    return next((i for i in reversed(curation.items) if i.role == "user"), None)

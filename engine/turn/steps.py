@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from engine.chat import MessageStatus, PromptMessage, Session, StoredMessage
 from engine.curation.prompt import title_from
 from engine.curation.result import CurationResult
-from engine.curation.session_curations import SessionCurations, last_user_item
+from engine.curation.session_curations import SessionCurations
 from engine.protocols.models import TokenCounter
 from engine.protocols.store import ChatStore
 from engine.text.thinking import sent_text
@@ -92,7 +92,7 @@ class TurnSteps:
         """
         with self.curations.held(session_id) as held:
             curation = held.curation
-            new = last_user_item(curation)
+            new = curation.last_user()
             if new is None:
                 raise NothingToRetry(session_id)
             guidance = held.judge(outcome, new.id) if outcome is not None else None
