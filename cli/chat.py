@@ -271,6 +271,8 @@ def load_engine(
     counter.load()
     if config.embeddings == "local":
         load_embedder(turns, notices)
+    elif config.embeddings == "provider":
+        use_provider_embedder(turns, store, choice, config, notices)
     return EngineServices(
         turns=turns,
         models=models,
@@ -292,6 +294,33 @@ def load_embedder(turns: TurnService, notices: list[Notice]) -> None:
         notices.append(
             Notice(f"Recall by meaning is off: the local embedding model did not load ({err}).", "warning")
         )
+
+
+PROVIDER_EMBEDDING_SECONDS = 3.0
+"""Seconds a plan may spend asking the provider for new vectors: a long session's first plan
+measures what it can, and the next plans the rest."""
+
+
+def use_provider_embedder(
+    turns: TurnService, store: SqliteChatStore, choice: ModelChoice, config: Config, notices: list[Notice]
+) -> None:
+    """Recall by meaning with the connected server's embedding model (``embeddings = "provider"``),
+    its vectors kept in the store; a warning, and words alone, when no server is connected."""
+    if choice.offline:
+        notices.append(
+            Notice('Recall by meaning is off: embeddings = "provider" needs a connected server.', "warning")
+        )
+        return
+    from providers.openai_embedder import ProviderEmbedder
+
+    embedder = ProviderEmbedder(
+        model=config.embedding_model,
+        base_url=choice.base_url,
+        api_key=choice.api_key,
+        connect_timeout=config.timeouts.connect,
+        key_hint=choice.key_hint,
+    )
+    turns.use_embedder(embedder, cache=store, budget=PROVIDER_EMBEDDING_SECONDS)
 
 
 def run_chat(*, base_url: str | None, model: str | None, session_id: int | None) -> int:

@@ -15,7 +15,7 @@ from providers.failures import server_detail, shorten
 if TYPE_CHECKING:
     import openai
 
-Phase = Literal["request", "stream", "models"]
+Phase = Literal["request", "stream", "models", "embeddings"]
 """Where an error happened: before the reply started, while it streamed, or listing models."""
 
 
@@ -70,6 +70,11 @@ def translate(err: Exception, phase: Phase, endpoint: Endpoint) -> ModelError:
     if isinstance(err, openai.NotFoundError):
         if phase == "models":
             message = f"The server at {endpoint.where} does not list its models (404)."
+        elif phase == "embeddings":
+            message = (
+                f"The server at {endpoint.where} has no embeddings endpoint or no embedding model named "
+                f"{endpoint.model} (404{_colon_detail(err)}). Check embedding_model in your config."
+            )
         else:
             message = (
                 f"The server at {endpoint.where} has no chat endpoint or no model named {endpoint.model} "

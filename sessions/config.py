@@ -140,9 +140,14 @@ class Config(_Section):
     """How many times the client retries a request that failed in a way worth retrying."""
     profile: Literal["quality", "balanced", "cost"] = "balanced"
     """How hard Heedful works to keep the prompt small: quality keeps most, cost forgets soonest."""
-    embeddings: Literal["off", "local"] = "off"
+    embeddings: Literal["off", "local", "provider"] = "off"
     """Recall older messages by their meaning too, not only their words: "local" loads a small
-    embedding model bundled with Heedful (offline, nothing sent anywhere); "off": words alone."""
+    embedding model bundled with Heedful (offline, nothing sent anywhere); "provider" asks the
+    connected server's ``/v1/embeddings`` for :attr:`embedding_model`'s vectors (the text of every
+    message is sent there once, and its vector kept); "off": words alone."""
+    embedding_model: str = "text-embedding-3-small"
+    """The embedding model ``embeddings = "provider"`` asks for, as the server names it
+    ("nomic-embed-text" in Ollama, say)."""
 
     memory: MemorySettings = Field(default_factory=MemorySettings)
     """Cross-session memory."""

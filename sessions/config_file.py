@@ -174,7 +174,8 @@ _CONFIG = _table(
         "timeouts": _table({"connect": _positive, "read": _positive}),
         "max_retries": lambda n: _whole(n) and n >= 0,  # type: ignore[operator]
         "profile": lambda p: isinstance(p, str) and p in ("quality", "balanced", "cost"),
-        "embeddings": lambda e: isinstance(e, str) and e in ("off", "local"),
+        "embeddings": lambda e: isinstance(e, str) and e in ("off", "local", "provider"),
+        "embedding_model": _text,
         "memory": _table({"enabled": _flag, "inactivity_minutes": _positive}),
         "curation": _table(
             {
@@ -231,7 +232,10 @@ _HEADER = """\
 #     system_prompt = "You are a helpful assistant."
 #     max_retries = 2
 #     profile = "balanced"   # or "quality" (keeps more) or "cost" (forgets sooner)
-#     embeddings = "off"     # or "local": recall by meaning too (a bundled model, offline)
+#     embeddings = "off"     # or "local": recall by meaning too (a bundled model, offline),
+#                            # or "provider": the connected server's /v1/embeddings (each
+#                            # message's text is sent there once), with embedding_model
+#     embedding_model = "text-embedding-3-small"   # or "nomic-embed-text" (Ollama), ...
 #
 #     [timeouts]
 #     connect = 10.0   # seconds to wait for a connection

@@ -237,6 +237,22 @@ _V10_CURATION_CALLS: Migration = tuple(
 )
 
 
+_V11_MESSAGE_VECTORS: Migration = (
+    # Each message's vector from an embedding model (a provider's endpoint costs a request per
+    # text: kept across runs), as little-endian float32 bytes. A row is valid for the text it was
+    # made from (text_hash, checked on reading); a newer one from the same model replaces it.
+    """
+        CREATE TABLE message_vectors (
+            message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (message_id, model)
+        ) WITHOUT ROWID
+        """,
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _V1_INITIAL,
     _V2_CURATION,
@@ -248,6 +264,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _V8_SHOWN_MESSAGE_COUNTS,
     _V9_MESSAGE_SUMMARIES,
     _V10_CURATION_CALLS,
+    _V11_MESSAGE_VECTORS,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 

@@ -4,7 +4,8 @@ corrupt file.
 
 The store is one class made of parts, one per group of tables, each a :class:`sessions.database.Database`
 whose methods hold their own SQL: sessions (:mod:`sessions.session_records`), messages
-(:mod:`sessions.message_records`), recall, curation, analyses, summaries, memories, search and trash.
+(:mod:`sessions.message_records`), recall, curation, analyses, summaries, message vectors,
+memories, search and trash.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sessions import db_file
 from sessions.analysis_records import AnalysisRecords
 from sessions.curation_records import CurationRecords
 from sessions.database import INTERRUPTED_BY_EXIT as INTERRUPTED_BY_EXIT  # re-exported
+from sessions.embedding_records import EmbeddingRecords
 from sessions.memory_records import MemoryRecords
 from sessions.message_records import MessageRecords
 from sessions.recall_records import RecallRecords
@@ -41,6 +43,7 @@ class SqliteChatStore(
     CurationRecords,
     AnalysisRecords,
     SummaryRecords,
+    EmbeddingRecords,
     MemoryRecords,
     SearchRecords,
 ):

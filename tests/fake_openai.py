@@ -4,6 +4,10 @@ Endpoints:
   GET  /v1/models, GET /v1/models/{id}
   POST /v1/chat/completions   stream false, or true as SSE (with a final usage chunk when
                               ``stream_options.include_usage`` is true)
+  POST /v1/embeddings         deterministic vectors (tests/fake_openai_embeddings.py: texts sharing
+                              words are close); recorded in ``embedding_requests``, faulted from
+                              ``embedding_faults`` (any of the HTTP faults below, ``html_page``,
+                              ``slow_headers``), apart from the chat requests and faults
   POST /_fake/faults          ``{"faults": ["429", "slow_first_token:2", ...]}`` queues faults
   POST /_fake/settings        ``{"reply": ..., "chunk_delay": ...}``: any of the ``SETTINGS`` of
                               tests/fake_openai_handler.py
@@ -115,6 +119,8 @@ class FakeOpenAIServer:
         self.enforced_window: int | None = None
         self.faults: list[str] = []
         self.requests: list[FakeRequest] = []
+        self.embedding_requests: list[dict[str, Any]] = []
+        self.embedding_faults: list[str] = []
         self.hook_errors: list[Exception] = []
         self.stopping = threading.Event()
         self._httpd = ChatServer((host, port), ChatHandler)

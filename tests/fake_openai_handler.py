@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from tests import fake_openai_embeddings as embeddings
 from tests import fake_openai_errors as answers
 from tests.fake_http import WireHandler, WireServer
 from tests.fake_openai_errors import BAD_GATEWAY_HTML, ERRORS, _asks_for_json, _kind, _text_of, _tokens
@@ -95,6 +96,9 @@ class ChatHandler(WireHandler):
                 setattr(owner, key, body[key])
             self._send_json(200, {"changed": changed})
             return
+        if self.path == "/v1/embeddings":
+            self._embeddings(body)
+            return
         if self.path != "/v1/chat/completions":
             self._send_json(404, answers.error_body(f"Unknown path {self.path}", "not_found"))
             return
@@ -124,6 +128,25 @@ class ChatHandler(WireHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
             request["outcome"] = "client_disconnected"
+
+    def _embeddings(self, body: dict[str, Any]) -> None:
+        """An embeddings request: recorded apart from chat requests, with its own queue of faults
+        (``echo_secret`` makes it a 500 quoting the secret)."""
+        owner = self.server.owner
+        owner.embedding_requests.append(body)
+        fault = owner.embedding_faults.pop(0) if owner.embedding_faults else ""
+        name, _, arg = fault.partition(":")
+        if owner.echo_secret:
+            self._send_json(500, answers.error_body(answers.echo_message(owner.echo_secret, 0)))
+        elif name in ERRORS:
+            status, err = ERRORS[name]
+            self._send_json(status, {"error": err})
+        elif name == "html_page":
+            self._send_body(200, b"<!doctype html><html><body>Welcome</body></html>", "text/html", {})
+        else:
+            if name == "slow_headers":
+                self._wait(float(arg or 2))
+            self._send_json(*embeddings.answer(body))
 
     def _handle(self, body: dict[str, Any], fault: str, arg: str) -> str:
         owner = self.server.owner

@@ -69,7 +69,8 @@ DOCUMENT = table(
         "timeouts": table({"connect": NUMBERS, "read": NUMBERS}),
         "max_retries": NUMBERS,
         "profile": TEXTS,
-        "embeddings": st.sampled_from(["off", "local", "dense"]),
+        "embeddings": st.sampled_from(["off", "local", "provider", "dense"]),
+        "embedding_model": TEXTS,
         "memory": table({"enabled": st.booleans(), "inactivity_minutes": NUMBERS}),
         "curation": table(
             {

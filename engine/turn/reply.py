@@ -165,6 +165,8 @@ class ReplyRun:
             yield self._take_saved()
         # The reply's place right after the message: the screen lays both out at once.
         yield ReplyStarted(self.reply, self.superseded) if self.resume is None else ReplyResumed(self.reply)
+        if (said := self.tools.steps.dense_notice()) is not None:
+            yield TurnNotice(said)
         while True:
             try:
                 async with contextlib.aclosing(self._attempt()) as attempt:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from engine.curation.context_service import ContextService
     from engine.curation.context_view import ContextView
     from engine.protocols.embeddings import Embedder
+    from engine.protocols.vectors import VectorStore
     from engine.summaries.service import SummaryService
     from engine.turn.conversation_edits import ConversationEdits
 
@@ -149,9 +150,22 @@ class TurnService:
         """Let pins take ``share`` of the budget before another pin asks first."""
         self.curations.pin_limit = share
 
-    def use_embedder(self, embedder: Embedder | None) -> None:
-        """Recall by meaning too, with ``embedder`` (see engine.curation.dense); None: words alone."""
-        self.curations.embedder = embedder  # taken up by each curation under the lock, when next used
+    def use_embedder(
+        self, embedder: Embedder | None, *, cache: VectorStore | None = None, budget: float | None = None
+    ) -> None:
+        """Recall by meaning too, with ``embedder`` (see engine.curation.dense); None: words alone.
+
+        Args:
+            cache: Keeps its vectors between runs (for an embedder that costs a request).
+            budget: Seconds a plan may spend asking it for new vectors (None: no limit).
+        """
+        curations = self.curations
+        if embedder is not None and curations.dense_trouble is None:
+            from engine.curation.dense import DenseTrouble
+
+            curations.dense_trouble = DenseTrouble()
+        curations.vectors, curations.dense_budget = cache, budget
+        curations.embedder = embedder  # taken up by each curation under the lock, when next used
 
     def refresh_memory(self) -> None:
         """The memories changed: cached curations take them up."""

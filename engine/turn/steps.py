@@ -107,6 +107,17 @@ class TurnSteps:
             held.save(curation.apply(result))
             return Planned(result, new.id, [PromptMessage(m.role, m.content) for m in result.messages])
 
+    def dense_notice(self) -> str | None:
+        """What to tell the user, once, of the embedder failing (None: nothing new)."""
+        trouble = self.curations.dense_trouble
+        reason = trouble.take() if trouble is not None else None
+        if reason is None:
+            return None
+        return (
+            f"Recall by meaning is paused: the embeddings endpoint failed ({reason.rstrip('.')}). "
+            "Older messages are recalled by their words alone until it answers again."
+        )
+
     def brief(self, session_id: int) -> CuratorBrief | None:
         return self.curations.brief(session_id)
 
