@@ -7,7 +7,8 @@ Endpoints:
   POST /v1/embeddings         deterministic vectors (tests/fake_openai_embeddings.py: texts sharing
                               words are close); recorded in ``embedding_requests``, faulted from
                               ``embedding_faults`` (any of the HTTP faults below, ``html_page``,
-                              ``slow_headers``), apart from the chat requests and faults
+                              ``slow_headers``, ``quote:TEXT``: a 500 saying TEXT), apart from
+                              the chat requests and faults
   POST /_fake/faults          ``{"faults": ["429", "slow_first_token:2", ...]}`` queues faults
   POST /_fake/settings        ``{"reply": ..., "chunk_delay": ...}``: any of the ``SETTINGS`` of
                               tests/fake_openai_handler.py

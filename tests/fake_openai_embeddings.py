@@ -1,5 +1,7 @@
 """The fake server's ``POST /v1/embeddings``: deterministic vectors, a hashed bag of words, so texts
-that share words are close and texts that share none are orthogonal (see tests/fake_openai.py)."""
+that share words are close and texts that share none are far apart (see tests/fake_openai.py). A
+few synonyms count as one word, as a real model places them together: a question can be close
+in meaning to a message it shares no word with."""
 
 from __future__ import annotations
 
@@ -12,13 +14,15 @@ DIMENSIONS = 64
 """Each vector's length: words hash into this many buckets."""
 
 _WORD = re.compile(r"[a-z0-9]+")
+SYNONYMS = {"feline": "kitten", "cat": "kitten", "sibling": "sister", "take": "adopted"}
+"""Words the fake model places with another (a real model's neighbours in meaning)."""
 
 
 def vector(text: str, dimensions: int = DIMENSIONS) -> list[float]:
     """``text``'s unit vector: one bucket per word (by a stable hash), counted, then normalised."""
     counts = [0.0] * dimensions
     for word in _WORD.findall(text.lower()):
-        digest = hashlib.blake2s(word.encode(), digest_size=4).digest()
+        digest = hashlib.blake2s(SYNONYMS.get(word, word).encode(), digest_size=4).digest()
         counts[int.from_bytes(digest, "big") % dimensions] += 1.0
     norm = math.sqrt(sum(c * c for c in counts))
     return [c / norm for c in counts] if norm else counts

@@ -143,6 +143,8 @@ class ChatHandler(WireHandler):
             self._send_json(status, {"error": err})
         elif name == "html_page":
             self._send_body(200, b"<!doctype html><html><body>Welcome</body></html>", "text/html", {})
+        elif name == "quote":  # a 500 whose message is ARG (a server quoting what it was sent)
+            self._send_json(500, answers.error_body(arg))
         else:
             if name == "slow_headers":
                 self._wait(float(arg or 2))

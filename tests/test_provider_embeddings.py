@@ -1,0 +1,194 @@
+"""Recall by meaning with the connected provider's ``/v1/embeddings``: the real openai client over
+loopback HTTP to the fake server (tests/fake_openai_embeddings.py: a hashed bag of words with a
+few synonyms), vectors kept per message in SQLite, and an endpoint that fails leaving words alone
+with one notice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from engine.curation.consent import ConsentChoice
+from engine.curation.context_building import build_view
+from engine.curation.dense import DenseIndex
+from engine.curation.session_curation import SessionCuration
+from engine.text.tokens import LazyTokenCounter, load_counter
+from engine.turn.events import ReplyCompleted, TurnEvent, TurnNotice
+from engine.turn.service import TurnService
+from providers.openai_chat import OpenAIChatModel
+from providers.openai_embedder import ProviderEmbedder
+from sessions.rows import value
+from sessions.store import SqliteChatStore
+from tests.fake_openai import FakeOpenAIServer
+
+COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
+EMBEDDING_MODEL = "fake-embedding"
+EVIDENCE = "My sister adopted a little kitten from the shelter last spring."
+QUESTION = "Which feline did my sibling take in?"
+FILLERS = (
+    "The deploy script needs a retry around the database migration step.",
+    "Schedule the budget review for the finance team on Thursday.",
+    "The hiking trail was muddy after the storm, so bring boots.",
+    "The laptop battery drains quickly at full screen brightness.",
+)
+
+
+@pytest.fixture
+def embedder(fake_server: FakeOpenAIServer) -> Iterator[ProviderEmbedder]:
+    made = ProviderEmbedder(model=EMBEDDING_MODEL, base_url=fake_server.base_url, api_key=None)
+    yield made
+    made.close()
+
+
+def inputs(server: FakeOpenAIServer) -> list[str]:
+    """Every text the server was asked to embed, in order."""
+    return [text for body in server.embedding_requests for text in body["input"]]
+
+
+def test_a_question_recalls_its_evidence_through_the_providers_vectors(
+    fake_server: FakeOpenAIServer, embedder: ProviderEmbedder
+) -> None:
+    counter = load_counter("", model_is_offline=True)
+    curation = SessionCuration(window=1000, counter=counter, policy=ConsentChoice.REMOVE)
+    curation.state.dense = DenseIndex(embedder)
+    texts = [EVIDENCE] + [f"{FILLERS[n % 4]} Note {n}." for n in range(40)]
+    for n, text in enumerate(texts):
+        user = curation.add_message(2 * n + 1, "user", text, counter.count(text))
+        curation.add_message(2 * n + 2, "assistant", f"Understood, noted {n}.", 6)
+        curation.apply(curation.plan(user))
+    assert curation.by_id[1].state.value == "pruned"
+    new = curation.add_message(999, "user", QUESTION, counter.count(QUESTION))
+    result = curation.plan(new)
+    view = build_view(curation, result, new_id=new.id).item(1)
+    assert view is not None and view.reason == "recalled: close in meaning to your message"
+    assert {body["model"] for body in fake_server.embedding_requests} == {EMBEDDING_MODEL}
+    assert QUESTION in inputs(fake_server)
+    # Its words alone do not recall it: the provider's vectors did.
+    curation.state.dense = None
+    assert 1 not in {s for m in curation.plan(new).messages for s in m.sources}
+
+
+def a_session(store: SqliteChatStore, messages: int = 30) -> int:
+    session = store.create_session("Pets")
+    for n in range(messages // 2):
+        said = EVIDENCE if n == 0 else f"{FILLERS[n % 4]} Note {n}."
+        store.add_message(session.id, "user", said, tokens=COUNTER.count(said))
+        store.add_message(session.id, "assistant", f"Understood, noted {n}.", tokens=6)
+    return session.id
+
+
+def service(store: SqliteChatStore, model: OpenAIChatModel, embedder: ProviderEmbedder) -> TurnService:
+    """A turn service over ``store`` that recalls by meaning with ``embedder``, its vectors kept
+    in ``store``: a new one is what a new run of Heedful starts with."""
+    turns = TurnService(store, model, COUNTER, system_prompt="", view_delay=0)
+    turns.use_embedder(embedder, cache=store)
+    return turns
+
+
+async def send(turns: TurnService, session_id: int, text: str) -> list[TurnEvent]:
+    return [event async for event in turns.send(session_id, text)]
+
+
+async def test_vectors_are_kept_so_the_next_run_asks_only_for_new_texts(
+    fake_server: FakeOpenAIServer,
+    store: SqliteChatStore,
+    chat_model: Callable[[int], OpenAIChatModel],
+    embedder: ProviderEmbedder,
+) -> None:
+    fake_server.reply = "Noted."
+    model = chat_model(8192)
+    session_id = a_session(store)
+    first = await send(service(store, model, embedder), session_id, QUESTION)
+    assert isinstance(first[-1], ReplyCompleted)
+    asked_first = inputs(fake_server)
+    assert EVIDENCE in asked_first and len(asked_first) >= 20  # the older messages, and the question
+    with store._transaction() as conn:
+        kept = value(conn, "SELECT count(*) FROM message_vectors WHERE model = ?", (EMBEDDING_MODEL,))
+    assert kept == len(asked_first) - 1  # every message's, not the question's (not a candidate yet)
+
+    # A new run: its plan reads the kept vectors and asks only for what it has not seen.
+    fake_server.embedding_requests.clear()
+    second = await send(service(store, model, embedder), session_id, "And what about the boots?")
+    assert isinstance(second[-1], ReplyCompleted)
+    asked_second = inputs(fake_server)
+    assert not set(asked_second) & set(asked_first[:-1])  # nothing kept is asked for again
+    assert "And what about the boots?" in asked_second and len(asked_second) < 8
+
+    # A message whose text changed is embedded again.
+    evidence = next(m for m in store.messages(session_id) if m.content == EVIDENCE)
+    store.update_message(evidence.id, content="My sister adopted two kittens from the shelter.")
+    fake_server.embedding_requests.clear()
+    await send(service(store, model, embedder), session_id, "How many did she adopt?")
+    assert "My sister adopted two kittens from the shelter." in inputs(fake_server)
+    assert "Schedule the budget review for the finance team on Thursday. Note 1." not in inputs(fake_server)
+
+
+async def test_an_endpoint_that_fails_leaves_words_alone_and_says_so_once(
+    fake_server: FakeOpenAIServer,
+    store: SqliteChatStore,
+    chat_model: Callable[[int], OpenAIChatModel],
+    embedder: ProviderEmbedder,
+) -> None:
+    fake_server.reply = "Noted."
+    fake_server.embedding_faults.extend(["503"] * 20)
+    session_id = a_session(store)
+    turns = service(store, chat_model(8192), embedder)
+    events = await send(turns, session_id, QUESTION)
+    events += await send(turns, session_id, "And the boots?")
+    assert [type(e) for e in events].count(ReplyCompleted) == 2  # both replies, words alone
+    notices = [e.text for e in events if isinstance(e, TurnNotice)]
+    assert len(notices) == 1
+    assert notices[0].startswith("Recall by meaning is paused: the embeddings endpoint failed")
+    assert "503" in notices[0] and "Traceback" not in notices[0]
+    assert fake_server.embedding_requests  # it was asked, and failed
+
+
+async def test_the_endpoints_error_text_passes_the_redaction_gate(
+    fake_server: FakeOpenAIServer, store: SqliteChatStore, chat_model: Callable[[int], OpenAIChatModel]
+) -> None:
+    key = "sk-proj-embedTESTkey0123456789abcdefABCDEF"
+    fake_server.reply = "Noted."
+    fake_server.embedding_faults.append(f"quote:the key {key} may not use this model")
+    embedder = ProviderEmbedder(model=EMBEDDING_MODEL, base_url=fake_server.base_url, api_key=key)
+    try:
+        events = await send(service(store, chat_model(8192), embedder), a_session(store), QUESTION)
+    finally:
+        embedder.close()
+    notices = [e.text for e in events if isinstance(e, TurnNotice)]
+    assert len(notices) == 1 and "may not use this model" in notices[0]
+    assert key not in notices[0] and key[8:24] not in notices[0]
+
+
+def test_embeddings_provider_in_the_config_asks_the_connected_server(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    from cli.chat import build_services
+    from tests.apphelpers import write_config
+
+    write_config('embeddings = "provider"\nembedding_model = "nomic-embed-text"\n')
+    services, _ = build_services(base_url=fake_server.base_url, model="fake-model", env={}, defer_engine=True)
+    try:
+        engine = services.load_engine()
+        curations = engine.turns.curations
+        assert isinstance(curations.embedder, ProviderEmbedder)
+        assert curations.embedder.name == "nomic-embed-text"
+        assert curations.vectors is services.store
+        assert not engine.notices
+    finally:
+        services.store.close()
+
+
+def test_embeddings_provider_with_no_server_leaves_words_alone_and_says_so() -> None:
+    from cli.chat import build_services
+    from tests.apphelpers import write_config
+
+    write_config('embeddings = "provider"\n')
+    services, _ = build_services(env={}, defer_engine=True)
+    try:
+        engine = services.load_engine()
+        assert engine.turns.curations.embedder is None
+        assert [n.severity for n in engine.notices] == ["warning"]
+        assert "needs a connected server" in engine.notices[0].text
+    finally:
+        services.store.close()
