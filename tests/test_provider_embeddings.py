@@ -6,6 +6,7 @@ with one notice."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import cast
 
 import pytest
 
@@ -124,24 +125,34 @@ async def test_vectors_are_kept_so_the_next_run_asks_only_for_new_texts(
     assert "Schedule the budget review for the finance team on Thursday. Note 1." not in inputs(fake_server)
 
 
+@pytest.mark.parametrize(
+    ("fault", "said"), [("503", "The server failed (503"), ("slow_headers:3", "did not answer within 0.5")]
+)
 async def test_an_endpoint_that_fails_leaves_words_alone_and_says_so_once(
     fake_server: FakeOpenAIServer,
     store: SqliteChatStore,
     chat_model: Callable[[int], OpenAIChatModel],
-    embedder: ProviderEmbedder,
+    fault: str,
+    said: str,
 ) -> None:
     fake_server.reply = "Noted."
-    fake_server.embedding_faults.extend(["503"] * 20)
+    fake_server.embedding_faults.extend([fault] * 20)
     session_id = a_session(store)
+    embedder = ProviderEmbedder(
+        model=EMBEDDING_MODEL, base_url=fake_server.base_url, api_key=None, read_timeout=0.5
+    )
     turns = service(store, chat_model(8192), embedder)
-    events = await send(turns, session_id, QUESTION)
-    events += await send(turns, session_id, "And the boots?")
+    try:
+        events = await send(turns, session_id, QUESTION)
+        events += await send(turns, session_id, "And the boots?")
+    finally:
+        embedder.close()
     assert [type(e) for e in events].count(ReplyCompleted) == 2  # both replies, words alone
     notices = [e.text for e in events if isinstance(e, TurnNotice)]
     assert len(notices) == 1
     assert notices[0].startswith("Recall by meaning is paused: the embeddings endpoint failed")
-    assert "503" in notices[0] and "Traceback" not in notices[0]
-    assert fake_server.embedding_requests  # it was asked, and failed
+    assert said in notices[0] and "Traceback" not in notices[0]
+    assert len(fake_server.embedding_requests) == 1  # asked once, and not again at once
 
 
 async def test_the_endpoints_error_text_passes_the_redaction_gate(
@@ -173,7 +184,7 @@ def test_embeddings_provider_in_the_config_asks_the_connected_server(
         curations = engine.turns.curations
         assert isinstance(curations.embedder, ProviderEmbedder)
         assert curations.embedder.name == "nomic-embed-text"
-        assert curations.vectors is services.store
+        assert curations.vectors is cast(object, services.store)
         assert not engine.notices
     finally:
         services.store.close()
