@@ -203,3 +203,17 @@ def test_embeddings_provider_with_no_server_leaves_words_alone_and_says_so() -> 
         assert "needs a connected server" in engine.notices[0].text
     finally:
         services.store.close()
+
+
+def test_a_plan_out_of_time_for_new_vectors_measures_the_rest_next_time() -> None:
+    from tests.test_dense import ConceptEmbedder
+
+    counter = load_counter("", model_is_offline=True)
+    curation = SessionCuration(window=1000, counter=counter)
+    items = [curation.add_message(n, "user", f"message {n} about topic {n % 7}", 6) for n in range(600)]
+    ticks = iter(range(0, 1000, 2))  # each look at the clock is two seconds later
+    index = DenseIndex(ConceptEmbedder(), budget=1.0, clock=lambda: float(next(ticks)))
+    first = index.similarities("topic 3", items)
+    assert len(first.ids) == 512  # one batch, then out of time: the others have no say yet
+    second = index.similarities("topic 3", items)
+    assert len(second.ids) == 600
