@@ -50,9 +50,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument(
         "--embeddings",
-        choices=("off", "local"),
+        choices=("off", "local", "provider"),
         default="off",
-        help="recall by meaning too, with the local embedding model (default: off, words alone)",
+        help="recall by meaning too, with the local embedding model, or the --base-url server's "
+        "/v1/embeddings (which also curates live) (default: off, words alone)",
+    )
+    replay.add_argument(
+        "--embedding-model",
+        default="text-embedding-3-small",
+        metavar="NAME",
+        help="the server's embedding model, with --embeddings provider (default: text-embedding-3-small)",
     )
     _add_session_commands(commands)
     return parser
@@ -174,6 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             base_url=args.live_base_url or args.base_url,
             model=args.live_model or args.model,
             embeddings=args.embeddings,
+            embedding_model=args.embedding_model,
         )
     if args.command == "sessions":
         from cli import sessions_cmd

@@ -27,7 +27,7 @@ from engine.curation.consent import ConsentChoice
 from engine.curation.result import CurationResult
 from engine.curation.session_curation import SessionCuration
 from engine.curation.stored import save
-from engine.errors import StoreError
+from engine.errors import ModelError, StoreError
 from engine.summaries.model import SummaryLevel
 from engine.text.inert import inert, inert_json, quoted
 from engine.text.redaction import redact
@@ -104,7 +104,9 @@ class ReplayOptions(TypedDict):
     base_url: NotRequired[str | None]
     model: NotRequired[str | None]
     embeddings: NotRequired[str]
-    """"local": the bundled embedding model joins the ranking; "off" (the default): words alone."""
+    """"local": the bundled embedding model joins the ranking; "provider": ``embedding_model`` at
+    ``base_url``'s ``/v1/embeddings``; "off" (the default): words alone."""
+    embedding_model: NotRequired[str]
 
 
 def replay(transcript: Path, **options: Unpack[ReplayOptions]) -> dict[str, object]:
@@ -128,6 +130,7 @@ async def _replay(
     base_url: str | None = None,
     model: str | None = None,
     embeddings: str = "off",
+    embedding_model: str = "text-embedding-3-small",
 ) -> dict[str, object]:
     # An exported session keeps its superseded and failed replies; the app never sends them, nor does this.
     messages = [message for message in read_transcript(transcript) if message.in_conversation]
@@ -140,7 +143,7 @@ async def _replay(
         budget_ratio=budget_ratio,
         policy=ConsentChoice(consent),
     )
-    embedder_name = _use_embeddings(curation, embeddings)
+    embedder_name = _use_embeddings(curation, embeddings, base_url, embedding_model)
     live = None
     if base_url is not None:
         from cli.replay_live import LiveCuration
@@ -151,7 +154,7 @@ async def _replay(
     ids: dict[int, str] = {}
     timings: list[float] = []
     last: CurationResult | None = None
-    with _replay_store() as store:
+    with _replay_store() as store, _closing(curation):
         session = store.create_session(f"replay of {transcript.name}")
         for message in messages:
             tokens = counter.count(message.content)
@@ -214,19 +217,46 @@ async def _replay(
     return document
 
 
-def _use_embeddings(curation: SessionCuration, embeddings: str) -> str | None:
-    """Give the curation the local embedding model when asked (``"local"``); its name, or None."""
-    if embeddings != "local":
+def _use_embeddings(
+    curation: SessionCuration, embeddings: str, base_url: str | None, embedding_model: str
+) -> str | None:
+    """Give the curation the embedding model asked for (``"local"``, or ``"provider"``: the
+    server at ``base_url``); its name, or None. A provider that fails ends the replay (its figures
+    would otherwise be words alone's under the embeddings' name)."""
+    if embeddings not in ("local", "provider"):
         return None
     from engine.curation.dense import DenseIndex
-    from providers.local_embedder import load_local_embedder
+    from engine.protocols.embeddings import Embedder
 
-    try:
-        embedder = load_local_embedder()
-    except (ImportError, OSError) as err:
-        raise ValueError(f"the local embedding model could not be loaded: {err}") from err
+    embedder: Embedder
+    if embeddings == "provider":
+        if base_url is None:
+            raise ValueError("--embeddings provider needs --base-url (the server with /v1/embeddings)")
+        from providers.openai_embedder import ProviderEmbedder
+
+        key = os.environ.get("OPENAI_API_KEY") or None
+        embedder = ProviderEmbedder(model=embedding_model, base_url=base_url, api_key=key)
+    else:
+        from providers.local_embedder import load_local_embedder
+
+        try:
+            embedder = load_local_embedder()
+        except (ImportError, OSError) as err:
+            raise ValueError(f"the local embedding model could not be loaded: {err}") from err
     curation.state.dense = DenseIndex(embedder)
     return embedder.name
+
+
+@contextmanager
+def _closing(curation: SessionCuration) -> Iterator[None]:
+    """Close the connections of the curation's embedder (a provider's) when the replay ends."""
+    try:
+        yield
+    finally:
+        dense = curation.state.dense
+        close = getattr(dense.embedder, "close", None) if dense is not None else None
+        if close is not None:
+            close()
 
 
 def run_replay(transcript: Path, *, output: Path | None, **options: Unpack[ReplayOptions]) -> int:
@@ -235,7 +265,7 @@ def run_replay(transcript: Path, *, output: Path | None, **options: Unpack[Repla
     except (TranscriptError, ValueError) as err:
         print(inert(redact(f"heedful replay: {err}")), file=sys.stderr)
         return 2
-    except StoreError as err:
+    except (StoreError, ModelError) as err:
         print(inert(redact(f"heedful replay: {err.user_message}")), file=sys.stderr)
         return 1
     # A live model's answers and errors are in it: through the redaction gate, as a whole, then

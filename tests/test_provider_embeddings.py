@@ -5,11 +5,14 @@ with one notice."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import cast
 
 import pytest
 
+from cli.main import main
 from engine.curation.consent import ConsentChoice
 from engine.curation.context_building import build_view
 from engine.curation.dense import DenseIndex
@@ -217,3 +220,37 @@ def test_a_plan_out_of_time_for_new_vectors_measures_the_rest_next_time() -> Non
     assert len(first.ids) == 512  # one batch, then out of time: the others have no say yet
     second = index.similarities("topic 3", items)
     assert len(second.ids) == 600
+
+
+def replay_with_provider(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], server: FakeOpenAIServer
+) -> tuple[int, str, str]:
+    rows = [{"id": "u0", "role": "user", "content": EVIDENCE}]
+    rows.append({"id": "a0", "role": "assistant", "content": "A kitten from the shelter, how lovely."})
+    for n in range(40):
+        rows.append({"id": f"u{n + 1}", "role": "user", "content": f"{FILLERS[n % 4]} Note number {n}."})
+        rows.append({"id": f"a{n + 1}", "role": "assistant", "content": f"Understood, noted {n}."})
+    transcript, probes = tmp_path / "t.jsonl", tmp_path / "p.jsonl"
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    probes.write_text(json.dumps({"id": "q", "content": QUESTION}) + "\n")
+    args = [str(transcript), "--context-window", "1000", "--consent", "remove", "--probes", str(probes)]
+    args += ["--base-url", server.base_url, "--model", "fake-model"]
+    code = main(["replay", *args, "--embeddings", "provider", "--embedding-model", EMBEDDING_MODEL])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_replay_with_the_providers_embeddings_recalls_by_their_meaning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_server: FakeOpenAIServer
+) -> None:
+    code, out, _ = replay_with_provider(tmp_path, capsys, fake_server)
+    assert code == 0
+    document = json.loads(out)
+    assert document["embeddings"] == EMBEDDING_MODEL
+    assert EVIDENCE in [m["content"] for m in document["probes"][0]["context"]["messages"]]
+    assert {body["model"] for body in fake_server.embedding_requests} == {EMBEDDING_MODEL}
+
+    fake_server.embedding_faults.append("401")  # figures by words alone must not pass for these
+    code, out, err = replay_with_provider(tmp_path, capsys, fake_server)
+    assert code == 1 and out == ""
+    assert err.startswith("heedful replay: The server") and "Traceback" not in err
