@@ -172,7 +172,7 @@ def test_a_local_model_that_cannot_load_leaves_words_alone_and_says_so(
     services, _ = build_services(env={}, defer_engine=True)
     try:
         engine = services.load_engine()
-        assert engine.turns.curations.embedder is None
+        assert engine.turns.curations.meaning is None
         assert [n.severity for n in engine.notices] == ["warning"]
         assert "Recall by meaning is off" in engine.notices[0].text
         assert "weights unreadable" in engine.notices[0].text

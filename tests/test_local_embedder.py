@@ -125,8 +125,7 @@ def test_the_embeddings_setting_loads_the_local_model_with_the_engine(
     services, _ = build_services(env={}, defer_engine=True)
     try:
         engine = services.load_engine()
-        embedder = engine.turns.curations.embedder
-        assert (embedder is not None) is loaded
+        assert (engine.turns.curations.meaning is not None) is loaded
         assert not engine.notices
         session = services.store.create_session("cats")
         services.store.add_message(session.id, "user", EVIDENCE)

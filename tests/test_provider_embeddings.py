@@ -185,9 +185,10 @@ def test_embeddings_provider_in_the_config_asks_the_connected_server(
     try:
         engine = services.load_engine()
         curations = engine.turns.curations
-        assert isinstance(curations.embedder, ProviderEmbedder)
-        assert curations.embedder.name == "nomic-embed-text"
-        assert curations.vectors is cast(object, services.store)
+        assert curations.meaning is not None
+        assert isinstance(curations.meaning.embedder, ProviderEmbedder)
+        assert curations.meaning.embedder.name == "nomic-embed-text"
+        assert curations.meaning.cache is cast(object, services.store)
         assert not engine.notices
     finally:
         services.store.close()
@@ -201,7 +202,7 @@ def test_embeddings_provider_with_no_server_leaves_words_alone_and_says_so() -> 
     services, _ = build_services(env={}, defer_engine=True)
     try:
         engine = services.load_engine()
-        assert engine.turns.curations.embedder is None
+        assert engine.turns.curations.meaning is None
         assert [n.severity for n in engine.notices] == ["warning"]
         assert "needs a connected server" in engine.notices[0].text
     finally:

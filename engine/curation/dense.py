@@ -224,20 +224,21 @@ def _none() -> Similarities:
     return Similarities((), np.zeros(0, dtype=np.float32))
 
 
-def fitted(
-    index: DenseIndex | None,
-    embedder: Embedder | None,
-    *,
-    cache: VectorStore | None = None,
-    trouble: DenseTrouble | None = None,
-    budget: float | None = None,
-) -> DenseIndex | None:
-    """``index`` if it measures with ``embedder``; else a new index for it (None for None)."""
-    if embedder is None:
-        return None
-    if index is not None and index.embedder is embedder:
-        return index
-    return DenseIndex(embedder, cache=cache, trouble=trouble, budget=budget)
+@dataclass(frozen=True)
+class Meaning:
+    """Recall by meaning as set up: the embedder, the cache of its vectors, where its failures are
+    told, and the seconds a plan may spend asking it (see :class:`DenseIndex`)."""
+
+    embedder: Embedder
+    trouble: DenseTrouble
+    cache: VectorStore | None = None
+    budget: float | None = None
+
+    def index(self, current: DenseIndex | None) -> DenseIndex:
+        """``current`` if it measures with this embedder; else a new index for it."""
+        if current is not None and current.embedder is self.embedder:
+            return current
+        return DenseIndex(self.embedder, cache=self.cache, trouble=self.trouble, budget=self.budget)
 
 
 def combine(

@@ -29,12 +29,10 @@ if TYPE_CHECKING:  # the curation engine is imported on first use, in a worker t
     from engine.advice.advice import AdviceOutcome, CuratorBrief
     from engine.advice.rules import Guidance
     from engine.curation.context_view import ContextView
-    from engine.curation.dense import DenseTrouble
+    from engine.curation.dense import Meaning
     from engine.curation.items import Item
     from engine.curation.result import CurationDelta
     from engine.curation.session_curation import SessionCuration
-    from engine.protocols.embeddings import Embedder
-    from engine.protocols.vectors import VectorStore
 
 
 CURATED_LIMIT = 10_000
@@ -85,13 +83,9 @@ class SessionCurations:
         """What the curation model's tokens cost, when known (for the panel's estimate)."""
         self.pin_limit = DEFAULT_PIN_LIMIT
         """Share of the budget pins may take before another pin asks first (engine.curation.pins)."""
-        self.embedder: Embedder | None = None
-        """Measures closeness in meaning for recall (engine.curation.dense), from each curation's
-        next use; None: words alone."""
-        self.vectors: VectorStore | None = None
-        self.dense_trouble: DenseTrouble | None = None
-        self.dense_budget: float | None = None
-        """The embedder's cache, failures told once, and seconds a plan may ask it (DenseIndex's)."""
+        self.meaning: Meaning | None = None
+        """Recall by meaning (engine.curation.dense), taken up by each curation at its next use;
+        None: words alone."""
         self.incremental = True
         """A long session's curation is read in the background, its latest messages first, and
         used meanwhile; False: built whole before its first use."""
@@ -259,13 +253,8 @@ class SessionCurations:
             book = curation.state.model_summaries = SummaryBook(level)
             book.load(self.store.load_summaries(session_id))
         curation.state.pin_limit = self.pin_limit
-        if self.embedder is not None or curation.state.dense is not None:
-            from engine.curation.dense import fitted
-
-            state, trouble = curation.state, self.dense_trouble
-            state.dense = fitted(
-                state.dense, self.embedder, cache=self.vectors, trouble=trouble, budget=self.dense_budget
-            )
+        state = curation.state
+        state.dense = self.meaning.index(state.dense) if self.meaning is not None else None
 
     def _take(self, session_id: int, message: StoredMessage) -> None:
         """(A curation rebuilt from the store after the message was written read it there already.)"""

@@ -160,12 +160,13 @@ class TurnService:
             budget: Seconds a plan may spend asking it for new vectors (None: no limit).
         """
         curations = self.curations
-        if embedder is not None and curations.dense_trouble is None:
-            from engine.curation.dense import DenseTrouble
+        if embedder is None:
+            curations.meaning = None
+            return
+        from engine.curation.dense import DenseTrouble, Meaning
 
-            curations.dense_trouble = DenseTrouble()
-        curations.vectors, curations.dense_budget = cache, budget
-        curations.embedder = embedder  # taken up by each curation under the lock, when next used
+        trouble = curations.meaning.trouble if curations.meaning is not None else DenseTrouble()
+        curations.meaning = Meaning(embedder, trouble, cache, budget)  # taken up by each curation
 
     def refresh_memory(self) -> None:
         """The memories changed: cached curations take them up."""

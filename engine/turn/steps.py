@@ -109,8 +109,8 @@ class TurnSteps:
 
     def dense_notice(self) -> str | None:
         """What to tell the user, once, of the embedder failing (None: nothing new)."""
-        trouble = self.curations.dense_trouble
-        reason = trouble.take() if trouble is not None else None
+        meaning = self.curations.meaning
+        reason = meaning.trouble.take() if meaning is not None else None
         if reason is None:
             return None
         return (
