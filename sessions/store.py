@@ -20,6 +20,7 @@ from sessions import db_file
 from sessions.analysis_records import AnalysisRecords
 from sessions.curation_records import CurationRecords
 from sessions.database import INTERRUPTED_BY_EXIT as INTERRUPTED_BY_EXIT  # re-exported
+from sessions.keep_rule_records import KeepRuleRecords
 from sessions.memory_records import MemoryRecords
 from sessions.message_records import MessageRecords
 from sessions.recall_records import RecallRecords
@@ -39,6 +40,7 @@ class SqliteChatStore(
     MessageRecords,
     RecallRecords,
     CurationRecords,
+    KeepRuleRecords,
     AnalysisRecords,
     SummaryRecords,
     MemoryRecords,
