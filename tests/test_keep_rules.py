@@ -167,3 +167,18 @@ def test_rules_never_push_past_the_budget_nor_send_what_the_user_forgot(
     forgotten = {i.id for i in chat.curation.items if i.forgotten}
     assert not forgotten & set(result.kept_by_rule)
     assert set(result.kept_by_rule) <= sent(result)
+
+
+def test_with_embeddings_on_a_rule_also_matches_by_meaning() -> None:
+    from engine.curation.dense import DenseIndex
+    from tests.test_dense import ConceptEmbedder
+
+    chat = Chat()
+    cat = chat.say("assistant", "My feline sleeps all day.")
+    other = chat.say("assistant", "The invoice totals are due on Friday.")
+    keep = rule(1, "anything about the kitten")
+    assert matches([keep], chat.curation.items, chat.curation.term_index) == {}  # no shared word
+    chat.curation.state.dense = DenseIndex(ConceptEmbedder())
+    found = matches([keep], chat.curation.items, chat.curation.term_index, chat.curation.state.dense)
+    assert set(found) == {cat.id}
+    assert other.id not in found

@@ -86,3 +86,16 @@ async def test_keep_before_a_conversation_says_there_is_nothing_yet() -> None:
         await command(pilot, app, "/keep the schema")
         await wait_for(pilot, lambda: any("nothing to keep yet" in t for t in toasts(app)))
         assert chat(app).composer.text == "/keep the schema"  # refused: left as typed
+
+
+async def test_a_rule_without_words_to_match_is_refused(fake_server: FakeOpenAIServer) -> None:
+    fake_provider(fake_server, 700)
+    fake_server.reply = "Noted."
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await send(pilot, "The database schema: users and orders.")
+        await command(pilot, app, "/keep anything about the")
+        await wait_for(pilot, lambda: any("words that name it" in t for t in toasts(app)))
+        session = chat(app).session
+        assert session is not None and app.services.store.keep_rules(session.id) == []
+        assert chat(app).composer.text == "/keep anything about the"  # left to be reworded

@@ -25,6 +25,8 @@ MATCH_SHARE = 0.6
 two of three, three of four."""
 DENSE_MATCH = 0.55
 """With embeddings on, an item this close in meaning (cosine) to the rule matches too."""
+MAX_RULE_CHARS = 300
+"""A rule is a few words; a paste is not a rule."""
 FILLER = frozenset(
     terms(
         "anything everything something whatever stuff thing things related relating regarding concerning "
@@ -49,9 +51,9 @@ class KeepRule:
 
 
 def rule(rule_id: int, text: str) -> KeepRule:
-    """The rule ``text`` (stored as ``rule_id``) with its content words."""
-    found = frozenset(terms(text)) - FILLER
-    return KeepRule(rule_id, text, found or frozenset(terms(text)))
+    """The rule ``text`` (stored as ``rule_id``) with its content words (none: it matches nothing,
+    and ``/keep`` refuses it)."""
+    return KeepRule(rule_id, text, frozenset(terms(text)) - FILLER)
 
 
 def needed(rule: KeepRule) -> int:

@@ -96,20 +96,24 @@ class SlashCommands(ChatPart):
             self.host.notify("There is nothing to keep yet: start the conversation first.")
             return False
         if argument:
+            from engine.curation.keep_rules import MAX_RULE_CHARS, rule
+
+            if len(argument) > MAX_RULE_CHARS:
+                self.host.notify(f"A keep rule is a few words (up to {MAX_RULE_CHARS} characters).")
+                return False
+            if not rule(0, argument).terms:
+                self.host.notify("Say what to keep in words that name it: /keep the database schema.")
+                return False
             self.background(self._add_keep_rule(session.id, argument))
         else:
             self.background(self._list_keep_rules(session.id))
         return True
 
     async def _add_keep_rule(self, session_id: int, text: str) -> None:
-        from tui.sanitize import inert
-
         rule, matching, view = await self.host.services.context.add_keep_rule(session_id, text)
         self.host.show_context(view)
         now = "1 message" if matching == 1 else f"{matching:,} messages"
-        self.host.notify(
-            f"Keeping what matches “{inert(rule.text)}”: {now} now. /keep lists the rules.", markup=False
-        )
+        self.host.notify(f"Keeping what matches “{rule.text}”: {now} now. /keep lists the rules.")
 
     async def _list_keep_rules(self, session_id: int) -> None:
         from tui.screens.keep_rules import KeepRulesScreen
