@@ -183,11 +183,9 @@ class SessionCurations:
         from engine.curation.stored import read_session
 
         profile = self._profile_for(session_id)
-        curation = read_session(
+        return read_session(
             self.store, session_id, cut, window=self.window(), counter=self.counter, profile=profile
         )
-        curation.set_keep_rules(self.store.keep_rules(session_id))
-        return curation
 
     def _system_prompt_for(self, session_id: int | None) -> str:
         own = self._notes.settings(session_id).system_prompt if session_id is not None else None
