@@ -253,6 +253,21 @@ _V11_MESSAGE_VECTORS: Migration = (
 )
 
 
+_V12_KEEP_RULES: Migration = (
+    # What the user said must survive ("/keep ..."), per session: its items matching a rule are
+    # retained with the rule as the reason (engine.curation.keep_rules).
+    """
+    CREATE TABLE keep_rules (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        text TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX keep_rules_session ON keep_rules (session_id, id)",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _V1_INITIAL,
     _V2_CURATION,
@@ -265,6 +280,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _V9_MESSAGE_SUMMARIES,
     _V10_CURATION_CALLS,
     _V11_MESSAGE_VECTORS,
+    _V12_KEEP_RULES,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 

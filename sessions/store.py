@@ -22,6 +22,7 @@ from sessions.analysis_records import AnalysisRecords
 from sessions.curation_records import CurationRecords
 from sessions.database import INTERRUPTED_BY_EXIT as INTERRUPTED_BY_EXIT  # re-exported
 from sessions.embedding_records import EmbeddingRecords
+from sessions.keep_rule_records import KeepRuleRecords
 from sessions.memory_records import MemoryRecords
 from sessions.message_records import MessageRecords
 from sessions.recall_records import RecallRecords
@@ -41,6 +42,7 @@ class SqliteChatStore(
     MessageRecords,
     RecallRecords,
     CurationRecords,
+    KeepRuleRecords,
     AnalysisRecords,
     SummaryRecords,
     EmbeddingRecords,

@@ -25,6 +25,11 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("unpin", "[#N]", "unpin a message"),
     SlashCommand("forget", "[#N]", "forget a message now (it stays in the store; /restore brings it back)"),
     SlashCommand("restore", "[#N]", "send a summarized, pruned or forgotten message verbatim again"),
+    SlashCommand(
+        "keep",
+        "[TEXT]",
+        "keep messages about TEXT verbatim while they fit (/keep the database schema); alone: list them",
+    ),
     SlashCommand("compact", "", "summarize older turns now (your own messages only if you agree)"),
     SlashCommand("tokens", "", "what each part of the next request costs, in tokens"),
     SlashCommand(

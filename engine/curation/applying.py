@@ -92,6 +92,7 @@ def apply(state: CurationState, result: CurationResult) -> CurationDelta:
     state.restored = set()
     state.left_out = set(result.left_out)
     state.prioritized = dict(result.prioritized)
+    state.kept_by_rule = dict(result.kept_by_rule)
     touched = state.touched | {c.ref for c in entity_changes}
     state.touched = set()
     state.saved_in_session += result.saved_tokens

@@ -10,7 +10,7 @@ left out is summarized or pruned already, and ranks below a thousand others: it 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 from engine.curation.items import Item, ItemState
 
@@ -31,10 +31,11 @@ def narrow(
     floor: int | None = None,
     top: int | None = None,
     latest: int | None = None,
+    keep: Container[int] = (),
 ) -> list[Item]:
     """``candidates`` (in conversation order, each scored in ``totals``) cut down to the ones a
-    plan must see and the best ``top``, when there are more than ``floor``; else all of them
-    (the module's figures by default)."""
+    plan must see (and those in ``keep``: what a keep rule matches) and the best ``top``, when
+    there are more than ``floor``; else all of them (the module's figures by default)."""
     floor = CANDIDATE_FLOOR if floor is None else floor
     top = TOP if top is None else top
     latest = LATEST if latest is None else latest
@@ -54,4 +55,5 @@ def narrow(
         or i.kept_by_user
         or i.forgotten
         or i.pinned
+        or i.id in keep
     ]

@@ -8,7 +8,7 @@ on the candidates (recall, prioritize, demote).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from engine.advice.rules import CURATOR, advised, advised_why, summarize_all
 from engine.curation.cold_recall import recall_earlier
@@ -87,6 +87,8 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
     for item in reversed(candidates):
         if item.attached and item.id in named and item.id not in chosen:
             room = fit(draft, item, room)
+    if draft.rule_matches:
+        room = keep_by_rule(draft, room, totals, protected_ids)
     for item in protected:
         if item.id in draft.asked_left_out:
             continue  # asked about as a message that cannot fit
@@ -125,8 +127,9 @@ def operate(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
             continue
         if item.id in chosen:
             why = retained.get(item.id)
+            rule = draft.kept_by_rule.get(item.id)
             if item.state is not active:
-                reason = f"{CURATOR}: {why}" if why else recall_reason(state, item, scores)
+                reason = f"{CURATOR}: {why}" if why else rule if rule else recall_reason(state, item, scores)
                 draft.recall_reasons[item.id] = reason
             # A recall is logged when an item comes back, not again on every turn it stays.
             if item.state is not active and item.id not in recalled:
@@ -144,6 +147,10 @@ def operate(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
                 draft.operations.append(
                     Operation(OpKind.PRIORITIZE, item.id, f"{CURATOR}: {why}", turn, scores=scores[item.id])
                 )
+            elif rule is not None and why is None and state.kept_by_rule.get(item.id) != rule:
+                # Logged when a rule starts keeping it, not on every turn it stays.
+                kept = Operation(OpKind.PRIORITIZE, item.id, rule, turn, scores=scores[item.id])
+                draft.operations.append(kept)
         elif item.state is active:
             forced = guidance is not None and item.id in draft.set_aside
             operation = demote(
@@ -174,6 +181,29 @@ def operate(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
             else (f"{left} messages did not fit and were", "them")
         )
         draft.notes.append(f"{were} left out of this request only; nothing about {them} changed.")
+
+
+def keep_by_rule(draft: PlanDraft, room: int, totals: Mapping[int, float], protected: set[int]) -> int:
+    """Send what a keep rule matches while it fits, best-scored first, after what the user
+    restored and their own messages; the room left. What does not fit is curated as usual."""
+    chosen, matched = draft.chosen, draft.rule_matches
+    pruned = ItemState.PRUNED
+    found = [
+        i
+        for i in draft.candidates
+        if i.id in matched
+        and i.id not in chosen
+        and i.id not in protected
+        and not i.forgotten
+        and not (i.kept_by_user and i.state is pruned)  # kept aside: sent when referred to
+    ]
+    found.sort(key=lambda i: totals[i.id], reverse=True)
+    for item in found:
+        if cost(item.tokens) <= room:
+            chosen.add(item.id)
+            draft.kept_by_rule[item.id] = matched[item.id]
+            room -= cost(item.tokens)
+    return room
 
 
 def protected_user_items(state: CurationState, candidates: Sequence[Item]) -> list[Item]:

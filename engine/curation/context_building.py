@@ -307,6 +307,9 @@ class _ItemPlacer:
             advised = self.result.prioritized.get(item.id)
             if advised is not None:
                 return Section.RETAINED, Mark.VERBATIM, f"the curator model: {advised}"
+            rule = self.result.kept_by_rule.get(item.id)
+            if rule is not None:
+                return Section.RETAINED, Mark.VERBATIM, rule
             return Section.RETAINED, Mark.VERBATIM, self._retained_reason(item.id)
         if item.id in self.summarized:
             if item.id in self.result.stand_ins:

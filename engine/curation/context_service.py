@@ -18,6 +18,7 @@ from engine.curation.session_curations import SessionCurations
 
 if TYPE_CHECKING:
     from engine.curation.context_view import ContextView, ItemDetail
+    from engine.curation.keep_rules import KeepRule
     from engine.curation.pins import PinVerdict
     from engine.curation.result import CurationDelta
     from engine.curation.session_curation import SessionCuration
@@ -134,6 +135,45 @@ class ContextService:
                 delta, request = held.curation.compact()
                 held.save(delta)
                 return held.preview(), request
+
+        return await asyncio.to_thread(work)
+
+    async def keep_rules(self, session_id: int) -> tuple[KeepRule, ...]:
+        """The session's keep rules, oldest first."""
+
+        def work() -> tuple[KeepRule, ...]:
+            with self.curations.held(session_id) as held:
+                return held.curation.keep_rules
+
+        return await asyncio.to_thread(work)
+
+    async def add_keep_rule(self, session_id: int, text: str) -> tuple[KeepRule, int, ContextView]:
+        """Keep what matches ``text`` from now on (one ledger line, "by you"); the rule, how many
+        messages it matches now, and the context under it."""
+
+        def work() -> tuple[KeepRule, int, ContextView]:
+            with self.curations.held(session_id) as held:
+                curation = held.curation
+                entry = LedgerEntry.keep_rule(curation.turn, text, added=True)
+                rule = self.store.add_keep_rule(session_id, text, entry)
+                curation.set_keep_rules([*curation.keep_rules, rule])
+                return rule, curation.matching(rule), held.preview()
+
+        return await asyncio.to_thread(work)
+
+    async def remove_keep_rule(self, session_id: int, rule_id: int) -> ContextView:
+        """Stop keeping what rule ``rule_id`` matched (one ledger line); the context without it."""
+
+        def work() -> ContextView:
+            with self.curations.held(session_id) as held:
+                curation = held.curation
+                rules = curation.keep_rules
+                gone = next((r for r in rules if r.id == rule_id), None)
+                if gone is not None:
+                    entry = LedgerEntry.keep_rule(curation.turn, gone.text, added=False)
+                    self.store.remove_keep_rule(session_id, rule_id, entry)
+                    curation.set_keep_rules(r for r in rules if r.id != rule_id)
+                return held.preview()
 
         return await asyncio.to_thread(work)
 

@@ -32,6 +32,7 @@ from engine.text.thinking import sent_text
 
 if TYPE_CHECKING:  # numpy is imported only when embeddings are on
     from engine.curation.dense import DenseIndex
+    from engine.curation.keep_rules import KeepRule
 
 RECENT_TERMS_KEPT = 64
 """How many items' term counts :meth:`CurationState.terms_of` keeps at hand (plans compare the
@@ -105,6 +106,11 @@ class CurationState:
     prioritized: dict[int, str] = field(default_factory=dict)
     """Items the last applied plan kept on the curator model's advice, with its reason (logged
     when they start being kept, or for another reason, not on every turn)."""
+    keep_rules: list[KeepRule] = field(default_factory=list)
+    """What the user said must survive (``/keep``), oldest first: matching items are retained."""
+    kept_by_rule: dict[int, str] = field(default_factory=dict)
+    """Items the last applied plan sent because a keep rule matched, with the rule's reason
+    (logged when they start being kept, not on every turn)."""
     recall_turns: dict[int, list[int]] = field(default_factory=dict)
     """The turns each item was sent recalled in (the last few), for pin suggestions."""
     consent_items: dict[tuple[int, ConsentChoice], ConsentItem] = field(default_factory=dict)

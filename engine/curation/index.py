@@ -93,6 +93,11 @@ class TermIndex:
         found = self._postings.get(term)
         return _frequency(found) if found is not None else 0
 
+    def documents_with(self, term: str) -> Sequence[int]:
+        """The indexed documents that have ``term``."""
+        found = self._postings.get(term)
+        return _columns(found)[0] if found is not None else ()
+
     def score_outside(self, query: Mapping[str, float], terms: Mapping[str, int]) -> float:
         """The BM25 score a document of ``terms`` that is not indexed (a message before a long
         session's cut) would have for ``query``, on the scale of :meth:`scores`."""

@@ -23,6 +23,8 @@ class EntryKind(enum.StrEnum):
     CURATOR = "curator"
     """The curator model's one-line account of a turn, or why its advice was not used. These
     entries are the curator's decision log: the next turns show it its own earlier decisions."""
+    RULE = "rule"
+    """The user added or removed a keep rule (engine.curation.keep_rules)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,12 @@ class LedgerEntry:
     def consent(cls, turn: int, item_id: int, answer: str, reason: str) -> LedgerEntry:
         """The user's consent for one of their messages (an answer, a request, or "apply to all")."""
         return cls(EntryKind.CONSENT, turn, str(item_id), answer, reason, requires_consent=True)
+
+    @classmethod
+    def keep_rule(cls, turn: int, text: str, *, added: bool) -> LedgerEntry:
+        """The user added (or removed) the keep rule ``text``."""
+        action = "keep rule added" if added else "keep rule removed"
+        return cls(EntryKind.RULE, turn, "rule", action, f'by you: "{text}"')
 
     def as_json(self) -> dict[str, object]:
         return {

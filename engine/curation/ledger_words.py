@@ -45,6 +45,8 @@ def happened(entry: LedgerEntry) -> str:
         return _ENTITY.get(action, f"entity {action}")
     if entry.kind is EntryKind.OVERFLOW:
         return "left out this once" if entry.target.isdigit() else action
+    if entry.kind is EntryKind.RULE:
+        return action
     return _CURATOR.get(action, action)
 
 

@@ -39,6 +39,10 @@ class PlanDraft:
     left_out: list[int] = field(default_factory=list)
     retained: dict[int, str] = field(default_factory=dict)
     """Items the curator model retains, with its reason."""
+    rule_matches: Mapping[int, str] = field(default_factory=dict)
+    """Candidates a keep rule matches, with the rule's reason."""
+    kept_by_rule: dict[int, str] = field(default_factory=dict)
+    """Matched candidates the plan sends verbatim for their rule."""
     set_aside: set[int] = field(default_factory=set)
     advised_consent: Mapping[int, ConsentChoice] = field(default_factory=dict)
     consent_items: list[ConsentItem] = field(default_factory=list)

@@ -30,6 +30,7 @@ from engine.curation.cold_recall import admit
 from engine.curation.consent import ConsentRequest
 from engine.curation.curation_state import CurationState
 from engine.curation.items import Item, ItemState
+from engine.curation.keep_rules import matches
 from engine.curation.ledger import EntryKind, LedgerEntry
 from engine.curation.operations import Operation, OpKind
 from engine.curation.plan_draft import PlanDraft
@@ -77,7 +78,12 @@ def plan(
     draft = fixed_part(state, new, system_prompt, guidance)
     take_recent(state, draft)
     scores = score(state, draft)
-    draft.candidates = narrow(draft.candidates, scores.total, session_size=len(state.items))
+    if state.keep_rules:
+        found = matches(state.keep_rules, draft.candidates, state.term_index, state.dense)
+        draft.rule_matches = {i: r.reason for i, r in found.items()}
+    draft.candidates = narrow(
+        draft.candidates, scores.total, session_size=len(state.items), keep=draft.rule_matches
+    )
     if cold:
         draft.cold = admit(
             cold,
@@ -114,6 +120,7 @@ def plan(
         if guidance is None
         else LedgerEntry(EntryKind.CURATOR, turn, "curator", guidance.source.value, guidance.note),
         prioritized={i: w for i, w in retained.items() if i in draft.chosen},
+        kept_by_rule=draft.kept_by_rule,
         verbatim_tokens=verbatim_cost(state, new, draft.system_cost + draft.memory_cost),
         recall_reasons=draft.recall_reasons,
         relevant_again=relevant_again(state, draft, scores),

@@ -58,6 +58,8 @@ class CurationResult:
     """The curator model's line for the decision log (None: no curator pass this turn)."""
     prioritized: Mapping[int, str] = field(default_factory=dict)
     """Items sent because the curator model said they matter, with its reason."""
+    kept_by_rule: Mapping[int, str] = field(default_factory=dict)
+    """Items sent because a keep rule of the user's matched them, with the rule as the reason."""
     verbatim_tokens: int = 0
     """What sending the whole conversation verbatim would cost."""
     recall_reasons: Mapping[int, str] = field(default_factory=dict)

@@ -16,11 +16,12 @@ from typing import Generic, NoReturn, TypeVar
 from engine.advice.advice import AdviceOutcome
 from engine.advice.rules import Guidance
 from engine.chat import Role
-from engine.curation import applying, planning, user_actions
+from engine.curation import applying, keep_rules, planning, user_actions
 from engine.curation.budget import DEFAULT_PROFILE, Budget, Profile
 from engine.curation.consent import ConsentChoice, ConsentRequest
 from engine.curation.curation_state import CurationState
 from engine.curation.items import Item, ItemState
+from engine.curation.keep_rules import KeepRule
 from engine.curation.ledger import LedgerEntry
 from engine.curation.operations import Operation, OpKind
 from engine.curation.pins import PinVerdict
@@ -96,6 +97,7 @@ class SessionCuration:
     cut = _Reads(lambda state: state.cut)
     building = _Reads(lambda state: state.building)
     saved_in_session = _Reads(lambda state: state.saved_in_session)
+    keep_rules = _Reads(lambda state: tuple(state.keep_rules))
 
     def last_user(self) -> Item | None:
         """The session's last message of the user's (what a request is planned for), if any."""
@@ -180,6 +182,15 @@ class SessionCuration:
         return applying.apply(self.state, result)
 
     # --- the user's actions (engine.curation.user_actions) -----------------------------------------
+
+    def set_keep_rules(self, rules: Iterable[KeepRule]) -> None:
+        """The user's keep rules from now on (stored ones, or one added or removed)."""
+        self.state.keep_rules = list(rules)
+
+    def matching(self, rule: KeepRule) -> int:
+        """How many of the session's messages ``rule`` matches now."""
+        state = self.state
+        return len(keep_rules.matches([rule], state.items, state.term_index, state.dense))
 
     def pin(self, item_id: int, *, pinned: bool = True) -> CurationDelta:
         """Pin (or unpin) an item; pinning a pruned or summarized item restores it too."""

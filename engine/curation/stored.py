@@ -116,6 +116,7 @@ def read_session(
         cut=cut,
     )
     store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
+    curation.set_keep_rules(store.keep_rules(session_id))
     return curation
 
 

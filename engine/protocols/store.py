@@ -23,6 +23,7 @@ from engine.curation.ledger import LedgerEntry
 from engine.entities.registry import EntityRecord
 
 if TYPE_CHECKING:
+    from engine.curation.keep_rules import KeepRule
     from engine.summaries.model import StoredSummary
     from engine.text.analysis import Analysis
 
@@ -185,6 +186,18 @@ class ChatStore(Protocol):
 
     def ledger(self, session_id: int, *, target: str | None = None) -> list[LedgerEntry]:
         """A session's ledger, oldest first; only the entries about ``target`` when given."""
+        ...
+
+    def keep_rules(self, session_id: int) -> list[KeepRule]:
+        """The session's keep rules (``/keep``), oldest first."""
+        ...
+
+    def add_keep_rule(self, session_id: int, text: str, entry: LedgerEntry) -> KeepRule:
+        """Store a keep rule and its ledger line in one transaction; the rule with its id."""
+        ...
+
+    def remove_keep_rule(self, session_id: int, rule_id: int, entry: LedgerEntry) -> bool:
+        """Remove a keep rule and write its ledger line, in one transaction (False: it was gone)."""
         ...
 
     def session_settings(self, session_id: int) -> SessionSettings:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from tui import slash
@@ -12,6 +12,7 @@ from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_settings import SETTINGS, SettingCommands
 
 if TYPE_CHECKING:
+    from engine.curation.keep_rules import KeepRule
     from tui.screens.chat_context import ContextActions
     from tui.screens.chat_host import ChatHost
     from tui.screens.chat_memory import MemoryActions
@@ -40,6 +41,7 @@ class SlashCommands(ChatPart):
         self.models = models
         self.settings = SettingCommands(host)
         self._handlers: dict[str, Callable[[str], bool]] = {
+            "keep": self._on_keep,
             "compact": self._on_compact,
             "tokens": self._on_tokens,
             "attach": self._on_attach,
@@ -87,6 +89,42 @@ class SlashCommands(ChatPart):
             return False
         self.background(self._compact(self.host.session.id))
         return True
+
+    def _on_keep(self, argument: str) -> bool:
+        session = self.host.session
+        if session is None:
+            self.host.notify("There is nothing to keep yet: start the conversation first.")
+            return False
+        if argument:
+            from engine.curation.keep_rules import MAX_RULE_CHARS, rule
+
+            if len(argument) > MAX_RULE_CHARS:
+                self.host.notify(f"A keep rule is a few words (up to {MAX_RULE_CHARS} characters).")
+                return False
+            if not rule(0, argument).terms:
+                self.host.notify("Say what to keep in words that name it: /keep the database schema.")
+                return False
+            self.background(self._add_keep_rule(session.id, argument))
+        else:
+            self.background(self._list_keep_rules(session.id))
+        return True
+
+    async def _add_keep_rule(self, session_id: int, text: str) -> None:
+        rule, matching, view = await self.host.services.context.add_keep_rule(session_id, text)
+        self.host.show_context(view)
+        now = "1 message" if matching == 1 else f"{matching:,} messages"
+        self.host.notify(f"Keeping what matches “{rule.text}”: {now} now. /keep lists the rules.")
+
+    async def _list_keep_rules(self, session_id: int) -> None:
+        from tui.screens.keep_rules import KeepRulesScreen
+
+        context = self.host.services.context
+
+        async def remove(rule_id: int) -> Sequence[KeepRule]:
+            self.host.show_context(await context.remove_keep_rule(session_id, rule_id))
+            return await context.keep_rules(session_id)
+
+        self.host.app.push_screen(KeepRulesScreen(await context.keep_rules(session_id), remove))
 
     def _on_tokens(self, _: str) -> bool:
         from tui.screens.tokens import TokensScreen

@@ -1,0 +1,101 @@
+"""/keep with Pilot: a rule keeps an old message in the request with the rule as its reason, /keep
+alone lists the rules, Alt+D removes one after asking, and typing in the list goes to the composer."""
+
+from __future__ import annotations
+
+from textual.widgets import OptionList
+
+from engine.curation.context_view import ContextView
+from tests.apphelpers import chat, fake_provider, make_app, say, send, toasts, wait_for
+from tests.fake_openai import FakeOpenAIServer
+from tui.app import HeedfulApp
+from tui.screens.dialogs import ConfirmScreen
+from tui.screens.keep_rules import KeepRulesScreen
+
+REPLY = "Noted, thanks. " * 12
+"""About 60 tokens: a few turns fill the 490-token budget of a 700-token window."""
+SCHEMA = "The database schema has a users table and an orders table. " * 4
+RULE = "anything about the [bold]database[/] schema"
+
+
+def context(app: HeedfulApp) -> ContextView:
+    view = chat(app).context
+    assert view is not None
+    return view
+
+
+def rows(screen: KeepRulesScreen) -> list[str]:
+    options = screen.query_one(OptionList)
+    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+
+
+def rows_left(screen: KeepRulesScreen) -> list[str]:
+    """The rows that name a rule (none: the list says there are no rules)."""
+    return [r for r in rows(screen) if not r.startswith("No keep rules")]
+
+
+async def command(pilot: object, app: HeedfulApp, text: str) -> None:
+    composer = chat(app).composer
+    composer.focus()
+    composer.insert(text)
+    await pilot.press("enter")  # type: ignore[attr-defined]
+
+
+async def test_keep_lists_and_removes_a_rule_that_keeps_an_old_message(fake_server: FakeOpenAIServer) -> None:
+    fake_provider(fake_server, 700)
+    replies = iter([SCHEMA])
+    fake_server.reply = lambda _: next(replies, REPLY)
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await send(pilot, "The database schema: users and orders.")
+        first = context(app).items[1].id  # the reply about the schema
+        await command(pilot, app, f"/keep {RULE}")
+        await wait_for(pilot, lambda: any("Keeping what matches" in t for t in toasts(app)))
+        assert any(f"“{RULE}”: 2 messages now" in t for t in toasts(app))  # shown as typed, not as markup
+        for n in range(6):
+            await say(pilot, app, f"Turn {n}: something else about the garden.", keep=True)
+        item = context(app).item(first)
+        assert item is not None and f'kept by your rule "{RULE}"' in item.reason
+
+        screen_under = chat(app)
+        await command(pilot, app, "/keep")
+        await wait_for(pilot, lambda: isinstance(app.screen, KeepRulesScreen) and app.screen.is_mounted)
+        screen = app.screen
+        assert isinstance(screen, KeepRulesScreen)
+        listed = screen
+        assert rows_left(screen) == [RULE]  # shown as typed, not as markup
+        await pilot.press("h", "i")  # typing, not a choice: it goes to the composer
+        assert screen_under.composer.text == "hi"
+        assert app.screen is screen
+
+        await pilot.press("alt+d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("alt+y")
+        await wait_for(pilot, lambda: app.screen is listed and not rows_left(listed))
+        assert screen_under.session is not None
+        assert app.services.store.keep_rules(screen_under.session.id) == []
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen_under)
+        item = context(app).item(first)
+        assert item is not None and "kept by your rule" not in item.reason
+
+
+async def test_keep_before_a_conversation_says_there_is_nothing_yet() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await command(pilot, app, "/keep the schema")
+        await wait_for(pilot, lambda: any("nothing to keep yet" in t for t in toasts(app)))
+        assert chat(app).composer.text == "/keep the schema"  # refused: left as typed
+
+
+async def test_a_rule_without_words_to_match_is_refused(fake_server: FakeOpenAIServer) -> None:
+    fake_provider(fake_server, 700)
+    fake_server.reply = "Noted."
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await send(pilot, "The database schema: users and orders.")
+        await command(pilot, app, "/keep anything about the")
+        await wait_for(pilot, lambda: any("words that name it" in t for t in toasts(app)))
+        session = chat(app).session
+        assert session is not None and app.services.store.keep_rules(session.id) == []
+        assert chat(app).composer.text == "/keep anything about the"  # left to be reworded
