@@ -17,19 +17,27 @@ first screen, which shows none, does not wait for markdown-it.
 ``Compositor.reflow`` (textual 8.2.8) arranges every widget into a new full map but leaves the map
 marked invalid when it was (any refreshed widget off screen marks it so). The first widget asking
 for its region after the layout then has the whole screen arranged a second time, several times
-a turn. The figures behind each fix: docs/performance.md, "Figures behind the code".
+a turn.
+
+``Compositor._get_renders`` (textual 8.2.8) draws, for a partial update, every widget whose clip
+overlaps the updated area, and all of its visible lines: a screen-wide container or the footer,
+whose clip is the screen, is drawn whole when a line of the panel changes. Drawing only the
+updated rows (at full width, so every cut is still filled) sends the terminal the same cells.
+The figures behind each fix: docs/performance.md, "Figures behind the code".
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
 from textual._compositor import Compositor, ReflowResult
 from textual._styles_cache import StylesCache
 from textual.color import Color
-from textual.geometry import Size
+from textual.geometry import Region, Size
+from textual.strip import Strip
 from textual.style import Style
 from textual.widget import Widget
 
@@ -40,6 +48,7 @@ applied, and tests/test_textual_fixes.py fails until each use is checked again."
 
 PRIVATE_NAMES = (
     ("textual._compositor", "Compositor.reflow"),  # patched here; report drafted in docs/upstream/
+    ("textual._compositor", "Compositor._get_renders"),  # patched here; an optimisation, not a bug
     ("textual._styles_cache", "StylesCache.get_inner_outer"),  # patched here: Textualize/textual#6665
     ("textual.app", "App._fatal_error"),  # tui/app.py: the crash report through the redaction gate
     ("textual.app", "App._close_messages_no_wait"),  # tui/app.py, as Textual's own _fatal_error
@@ -89,6 +98,29 @@ def _reflow_keeping_map(self: Compositor, parent: Widget, size: Size) -> ReflowR
     return result
 
 
+_get_renders = Compositor._get_renders
+
+
+def _get_renders_in_rows(
+    self: Compositor, crop: Region | None = None
+) -> Iterable[tuple[Region, Region, list[Strip]]]:
+    """What ``_get_renders`` yields, each widget's lines cut to the rows of ``crop`` (the only
+    rows a partial update writes, at full width: every cut of them is filled, as before);
+    widgets with no line there are not drawn at all."""
+    if crop is None:
+        yield from _get_renders(self, crop)
+        return
+    rows = Region(0, crop.y, self.size.width, crop.height)
+    for widget, (region, clip) in self.visible_widgets.items():
+        if not crop.overlaps(clip):
+            continue  # as Textual: its cells are outside what is written
+        shown_clip = clip.intersection(rows)
+        shown = region.intersection(shown_clip)
+        if shown:
+            cropped = Region(shown.x - region.x, shown.y - region.y, shown.width, shown.height)
+            yield region, shown_clip, widget.render_lines(cropped)
+
+
 def install() -> None:
     """Apply the fixes still needed by the libraries in use (idempotent); Textual's only on the
     version they were checked against."""
@@ -101,3 +133,4 @@ def install() -> None:
         method.cache_clear()  # type: ignore[union-attr]
         StylesCache.get_inner_outer = _get_inner_outer  # type: ignore[method-assign,assignment]
     Compositor.reflow = _reflow_keeping_map  # type: ignore[method-assign]
+    Compositor._get_renders = _get_renders_in_rows  # type: ignore[method-assign]

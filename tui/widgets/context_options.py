@@ -3,12 +3,20 @@ under headings, filtered by the words typed; an option nothing on which changed 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from textual.content import Content
 from textual.widgets.option_list import Option
 
-from engine.curation.context_view import SENT_AS_SUMMARY, ContextView, EntityView, ItemView, Mark, Section
+from engine.curation.context_view import (
+    SENT_AS_SUMMARY,
+    SENT_IN_FULL,
+    ContextView,
+    EntityView,
+    ItemView,
+    Mark,
+    Section,
+)
 from tui.filtering import counted, nothing_matches
 from tui.widgets.context_rows import MARK_LEGEND, entity_matches, entity_row, item_matches, item_row
 
@@ -16,9 +24,32 @@ ROWS_PER_GROUP = 120
 """Rows shown per group (a section's messages, or its entities) unless a filter narrows them: a
 long session has thousands of pruned things, and laying out every row would slow each update."""
 YOURS_NOT_SENT = "Your messages not sent"
-SENT_IN_FULL = "Sent in full"
+SENT_IN_FULL_TITLE = "Sent in full"
 SENT_AS_SUMMARY_TITLE = SENT_AS_SUMMARY.capitalize()
 NOT_SENT = "Not sent"
+
+
+def _by_placement(
+    items: Iterable[ItemView],
+) -> tuple[list[ItemView], list[ItemView], list[ItemView], list[ItemView]]:
+    """The user's messages not sent, then the messages sent in full, as a summary and not sent,
+    in one pass (a long session has thousands, and the panel is filled a few times a turn)."""
+    yours: list[ItemView] = []
+    full: list[ItemView] = []
+    summary: list[ItemView] = []
+    left_out: list[ItemView] = []
+    summarized = Mark.SUMMARIZED
+    for item in items:
+        mark = item.mark
+        if mark in SENT_IN_FULL:
+            full.append(item)
+        elif mark is summarized:
+            summary.append(item)
+        elif item.role == "user":
+            yours.append(item)
+        else:
+            left_out.append(item)
+    return yours, full, summary, left_out
 
 
 class ContextOptions:
@@ -43,19 +74,19 @@ class ContextOptions:
         self.shown = {}
         options: list[Option] = []
         # Newest first: what changed last is what the user is most likely to look for.
-        items: Sequence[ItemView] = list(reversed(view.items))
+        items: Iterable[ItemView] = reversed(view.items)
         sent: Sequence[EntityView] = (*view.active, *view.retained)
         unsent: Sequence[EntityView] = view.pruned
         if needle:
             items = [i for i in items if item_matches(i, needle)]
             sent = [e for e in sent if entity_matches(e, needle)]
             unsent = [e for e in unsent if entity_matches(e, needle)]
-        yours = [i for i in items if i.role == "user" and not i.in_prompt]
+        yours, full, summary, left_out = _by_placement(items)
         groups: list[tuple[str, str, Sequence[ItemView]]] = [
             ("yours", YOURS_NOT_SENT, yours),
-            ("full", SENT_IN_FULL, [i for i in items if i.sent_in_full]),
-            ("summary", SENT_AS_SUMMARY_TITLE, [i for i in items if i.mark is Mark.SUMMARIZED]),
-            ("unsent", NOT_SENT, [i for i in items if not i.in_prompt and i.role != "user"]),
+            ("full", SENT_IN_FULL_TITLE, full),
+            ("summary", SENT_AS_SUMMARY_TITLE, summary),
+            ("unsent", NOT_SENT, left_out),
         ]
         for name, title, shown in groups:
             if not shown:

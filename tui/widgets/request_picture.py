@@ -87,8 +87,10 @@ class RequestPicture(Static):
     def show(self, parts: Sequence[RequestPart], tokens: int, budget: int, *, exact: bool) -> None:
         shown = (tuple(parts), tokens, budget, exact)
         if shown != self._shown:
+            lines = self._lines()
             self._shown = shown
-            self.refresh(layout=self._is_legend)  # the legend's lines may change its height
+            # A legend of as many lines is redrawn in place: a layout would reflow the whole screen.
+            self.refresh(layout=self._is_legend and (lines is None or lines != self._lines()))
 
     def clear(self) -> None:
         if self._shown is not None:
@@ -102,6 +104,13 @@ class RequestPicture(Static):
         """The lines drawn at ``width``, the width a layout measures it at (its own, until then,
         is the last layout's: measured at that one, the legend kept the height of another)."""
         return len(self._drawn(width or LEGEND_WIDTH + 1).split("\n"))
+
+    def _lines(self) -> int | None:
+        """Lines drawn at the width of the last layout (None before one, or with nothing shown)."""
+        width = self.content_size.width
+        if self._shown is None or not width or not self.display:
+            return None
+        return len(self._drawn(width).split("\n"))
 
     def _drawn(self, width: int) -> Content:
         if self._shown is None:
