@@ -131,6 +131,13 @@ class MessageList(MessageWindow):
         mounted = self.mounted
         if direction == "earlier":
             self._earlier = page.earlier
+            if not self._later and mounted and self._following():
+                # The view is on the session's latest messages (a message sent from an older page
+                # starts a window there): they stay, and the page gives only the newest of its
+                # messages that fit beside them.
+                cut = max(0, len(views) - max(0, MOUNTED_LIMIT - len(mounted)))
+                self._earlier += cut
+                views = views[cut:]
             if not mounted or not views:
                 self._asked = None
                 self._show_counts()
