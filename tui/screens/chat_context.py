@@ -65,7 +65,7 @@ class ContextActions(ChatPart):
         if host.services.turns.building(host.session.id) == shown or not host.settled:
             self._build_timer = host.set_timer(BUILD_POLL, self._check_build)
             return
-        host.run_worker(host.refresh_usage(), group=USAGE_GROUP, exclusive=True, exit_on_error=False)
+        host.run_worker(host.refresh_usage, group=USAGE_GROUP, exclusive=True, exit_on_error=False)
 
     def run(self, action: ItemVerb, item_id: int) -> None:
         self.background(self._run(action, item_id))

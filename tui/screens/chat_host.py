@@ -91,7 +91,7 @@ class ChatHost(Protocol):
 
     def run_worker(
         self,
-        work: Coroutine[Any, Any, None],
+        work: Coroutine[Any, Any, None] | Callable[[], Coroutine[Any, Any, None]],
         name: str | None = "",
         group: str = "default",
         description: str = "",

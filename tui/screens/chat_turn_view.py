@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from engine.chat import MessagePage, MessageStatus
@@ -150,9 +151,12 @@ class TurnView(ChatPart):
         """After a turn, in the background (the user may send the next message meanwhile): show
         what the next request would send, and have the model write the summaries the plan asked for."""
         host = self.host
-        host.run_worker(self._plan_next(), group=USAGE_GROUP, exclusive=True, exit_on_error=False)
+        # The work as callables, not coroutines: a worker cancelled before it starts (the next
+        # turn's, or the app closing) leaves no coroutine never awaited.
+        host.run_worker(self._plan_next, group=USAGE_GROUP, exclusive=True, exit_on_error=False)
         if host.session is not None:
-            host.run_worker(self._write_summaries(host.session.id), group=SUMMARY_GROUP, exit_on_error=False)
+            write = partial(self._write_summaries, host.session.id)
+            host.run_worker(write, group=SUMMARY_GROUP, exit_on_error=False)
 
     async def _plan_next(self) -> None:
         """Show what the next request would send (never asking: that waits for the user to act)."""
