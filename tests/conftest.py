@@ -14,8 +14,10 @@ from textual.screen import Screen
 from engine.text.redaction import forget_secrets
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
+from tests.memory_helpers import COUNTER, Clock
 
 if TYPE_CHECKING:
+    from engine.memory.service import MemoryService
     from providers.openai_chat import OpenAIChatModel
 
 # The openai package reads these; a developer's real key or endpoint must never reach a test.
@@ -107,3 +109,18 @@ def layouts(monkeypatch: pytest.MonkeyPatch) -> list[Size | None]:
 
     monkeypatch.setattr(Screen, "_refresh_layout", counting)
     return seen
+
+
+@pytest.fixture
+def clock() -> Clock:
+    """A clock the memory tests move by hand (tests/memory_helpers.py)."""
+    return Clock()
+
+
+@pytest.fixture
+def memory(store: SqliteChatStore, clock: Clock) -> MemoryService:
+    """The memory service on the test store, with the offline assessor and the hand-moved clock."""
+    from engine.memory.assessment import OfflineAssessor
+    from engine.memory.service import MemoryService
+
+    return MemoryService(store, OfflineAssessor(), COUNTER, clock=clock)
