@@ -37,6 +37,24 @@ CHOICE_LABELS = {
 }
 """What each answer is called on a row; None: a message that does not fit, not answered yet."""
 
+MAX_ROWS = 16
+"""Rows shown at most before the list scrolls; fewer when the terminal is short."""
+MIN_ROWS = 2
+ROOMY_ROWS = 4
+"""Rows worth borderless buttons: with fewer in view, the buttons are drawn one line high."""
+BUTTON_GUTTER = 4
+"""Columns a button takes besides its label: its padding and the space before it."""
+BUTTON_BORDERS = 2
+"""Lines a button's border takes (top and bottom)."""
+
+BUTTONS = {
+    "consent-keep": ("Keep them (Enter)", "Keep (Enter)"),
+    "consent-summarize": ("Summarize all (Alt+S)", "Summarize (Alt+S)"),
+    "consent-remove": ("Leave all out (Alt+R)", "Leave out (Alt+R)"),
+    "consent-attach": ("Keep aside (Alt+T)", "Aside (Alt+T)"),
+}
+"""Each button's label, and the shorter one used when the long ones do not fit side by side."""
+
 ALL_KEYS = {ConsentChoice.SUMMARIZE: "alt+s", ConsentChoice.REMOVE: "alt+r", ConsentChoice.ATTACH: "alt+t"}
 
 
@@ -80,6 +98,8 @@ class ConsentScreen(AskedOnScreen, Dialog[ConsentAnswer | None]):
         self.rows = ConsentRows(
             *(Option(self._row(i), id=f"consent-{i.item_id}") for i in request.items), id="consent-rows"
         )
+        self._fitted = MAX_ROWS
+        """The rows shown before the list scrolls, as fitted to the terminal's height."""
         self._remember = Checkbox(
             "Remember the answer for all in this session (Alt+M)", id="consent-remember"
         )
@@ -112,15 +132,53 @@ class ConsentScreen(AskedOnScreen, Dialog[ConsentAnswer | None]):
             yield self.rows
             yield self._remember
             with Horizontal(classes="buttons"):
-                yield Button("Keep them (Enter)", variant="primary", id="consent-keep")
-                yield Button("Summarize all (Alt+S)", id="consent-summarize")
-                yield Button("Leave all out (Alt+R)", id="consent-remove")
+                yield Button(BUTTONS["consent-keep"][0], variant="primary", id="consent-keep")
+                yield Button(BUTTONS["consent-summarize"][0], id="consent-summarize")
+                yield Button(BUTTONS["consent-remove"][0], id="consent-remove")
                 if attach:
-                    yield Button("Keep aside (Alt+T)", id="consent-attach")
+                    yield Button(BUTTONS["consent-attach"][0], id="consent-attach")
 
     def on_mount(self) -> None:
         # Enter on the focused button is the safe answer; every other needs Tab, an arrow or Alt.
         self.focus_default("#consent-keep")
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """Keep the whole dialog, its buttons last, on a small terminal: on a narrow one the buttons
+        take their short labels; on a short one the rows scroll, and where even a few would not
+        show, the buttons lose their borders."""
+        dialog = self.query_one(".dialog")
+        buttons = list(self.query(Button))
+        self._fit_labels(buttons, dialog.content_region.width)
+        around = dialog.styles.gutter.height + sum(
+            child.outer_size.height + child.styles.margin.height
+            for child in dialog.children
+            if child is not self.rows
+        )
+        if buttons and buttons[0].compact:
+            around += BUTTON_BORDERS
+        limit = dialog.styles.max_height
+        tallest = int(limit.resolve(self.size, self.app.size)) if limit is not None else self.size.height
+        room = tallest - around
+        compact = room < min(len(self.request.items), ROOMY_ROWS)
+        for button in buttons:
+            button.compact = compact
+        fitted = max(MIN_ROWS, min(MAX_ROWS, room + (BUTTON_BORDERS if compact else 0)))
+        if fitted != self._fitted:
+            self._fitted = fitted
+            self.rows.styles.max_height = fitted
+
+    def _fit_labels(self, buttons: list[Button], width: int) -> None:
+        row = self.query_one(".buttons")
+        long = sum(len(BUTTONS[b.id or ""][0]) + BUTTON_GUTTER for b in buttons)
+        narrow = long > width
+        row.set_class(narrow, "-narrow")
+        for button in buttons:
+            label = BUTTONS[button.id or ""][1 if narrow else 0]
+            if str(button.label) != label:
+                button.label = label
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer_all" and parameters == ("attach",):
