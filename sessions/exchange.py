@@ -7,12 +7,13 @@ line, with optional fields that let an import give the session back exactly::
      "pinned": false, "status": "complete",
      "state": "summarized", "kept_by_user": false, "forgotten": false, "summary": "...",
      "tokens": 41, "model": "gpt-4o-mini", "error": null,
-     "session": {"title": "...", "saved_tokens": 0, "consent_policy": "keep", ...}}
+     "session": {"title": "...", "saved_tokens": 0, "consent_policy": "keep", "keep_rules": [...], ...}}
 
 - ``id`` is the id the message had in the transcript it was imported from, else its id in the store.
 - ``state`` and its companions are written when the engine has a curation record for the message,
   ``summary`` when there is one; ``tokens``, ``model`` and ``error`` when known. ``session`` is on the
-  first line only: title, consent policy, tokens saved, and the per-session settings.
+  first line only: title, consent policy, tokens saved, keep rules (``/keep``), and the per-session
+  settings.
 - Times are UTC with microseconds; a transcript from elsewhere may give a naive time, read as UTC.
   An import refuses a time outside 1970-2099, naming its line.
 
@@ -102,6 +103,8 @@ class SessionHeader:
     consent_policy: ConsentChoice | None = None
     saved_tokens: int = 0
     settings: SessionSettings = field(default_factory=SessionSettings)
+    keep_rules: tuple[str, ...] = ()
+    """The texts of the session's keep rules (``/keep``), oldest first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +149,12 @@ def dump(conn: sqlite3.Connection, session_id: int) -> SessionDump | None:
             model=row["model"],
             profile=row["profile"],
             temperature=None if row["temperature"] is None else float(row["temperature"]),
+        ),
+        keep_rules=tuple(
+            str(rule["text"])
+            for rule in select(
+                conn, "SELECT text FROM keep_rules WHERE session_id = ? ORDER BY id", (session_id,)
+            )
         ),
     )
     rows = select(
@@ -240,6 +249,8 @@ def _header_json(header: SessionHeader) -> dict[str, object]:
     if header.consent_policy is not None:
         data["consent_policy"] = header.consent_policy.value
     data.update({name: value for name, value in asdict(header.settings).items() if value is not None})
+    if header.keep_rules:
+        data["keep_rules"] = list(header.keep_rules)
     return data
 
 
@@ -251,6 +262,9 @@ def to_markdown(session: SessionDump) -> str:
     shown = session.shown
     count = f"{len(shown):,} message" + ("" if len(shown) == 1 else "s")
     parts = [f"# {_one_line(session.header.title)}\n\n{count} · exported from Heedful\n"]
+    if session.header.keep_rules:
+        rules = "\n".join(f"- {_one_line(text)}" for text in session.header.keep_rules)
+        parts.append(f"\nKept by your rules (/keep):\n\n{rules}\n")
     for message in shown:
         parts.append(
             f"\n## {_heading(message)}\n\n{markdown_text.body(message.content, role=message.role)}\n"

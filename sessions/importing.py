@@ -85,6 +85,7 @@ def open_session_file(path: Path) -> SessionFile:
                 profile=recorded.profile,
                 temperature=recorded.temperature,
             ),
+            keep_rules=tuple(recorded.keep_rules),
         )
     )
     return SessionFile(path, header, lines if first is None else itertools.chain([first], lines))
@@ -168,6 +169,10 @@ def store(
             "INSERT INTO session_curation (session_id, consent_policy, saved_tokens) VALUES (?, ?, ?)",
             (session_id, header.consent_policy, header.saved_tokens),
         )
+    conn.executemany(
+        "INSERT INTO keep_rules (session_id, text, created_at) VALUES (?, ?, ?)",
+        [(session_id, text, stamp) for text in header.keep_rules],
+    )
     conn.execute(
         "CREATE TEMP TABLE imported_ids (transcript_id TEXT PRIMARY KEY, line INTEGER NOT NULL) WITHOUT ROWID"
     )

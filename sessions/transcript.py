@@ -19,10 +19,11 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from engine.curation.keep_rules import MAX_RULE_CHARS
 from engine.text.inert import quoted
 
 Status = Literal["complete", "streaming", "interrupted", "failed", "superseded"]
@@ -67,6 +68,8 @@ class TranscriptSession(BaseModel):
     model: str | None = None
     profile: str | None = None
     temperature: float | None = None
+    keep_rules: list[Annotated[str, StringConstraints(min_length=1, max_length=MAX_RULE_CHARS)]] = []
+    """The session's keep rules (``/keep``), oldest first."""
 
 
 class SessionLine(TranscriptMessage):

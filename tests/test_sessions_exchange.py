@@ -17,6 +17,7 @@ from cli.replay import replay
 from engine.chat import ROLES, MessageStatus, Role
 from engine.curation.consent import ConsentChoice
 from engine.curation.items import ItemState
+from engine.curation.ledger import LedgerEntry
 from engine.protocols.store import ItemRecord
 from sessions import exchange, importing
 from sessions.store import SqliteChatStore
@@ -46,8 +47,11 @@ def build(
     policy: ConsentChoice | None = None,
     saved: int = 0,
     settings_row: tuple[str | None, str | None, str | None, float | None] = (None, None, None, None),
+    keep_rules: tuple[str, ...] = (),
 ) -> int:
     session = store.create_session(title)
+    for text in keep_rules:
+        store.add_keep_rule(session.id, text, LedgerEntry.keep_rule(0, text, added=True))
     records = []
     for item in plan:
         stored = store.add_message(session.id, item.role, item.content, tokens=item.tokens, model=item.model)
@@ -87,6 +91,7 @@ def everything(store: SqliteChatStore, session_id: int) -> dict[str, object]:
         "session": tuple(row),
         "policy": snapshot.policy,
         "saved": snapshot.saved_tokens,
+        "keep rules": [rule.text for rule in store.keep_rules(session_id)],
         "messages": [
             (m.role, m.content, m.status, m.created_at, m.tokens, m.model, m.error) for m in messages
         ],
@@ -151,8 +156,10 @@ def test_export_then_import_gives_the_session_back_exactly(
         policy=ConsentChoice.SUMMARIZE,
         saved=1234,
         settings_row=("Answer in French.", "gpt-4o", "quality", 0.3),
+        keep_rules=("the database schema", "anything about \x1b]52;c;cHduZWQ=\x07 billing"),
     )
     first = export_to(store, session_id, tmp_path / "first.jsonl")
+    assert "\x1b" not in first.read_text(encoding="utf-8")  # a rule's text is written escaped too
 
     for target in (other, store):  # into another database, and next to the original
         imported = target.import_session(importing.open_session_file(first))
@@ -320,11 +327,14 @@ def test_replay_reads_an_export_and_leaves_out_what_the_app_never_sends(
 
 def test_markdown_has_a_heading_per_message_with_who_when_and_marks(store: SqliteChatStore) -> None:
     plan = [*RICH_SESSION, Planned("assistant", "```python\nprint('unclosed')")]
-    session_id = build(store, "Debugging the deploy", plan)
+    session_id = build(store, "Debugging the deploy", plan, keep_rules=("the database schema",))
     text = exchange.to_markdown(store.dump_session(session_id))
     ids = [m.id for m in store.messages(session_id)]
 
-    assert text.startswith("# Debugging the deploy\n\n10 messages · exported from Heedful\n")
+    assert text.startswith(
+        "# Debugging the deploy\n\n10 messages · exported from Heedful\n"
+        "\nKept by your rules (/keep):\n\n- the database schema\n"
+    )
     headings = re.findall(r"^## (.*)$", text, flags=re.MULTILINE)
     shown = [n for n, m in enumerate(plan) if m.status != MessageStatus.SUPERSEDED]
     assert len(headings) == len(shown) == 10
