@@ -29,6 +29,7 @@ from sessions.store import SqliteChatStore, open_store
 from tui.services import THEME_STATE_KEY, AppServices, EngineServices, Notice
 
 if TYPE_CHECKING:
+    from engine.protocols.embeddings import Embedder
     from engine.turn.service import TurnService
     from sessions.config import Config
 
@@ -86,10 +87,12 @@ def build_assessor(choice: ModelChoice, config: Config) -> MemoryAssessor:
 
 
 def build_curation_models(choice: ModelChoice, config: Config, counter: TokenCounter) -> CurationModels:
-    """The curator and the summarizer on the chat model's server (the config's curator model, or
-    the chat model itself); none for the offline model or where the config turns them off."""
+    """The curator, the summarizer and (``embeddings = "provider"``) the embedding model on the
+    chat model's server (the config's curator model, or the chat model itself); none for the
+    offline model or where the config turns them off."""
     settings = config.curation
-    if choice.offline or not (settings.curator or settings.model_summaries):
+    wants_vectors = config.embeddings == "provider"
+    if choice.offline or not (settings.curator or settings.model_summaries or wants_vectors):
         return NO_CURATION_MODELS
     from providers.client_factory import client_factory
     from providers.prices import price_for
@@ -101,6 +104,7 @@ def build_curation_models(choice: ModelChoice, config: Config, counter: TokenCou
     )
     curator: CuratorModel | None = None
     summarizer: ModelSummarizer | None = None
+    embedder: Embedder | None = None
     if settings.curator:
         from providers.openai_curator import OpenAICurator
 
@@ -112,7 +116,17 @@ def build_curation_models(choice: ModelChoice, config: Config, counter: TokenCou
             choice.context_window if name == choice.model else known_window(name) or choice.context_window
         )
         summarizer = OpenAISummarizer(clients, name, counter=counter, window=window)
-    return CurationModels(curator, summarizer, price_for(name, settings.prices))
+    if wants_vectors:
+        from providers.openai_embedder import ProviderEmbedder
+
+        embedder = ProviderEmbedder(
+            model=config.embedding_model,
+            base_url=choice.base_url,
+            api_key=choice.api_key,
+            connect_timeout=config.timeouts.connect,
+            key_hint=choice.key_hint,
+        )
+    return CurationModels(curator, summarizer, price_for(name, settings.prices), embedder)
 
 
 def _open_store(database: Path, notices: list[Notice]) -> tuple[SqliteChatStore, str | None]:
@@ -272,7 +286,7 @@ def load_engine(
     if config.embeddings == "local":
         load_embedder(turns, notices)
     elif config.embeddings == "provider":
-        use_provider_embedder(turns, store, choice, config, notices)
+        use_provider_embedder(turns, store, choice, notices)
     return EngineServices(
         turns=turns,
         models=models,
@@ -302,25 +316,16 @@ measures what it can, and the next plans the rest."""
 
 
 def use_provider_embedder(
-    turns: TurnService, store: SqliteChatStore, choice: ModelChoice, config: Config, notices: list[Notice]
+    turns: TurnService, store: SqliteChatStore, choice: ModelChoice, notices: list[Notice]
 ) -> None:
-    """Recall by meaning with the connected server's embedding model (``embeddings = "provider"``),
-    its vectors kept in the store; a warning, and words alone, when no server is connected."""
+    """Recall by meaning with the embedding model of the chat model's server (``embeddings =
+    "provider"``), following the model, its vectors kept in the store; a warning when the app
+    starts offline (words alone until a server is chosen)."""
     if choice.offline:
         notices.append(
             Notice('Recall by meaning is off: embeddings = "provider" needs a connected server.', "warning")
         )
-        return
-    from providers.openai_embedder import ProviderEmbedder
-
-    embedder = ProviderEmbedder(
-        model=config.embedding_model,
-        base_url=choice.base_url,
-        api_key=choice.api_key,
-        connect_timeout=config.timeouts.connect,
-        key_hint=choice.key_hint,
-    )
-    turns.use_embedder(embedder, cache=store, budget=PROVIDER_EMBEDDING_SECONDS)
+    turns.use_model_embedder(cache=store, budget=PROVIDER_EMBEDDING_SECONDS)
 
 
 def run_chat(*, base_url: str | None, model: str | None, session_id: int | None) -> int:

@@ -234,3 +234,6 @@ class ModelCatalog:
             for helper in (helpers.curator, helpers.summarizer):
                 if helper is not None:
                     await helper.aclose()
+            close = getattr(helpers.embedder, "close", None)
+            if close is not None:
+                close()

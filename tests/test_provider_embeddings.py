@@ -255,3 +255,40 @@ def test_replay_with_the_providers_embeddings_recalls_by_their_meaning(
     code, out, err = replay_with_provider(tmp_path, capsys, fake_server)
     assert code == 1 and out == ""
     assert err.startswith("heedful replay: The server") and "Traceback" not in err
+
+
+async def test_recall_by_meaning_follows_the_chat_model_to_its_server(
+    fake_server: FakeOpenAIServer,
+    store: SqliteChatStore,
+    chat_model: Callable[[int], OpenAIChatModel],
+    embedder: ProviderEmbedder,
+) -> None:
+    """``embeddings = "provider"``: a session switched to another server (here offline) sends it no
+    text for vectors, and switched back, recall by meaning asks the chat model's server again."""
+    from engine.protocols.models import CurationModels
+    from providers.offline import OfflineModel
+
+    fake_server.reply = "Noted."
+    connected, offline = chat_model(8192), OfflineModel(COUNTER)
+    helpers = {id(connected): CurationModels(embedder=embedder)}
+    turns = TurnService(
+        store,
+        connected,
+        COUNTER,
+        system_prompt="",
+        view_delay=0,
+        curation_models=lambda model: helpers.get(id(model), CurationModels()),
+    )
+    turns.use_model_embedder(cache=store)
+    session_id = a_session(store)
+    assert isinstance((await send(turns, session_id, QUESTION))[-1], ReplyCompleted)
+    assert QUESTION in inputs(fake_server)
+
+    turns.model = offline
+    fake_server.embedding_requests.clear()
+    assert isinstance((await send(turns, session_id, "And the boots?"))[-1], ReplyCompleted)
+    assert inputs(fake_server) == []
+
+    turns.model = connected
+    assert isinstance((await send(turns, session_id, "Which pet again?"))[-1], ReplyCompleted)
+    assert "Which pet again?" in inputs(fake_server)

@@ -14,6 +14,7 @@ from engine.chat import (
 
 if TYPE_CHECKING:
     from engine.advice.advice import AdviceOutcome, CuratorBrief
+    from engine.protocols.embeddings import Embedder
     from engine.summaries.model import SummaryOutcome, SummaryRequest
 
 # --- the model -------------------------------------------------------------------------------
@@ -157,6 +158,8 @@ class CurationModels:
     summarizer: ModelSummarizer | None = None
     price: Price | None = None
     """What the curation model's tokens cost, when known (the panel's estimate)."""
+    embedder: Embedder | None = None
+    """The server's embedding model, for recall by meaning (``embeddings = "provider"``)."""
 
 
 NO_CURATION_MODELS = CurationModels()

@@ -108,6 +108,8 @@ class TurnService:
         self.steps = TurnSteps(store, counter, self.curations, lambda: self.model.name)
         self._curation_models = curation_models
         self._helpers = NO_CURATION_MODELS
+        self._model_meaning: tuple[VectorStore | None, float | None] | None = None
+        """Set by :meth:`use_model_embedder`: the cache and budget for each model's embedder."""
         self.stop_reason = STOPPED_BY_USER
         """What a reply cut off by cancelling its turn is marked with (the app being closed says so)."""
         self._summaries: SummaryService | None = None
@@ -128,6 +130,9 @@ class TurnService:
         self._helpers = helpers
         self.curations.price = helpers.price
         self.curations.model_writes_summaries = helpers.summarizer is not None
+        if self._model_meaning is not None:
+            cache, budget = self._model_meaning
+            self.use_embedder(helpers.embedder, cache=cache, budget=budget)
 
     async def warm_up(self) -> None:
         """Get the model, and the curator that goes with it, ready for the first request."""
@@ -167,6 +172,12 @@ class TurnService:
 
         trouble = curations.meaning.trouble if curations.meaning is not None else DenseTrouble()
         curations.meaning = Meaning(embedder, trouble, cache, budget)  # taken up by each curation
+
+    def use_model_embedder(self, *, cache: VectorStore | None = None, budget: float | None = None) -> None:
+        """Recall by meaning with the embedding model of the chat model's own server, following
+        the model: a session switched to another server (or offline) sends it no text for vectors."""
+        self._model_meaning = (cache, budget)
+        self.use_embedder(self._helpers.embedder, cache=cache, budget=budget)
 
     def refresh_memory(self) -> None:
         """The memories changed: cached curations take them up."""
