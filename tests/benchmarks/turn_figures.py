@@ -51,6 +51,17 @@ async def turns(screen: ChatScreen, server: ServerControl, label: str) -> None:
     )
 
 
+def stuck(screen: ChatScreen, last_id: int | None) -> str:
+    """What the screen shows when a turn's reply did not settle: the figures cannot say why."""
+    reply = screen.message_list.last_reply()
+    said = [str(n.message)[:120] for n in list(screen.app._notifications)[-3:]]
+    shown = "none" if reply is None else f"#{reply.id} ({reply.status.value}, error {reply.error!r})"
+    return (
+        f"busy {screen.busy}, the last reply {shown}, the one before #{last_id}, "
+        f"the composer {screen.composer.text[:40]!r}, lately said: {said}"
+    )
+
+
 async def turn(screen: ChatScreen, server: ServerControl, n: int, figures: tuple[list[float], ...]) -> None:
     """One of :func:`turns`' turns: its figures appended to theirs."""
     from engine.chat import MessageStatus
@@ -68,7 +79,10 @@ async def turn(screen: ChatScreen, server: ServerControl, n: int, figures: tuple
     turn_cpu, turn_loop_cpu = time.process_time(), time.thread_time()
     sent = time.perf_counter()
     screen.composer.action_submit()
-    done = await poll(replied(screen, new_and_whole), 30)
+    try:
+        done = await poll(replied(screen, new_and_whole), 30)
+    except TimeoutError as err:
+        raise TimeoutError(f"turn {n}: {stuck(screen, last_id)}") from err
     panel = await poll(lambda: screen.settled, 30)
     panels.append(1000 * (panel - done))
     requests = await server.requests_since(count, ("json", "stream"))
