@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -25,6 +26,7 @@ from tui.widgets.message_view import MessageView
 
 if TYPE_CHECKING:
     from tests.fake_openai import FakeOpenAIServer
+    from tui.services import AppServices, EngineServices
 
 Question = TypeVar("Question", bound=Screen[Any])
 """A dialog type :func:`asked` waits for."""
@@ -50,6 +52,20 @@ def make_app(
         _turn_off_curation_models()
     services, theme = build_services(base_url=base_url, model=model, env=env or {})
     return HeedfulApp(services, theme=theme)
+
+
+@contextlib.contextmanager
+def loaded_engine(
+    config: str, *, base_url: str | None = None, model: str | None = None
+) -> Iterator[tuple[AppServices, EngineServices]]:
+    """The services `heedful` builds from a config file holding ``config``, and their engine
+    loaded as the app loads it after its first frame; the store is closed on leaving."""
+    write_config(config)
+    services, _ = build_services(base_url=base_url, model=model, env={}, defer_engine=True)
+    try:
+        yield services, services.load_engine()
+    finally:
+        services.store.close()
 
 
 def _turn_off_curation_models() -> None:
