@@ -37,7 +37,6 @@ class AnalysisRecords(Database):
             return StoredAnalyses({int(message_id): str(text) for message_id, text in rows})
 
     def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
-        """Store analyses (message id, analysis) made at ``version``; messages gone since are skipped."""
         if not analyses:
             return
         from sessions.analysis_codec import encode
