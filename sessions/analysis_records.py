@@ -22,8 +22,6 @@ class AnalysisRecords(Database):
     def load_analyses(
         self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
     ) -> StoredAnalyses:
-        """The analyses of the session's messages with ids in (``after``, ``upto``] written at
-        ``version``, by message id."""
         from sessions.analysis_codec import StoredAnalyses
 
         with self._transaction() as conn:
