@@ -37,7 +37,7 @@ def client_factory(
     def make() -> openai.AsyncOpenAI:
         import openai
 
-        from providers.openai_chat import PLACEHOLDER_API_KEY
+        from providers.client_settings import PLACEHOLDER_API_KEY
 
         return loaded(
             openai.AsyncOpenAI(

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 from engine.chat import PromptMessage
 from engine.errors import ModelError, ModelErrorKind
 from engine.protocols.models import ModelEvent, ReplyFinished, TextDelta, UsageReport
-from engine.text.redaction import StreamRedactor, redact, remember_secret
+from engine.text.redaction import StreamRedactor, redact
 from engine.text.thinking import CLOSE, OPEN
 from providers.client_factory import KeptClient, loaded
-from providers.openai_errors import Endpoint, Phase, translate
+from providers.client_settings import ClientSettings
+from providers.openai_errors import Phase, translate
 from providers.stream_chunks import read_chunk
 from providers.windows import window_in
 
@@ -30,12 +31,6 @@ THINK_CLOSE = f"\n{CLOSE}\n\n"
 
 if TYPE_CHECKING:
     import openai
-
-PLACEHOLDER_API_KEY = "not-needed"
-"""Sent when no key is configured: openai refuses an empty key, and local servers ignore it."""
-
-WRITE_TIMEOUT = 30.0
-POOL_TIMEOUT = 10.0
 
 
 class OpenAIChatModel:
@@ -64,18 +59,11 @@ class OpenAIChatModel:
         key_hint: str | None = None,
     ) -> None:
         self._model = model
-        self._base_url = base_url
-        self._api_key = api_key or None
-        remember_secret(self._api_key)
+        self._settings = ClientSettings.of(base_url, api_key, connect_timeout, read_timeout)
         self._context_window = context_window
-        self._connect_timeout = connect_timeout
-        self._read_timeout = read_timeout
         self._window_asked = False
         self._server_window: int | None = None
-        self._key_hint = key_hint
-        self._endpoint = Endpoint(
-            model, base_url, self._api_key is not None, key_hint, connect_timeout, read_timeout
-        )
+        self._endpoint = self._settings.endpoint(model, key_hint)
         self._client = KeptClient(lambda: self._new_client())  # looked up when made (tests wrap it)
 
     @property
@@ -100,21 +88,7 @@ class OpenAIChatModel:
     def _new_client(self) -> openai.AsyncOpenAI:
         import openai
 
-        return loaded(
-            openai.AsyncOpenAI(
-                base_url=self._base_url,
-                api_key=self._api_key or PLACEHOLDER_API_KEY,
-                # The engine retries by itself, after a wait the user can see and cancel
-                # (engine/turn/retrying.py); retries hidden in the client would look like a hang.
-                max_retries=0,
-                timeout=openai.Timeout(
-                    connect=self._connect_timeout,
-                    read=self._read_timeout,
-                    write=WRITE_TIMEOUT,
-                    pool=POOL_TIMEOUT,
-                ),
-            )
-        )
+        return loaded(openai.AsyncOpenAI(**self._settings.options()))
 
     async def window_limit(self) -> int | None:
         """The context window the server reports for the model, asked once; None if it says nothing.

@@ -18,8 +18,8 @@ import numpy as np
 
 from engine.errors import ModelError, ModelErrorKind
 from engine.protocols.embeddings import Vectors
-from engine.text.redaction import remember_secret
-from providers.openai_errors import Endpoint, translate
+from providers.client_settings import ClientSettings
+from providers.openai_errors import translate
 
 if TYPE_CHECKING:
     import openai
@@ -60,14 +60,8 @@ class ProviderEmbedder:
         key_hint: str | None = None,
     ) -> None:
         self._model = model
-        self._base_url = base_url
-        self._api_key = api_key or None
-        remember_secret(self._api_key)
-        self._connect_timeout = connect_timeout
-        self._read_timeout = read_timeout
-        self._endpoint = Endpoint(
-            model, base_url, self._api_key is not None, key_hint, connect_timeout, read_timeout
-        )
+        self._settings = ClientSettings.of(base_url, api_key, connect_timeout, read_timeout)
+        self._endpoint = self._settings.endpoint(model, key_hint)
         self._lock = threading.Lock()
         self._client: openai.OpenAI | None = None
         self._width = 1
@@ -127,19 +121,7 @@ class ProviderEmbedder:
             if self._client is None:
                 import openai
 
-                from providers.openai_chat import PLACEHOLDER_API_KEY, POOL_TIMEOUT, WRITE_TIMEOUT
-
-                self._client = openai.OpenAI(
-                    base_url=self._base_url,
-                    api_key=self._api_key or PLACEHOLDER_API_KEY,
-                    max_retries=0,  # a failure leaves words alone for the plan; the next one asks again
-                    timeout=openai.Timeout(
-                        connect=self._connect_timeout,
-                        read=self._read_timeout,
-                        write=WRITE_TIMEOUT,
-                        pool=POOL_TIMEOUT,
-                    ),
-                )
+                self._client = openai.OpenAI(**self._settings.options())
             return self._client
 
     def _bad_answer(self, what: str) -> ModelError:

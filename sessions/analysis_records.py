@@ -22,8 +22,6 @@ class AnalysisRecords(Database):
     def load_analyses(
         self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
     ) -> StoredAnalyses:
-        """The analyses of the session's messages with ids in (``after``, ``upto``] written at
-        ``version``, by message id."""
         from sessions.analysis_codec import StoredAnalyses
 
         with self._transaction() as conn:
@@ -37,7 +35,6 @@ class AnalysisRecords(Database):
             return StoredAnalyses({int(message_id): str(text) for message_id, text in rows})
 
     def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
-        """Store analyses (message id, analysis) made at ``version``; messages gone since are skipped."""
         if not analyses:
             return
         from sessions.analysis_codec import encode

@@ -69,8 +69,6 @@ class CurationRecords(Database):
     """The curation part of the store (see the module)."""
 
     def load_curation(self, session_id: int, *, after: int = 0) -> CurationSnapshot:
-        """A session's item states (of its messages after message ``after``), entity records and
-        consent policy."""
         from engine.curation.consent import ConsentChoice
         from engine.protocols.store import CurationSnapshot
 

@@ -210,11 +210,6 @@ class MemoryRecords(Database):
             return [_memory_from(row) for row in rows]
 
     def memory_through(self, session_id: int) -> int:
-        """The id of the last message of the session an assessment covered (0: none yet).
-
-        Raises:
-            StoreError: There is no such session.
-        """
         from engine.errors import StoreError
 
         with self._transaction() as conn:

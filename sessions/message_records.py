@@ -136,8 +136,6 @@ class MessageRecords(Database):
     def message_page(
         self, session_id: int, *, before: int | None = None, after: int | None = None, limit: int
     ) -> MessagePage:
-        """Up to ``limit`` of the session's shown messages: the latest before message ``before``
-        (the latest of all when both are None), or the earliest after message ``after``."""
         with self._transaction() as conn:
             self._stamps.seen(conn, session_id)
             if after is not None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -24,7 +25,9 @@ from tui.widgets.composer import Composer
 from tui.widgets.message_view import MessageView
 
 if TYPE_CHECKING:
+    from sessions.store import SqliteChatStore
     from tests.fake_openai import FakeOpenAIServer
+    from tui.services import AppServices, EngineServices
 
 Question = TypeVar("Question", bound=Screen[Any])
 """A dialog type :func:`asked` waits for."""
@@ -50,6 +53,20 @@ def make_app(
         _turn_off_curation_models()
     services, theme = build_services(base_url=base_url, model=model, env=env or {})
     return HeedfulApp(services, theme=theme)
+
+
+@contextlib.contextmanager
+def loaded_engine(
+    config: str, *, base_url: str | None = None, model: str | None = None
+) -> Iterator[tuple[AppServices, EngineServices]]:
+    """The services `heedful` builds from a config file holding ``config``, and their engine
+    loaded as the app loads it after its first frame; the store is closed on leaving."""
+    write_config(config)
+    services, _ = build_services(base_url=base_url, model=model, env={}, defer_engine=True)
+    try:
+        yield services, services.load_engine()
+    finally:
+        services.store.close()
 
 
 def _turn_off_curation_models() -> None:
@@ -212,13 +229,20 @@ async def asked(pilot: Pilot[None], app: HeedfulApp, kind: type[Question]) -> Qu
     return screen
 
 
-def stored_messages() -> list[StoredMessage]:
-    """Every message in the test's database, read through a separate connection."""
+@contextlib.contextmanager
+def users_store() -> Iterator[SqliteChatStore]:
+    """The test's database (HEEDFUL_DATA_DIR, see conftest) on a separate connection, closed on leaving."""
     store = open_store(paths.database_path()).store
     try:
-        return [m for s in store.list_sessions() for m in store.messages(s.id)]
+        yield store
     finally:
         store.close()
+
+
+def stored_messages() -> list[StoredMessage]:
+    """Every message in the test's database, read through a separate connection."""
+    with users_store() as store:
+        return [m for s in store.list_sessions() for m in store.messages(s.id)]
 
 
 def toasts(app: HeedfulApp) -> list[str]:
@@ -228,8 +252,7 @@ def toasts(app: HeedfulApp) -> list[str]:
 
 def make_sessions(*sessions: tuple[str, list[str]]) -> dict[str, int]:
     """Sessions in the test's database before the app starts: title → id (the last is the latest)."""
-    store = open_store(paths.database_path()).store
-    try:
+    with users_store() as store:
         ids = {}
         for title, texts in sessions:
             session = store.create_session(title)
@@ -237,5 +260,3 @@ def make_sessions(*sessions: tuple[str, list[str]]) -> dict[str, int]:
                 store.add_message(session.id, ("user", "assistant")[n % 2], text)
             ids[title] = session.id
         return ids
-    finally:
-        store.close()

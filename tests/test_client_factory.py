@@ -30,6 +30,18 @@ def recording(server: FakeOpenAIServer, made: list[tuple[bool, openai.AsyncOpenA
     return clients
 
 
+async def kept_until_closed(
+    made: list[tuple[bool, openai.AsyncOpenAI]], helper: OpenAICurator | OpenAISummarizer
+) -> None:
+    """One client was made, off the event loop, for all of ``helper``'s calls, and it stays open
+    until ``helper.aclose()``."""
+    ((on_the_event_loop, client),) = made
+    assert not on_the_event_loop
+    assert not client.is_closed()
+    await helper.aclose()
+    assert client.is_closed()
+
+
 async def test_the_memory_assessors_client_is_made_off_the_event_loop_and_closed_after(
     fake_server: FakeOpenAIServer,
 ) -> None:
@@ -53,11 +65,7 @@ async def test_the_curators_client_is_made_off_the_event_loop_at_warm_up_and_kep
     for _ in range(2):
         outcome = await curator.advise(test_llm_curator.BRIEF)
         assert outcome.advice is not None, outcome.problem
-    ((on_the_event_loop, client),) = made  # one client for both passes
-    assert not on_the_event_loop
-    assert not client.is_closed()
-    await curator.aclose()
-    assert client.is_closed()
+    await kept_until_closed(made, curator)  # one client for both passes
 
 
 async def test_the_summarizers_client_is_made_off_the_event_loop_and_kept_until_closed(
@@ -73,8 +81,4 @@ async def test_the_summarizers_client_is_made_off_the_event_loop_and_kept_until_
     for _ in range(2):
         outcome = await summarizer.summarize(test_llm_summarizer.request())
         assert outcome.text is not None, outcome.problem
-    ((on_the_event_loop, client),) = made  # one client for both summaries
-    assert not on_the_event_loop
-    assert not client.is_closed()
-    await summarizer.aclose()
-    assert client.is_closed()
+    await kept_until_closed(made, summarizer)  # one client for both summaries

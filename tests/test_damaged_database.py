@@ -16,15 +16,16 @@ from sessions.store import SqliteChatStore, open_store
 # --- a damaged database ------------------------------------------------------------------------
 
 
-def _truncated_database(path: Path) -> bytes:
-    """A real Heedful database cut short mid-page, as an interrupted copy leaves it."""
+def _truncated_database(path: Path, *, keep_third: bool = False) -> bytes:
+    """A real Heedful database cut short mid-page, as an interrupted copy leaves it; with
+    ``keep_third``, only its first third is left."""
     store = SqliteChatStore(path)
     session = store.create_session("old")
     for n in range(100):
         store.add_message(session.id, "user", f"old message {n} " * 40)
     store.close()
     data = path.read_bytes()
-    path.write_bytes(data[: len(data) - 1000])
+    path.write_bytes(data[: len(data) // 3 if keep_third else len(data) - 1000])
     return path.read_bytes()
 
 
@@ -63,6 +64,28 @@ def test_a_database_cut_mid_page_is_caught_on_open_not_read_as_garbage(tmp_path:
     finally:
         opened.store.close()
     assert (tmp_path / "heedful.db.corrupt-20260102-030405").read_bytes() == damaged
+
+
+def test_a_database_cut_to_a_third_is_moved_aside_or_refused_in_words(db_path: Path) -> None:
+    _truncated_database(db_path, keep_third=True)
+    for companion in ("heedful.db-wal", "heedful.db-shm"):
+        (db_path.parent / companion).unlink(missing_ok=True)
+
+    try:
+        opened = open_store(db_path)
+    except StoreError as err:  # SQLite may also refuse it outright; it must say so in words
+        assert str(db_path) in err.user_message
+        return
+    try:
+        if opened.notice is None:
+            # SQLite opened what was left; what it can read must still be sound or reported.
+            opened.store.list_sessions()
+        else:
+            assert "moved to" in opened.notice
+    except StoreError as err:
+        assert str(db_path) in err.user_message
+    finally:
+        opened.store.close()
 
 
 def test_a_second_damaged_database_in_the_same_second_does_not_overwrite_the_first(tmp_path: Path) -> None:

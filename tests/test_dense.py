@@ -161,20 +161,14 @@ def test_a_local_model_that_cannot_load_leaves_words_alone_and_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import providers.local_embedder
-    from cli.chat import build_services
-    from tests.apphelpers import write_config
+    from tests.apphelpers import loaded_engine
 
     def broken() -> None:
         raise OSError("weights unreadable")
 
     monkeypatch.setattr(providers.local_embedder, "load_local_embedder", broken)
-    write_config('embeddings = "local"\n')
-    services, _ = build_services(env={}, defer_engine=True)
-    try:
-        engine = services.load_engine()
+    with loaded_engine('embeddings = "local"\n') as (_, engine):
         assert engine.turns.curations.meaning is None
         assert [n.severity for n in engine.notices] == ["warning"]
         assert "Recall by meaning is off" in engine.notices[0].text
         assert "weights unreadable" in engine.notices[0].text
-    finally:
-        services.store.close()

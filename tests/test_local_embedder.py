@@ -118,18 +118,12 @@ def test_replay_with_local_embeddings_recalls_a_paraphrased_questions_evidence(
 def test_the_embeddings_setting_loads_the_local_model_with_the_engine(
     setting: str, loaded: bool, no_network: None
 ) -> None:
-    from cli.chat import build_services
-    from tests.apphelpers import write_config
+    from tests.apphelpers import loaded_engine
 
-    write_config(setting)
-    services, _ = build_services(env={}, defer_engine=True)
-    try:
-        engine = services.load_engine()
+    with loaded_engine(setting) as (services, engine):
         assert (engine.turns.curations.meaning is not None) is loaded
         assert not engine.notices
         session = services.store.create_session("cats")
         services.store.add_message(session.id, "user", EVIDENCE)
         with engine.turns.curations.held(session.id) as held:
             assert (held.curation.state.dense is not None) is loaded  # each curation takes it up
-    finally:
-        services.store.close()

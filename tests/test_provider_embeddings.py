@@ -177,36 +177,25 @@ async def test_the_endpoints_error_text_passes_the_redaction_gate(
 def test_embeddings_provider_in_the_config_asks_the_connected_server(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    from cli.chat import build_services
-    from tests.apphelpers import write_config
+    from tests.apphelpers import loaded_engine
 
-    write_config('embeddings = "provider"\nembedding_model = "nomic-embed-text"\n')
-    services, _ = build_services(base_url=fake_server.base_url, model="fake-model", env={}, defer_engine=True)
-    try:
-        engine = services.load_engine()
+    config = 'embeddings = "provider"\nembedding_model = "nomic-embed-text"\n'
+    with loaded_engine(config, base_url=fake_server.base_url, model="fake-model") as (services, engine):
         curations = engine.turns.curations
         assert curations.meaning is not None
         assert isinstance(curations.meaning.embedder, ProviderEmbedder)
         assert curations.meaning.embedder.name == "nomic-embed-text"
         assert curations.meaning.cache is cast(object, services.store)
         assert not engine.notices
-    finally:
-        services.store.close()
 
 
 def test_embeddings_provider_with_no_server_leaves_words_alone_and_says_so() -> None:
-    from cli.chat import build_services
-    from tests.apphelpers import write_config
+    from tests.apphelpers import loaded_engine
 
-    write_config('embeddings = "provider"\n')
-    services, _ = build_services(env={}, defer_engine=True)
-    try:
-        engine = services.load_engine()
+    with loaded_engine('embeddings = "provider"\n') as (_, engine):
         assert engine.turns.curations.meaning is None
         assert [n.severity for n in engine.notices] == ["warning"]
         assert "needs a connected server" in engine.notices[0].text
-    finally:
-        services.store.close()
 
 
 def test_a_plan_out_of_time_for_new_vectors_measures_the_rest_next_time() -> None:

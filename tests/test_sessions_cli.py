@@ -21,16 +21,15 @@ from engine.curation.ledger import EntryKind, LedgerEntry
 from engine.protocols.store import ItemRecord
 from sessions import paths
 from sessions.migrations import SCHEMA_VERSION
-from sessions.store import SqliteChatStore, open_store
-from tests.apphelpers import write_config
+from sessions.store import SqliteChatStore
+from tests.apphelpers import users_store, write_config
 
 HEEDFUL = Path(sys.executable).with_name("heedful")
 
 
 def make_session(title: str, *texts: str, pin_last: bool = False) -> int:
     """A session in the user's database (HEEDFUL_DATA_DIR, see conftest), closed again."""
-    store = open_store(paths.database_path()).store
-    try:
+    with users_store() as store:
         session = store.create_session(title)
         last = None
         for n, text in enumerate(texts):
@@ -40,16 +39,11 @@ def make_session(title: str, *texts: str, pin_last: bool = False) -> int:
                 session.id, items=[ItemRecord(last.id, ItemState.ACTIVE, pinned=True)], entities=[], ledger=[]
             )
         return session.id
-    finally:
-        store.close()
 
 
 def session_titles() -> list[str]:
-    store = open_store(paths.database_path()).store
-    try:
+    with users_store() as store:
         return [s.title for s in store.list_sessions()]
-    finally:
-        store.close()
 
 
 class Terminal(io.StringIO):
@@ -212,7 +206,8 @@ def test_ledger_prints_the_decisions_as_text_or_json(
         main(["replay", str(transcript), "--context-window", "900", "--output", str(tmp_path / "o.json")])
         == 0
     )
-    (session,) = _sessions()
+    with users_store() as store:
+        (session,) = [s.id for s in store.list_sessions()]
 
     assert main(["ledger", str(session), "--json"]) == 0
     entries = json.loads(capsys.readouterr().out)
@@ -229,14 +224,6 @@ def test_ledger_prints_the_decisions_as_text_or_json(
     assert main(["ledger", str(empty)]) == 0
     assert "empty" in capsys.readouterr().err
     assert main(["ledger", "999"]) == 2
-
-
-def _sessions() -> list[int]:
-    store = open_store(paths.database_path()).store
-    try:
-        return [s.id for s in store.list_sessions()]
-    finally:
-        store.close()
 
 
 def test_a_database_that_cannot_be_used_is_a_failure_in_words(capsys: pytest.CaptureFixture[str]) -> None:
@@ -289,8 +276,7 @@ def test_list_export_and_import_give_one_message_count(
 ) -> None:
     from engine.chat import MessageStatus
 
-    store = open_store(paths.database_path()).store
-    try:
+    with users_store() as store:
         session = store.create_session("Retried twice")
         store.add_message(session.id, "user", "why does the build fail?")
         for _ in range(2):  # two replies the user retried: kept in the store, not shown
@@ -298,18 +284,13 @@ def test_list_export_and_import_give_one_message_count(
             store.update_message(old.id, status=MessageStatus.SUPERSEDED)
         store.add_message(session.id, "assistant", "the lock file is stale")
         store.add_message(session.id, "user", "thanks")
-    finally:
-        store.close()
     assert main(["sessions", "list"]) == 0
     row = capsys.readouterr().out.splitlines()[1].split()
     assert row[:2] == [str(session.id), "3"]
     from tui.screens.sessions import describe
 
-    store = open_store(paths.database_path()).store
-    try:
+    with users_store() as store:
         (listed,) = store.list_sessions()
-    finally:
-        store.close()
     assert "\n   3 messages · " in describe(listed, current=False).plain  # the sessions screen
     markdown, transcript = tmp_path / "s.md", tmp_path / "s.jsonl"
     assert main(["sessions", "export", str(session.id), "--output", str(markdown)]) == 0
@@ -340,8 +321,8 @@ def test_a_key_an_older_heedful_stored_is_printed_by_no_command(
             '[providers.mine]\nbase_url = "http://127.0.0.1:9/v1"\napi_key_env = "MY_PROVIDER_KEY"\n'
         )
     quoted = f"Upstream failure for credential {STORED_KEY} (retry later)"
-    store = open_store(paths.database_path()).store
-    try:  # as an older Heedful stored a server's error: the key in every text a command prints
+    # As an older Heedful stored a server's error: the key in every text a command prints.
+    with users_store() as store:
         session = store.create_session(f"key {STORED_KEY}")
         store.add_message(session.id, "user", f"my key is {STORED_KEY}")
         reply = store.add_message(session.id, "assistant", quoted)
@@ -356,8 +337,6 @@ def test_a_key_an_older_heedful_stored_is_printed_by_no_command(
             entities=[],
             ledger=[entry],
         )
-    finally:
-        store.close()
     commands = [
         ["ledger", str(session.id)],
         ["ledger", str(session.id), "--json"],

@@ -175,34 +175,6 @@ def test_a_garbage_file_is_moved_aside_and_a_fresh_database_started(db_path: Pat
         opened.store.close()
 
 
-def test_a_truncated_database_is_moved_aside(db_path: Path) -> None:
-    store = SqliteChatStore(db_path)
-    session = store.create_session("s")
-    for n in range(200):
-        store.add_message(session.id, "user", f"message {n} " * 50)
-    store.close()
-    data = db_path.read_bytes()
-    db_path.write_bytes(data[: len(data) // 3])
-    for companion in ("heedful.db-wal", "heedful.db-shm"):
-        (db_path.parent / companion).unlink(missing_ok=True)
-
-    try:
-        opened = open_store(db_path)
-    except StoreError as err:  # SQLite may also refuse it outright; it must say so in words
-        assert str(db_path) in err.user_message
-        return
-    try:
-        if opened.notice is None:
-            # SQLite opened what was left; what it can read must still be sound or reported.
-            opened.store.list_sessions()
-        else:
-            assert "moved to" in opened.notice
-    except StoreError as err:
-        assert str(db_path) in err.user_message
-    finally:
-        opened.store.close()
-
-
 def test_a_database_from_a_newer_heedful_is_refused_and_left_untouched(db_path: Path) -> None:
     db_path.parent.mkdir(parents=True)
     conn = sqlite3.connect(db_path)

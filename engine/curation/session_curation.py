@@ -11,11 +11,10 @@ The user's own actions are in :mod:`engine.curation.user_actions`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Generic, NoReturn, TypeVar
+from typing import Generic, NoReturn, ParamSpec, TypeVar
 
 from engine.advice.advice import AdviceOutcome
 from engine.advice.rules import Guidance
-from engine.chat import Role
 from engine.curation import applying, keep_rules, planning, user_actions
 from engine.curation.budget import DEFAULT_PROFILE, Budget, Profile
 from engine.curation.consent import ConsentChoice, ConsentRequest
@@ -37,6 +36,16 @@ from engine.summaries.section import SummarySection
 __all__ = ["RECENT_TURNS", "CurationRefused", "SessionCuration"]
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
+
+
+def _then_add(analyse: Callable[_P, Item], add: Callable[[Item], Item]) -> Callable[_P, Item]:
+    """``analyse``, then ``add`` of the item it made: one signature, the analysis's."""
+
+    def analysed_and_added(*args: _P.args, **kwargs: _P.kwargs) -> Item:
+        return add(analyse(*args, **kwargs))
+
+    return analysed_and_added
 
 
 class _Reads(Generic[_T]):
@@ -118,20 +127,8 @@ class SessionCuration:
     add = _Reads(lambda state: state.add)
     """Make an item part of the session (see :meth:`CurationState.add`)."""
 
-    def add_message(
-        self,
-        item_id: int,
-        role: Role,
-        text: str,
-        tokens: int,
-        *,
-        name: str | None = None,
-        label: str | None = None,
-        digest: bool = False,
-    ) -> Item:
-        """:meth:`analyse` then :meth:`add`."""
-        state = self.state
-        return state.add(state.analyse(item_id, role, text, tokens, name=name, label=label, digest=digest))
+    add_message = _Reads(lambda state: _then_add(state.analyse, state.add))
+    """:meth:`analyse` then :meth:`add`, with :meth:`analyse`'s arguments."""
 
     take_unstored = _Reads(lambda state: state.take_unstored)
     """Analyses of items added since the last call that the store does not have yet."""

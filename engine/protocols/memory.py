@@ -35,7 +35,11 @@ class MemoryStore(Protocol):
         ...
 
     def memory_through(self, session_id: int) -> int:
-        """The id of the last message of the session an assessment covered (0: none yet)."""
+        """The id of the last message of the session an assessment covered (0: none yet).
+
+        Raises:
+            StoreError: There is no such session.
+        """
         ...
 
     def add_memory(

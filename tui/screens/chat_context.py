@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from engine.curation.consent import ConsentChoice
     from engine.curation.context_view import ContextView
+    from engine.curation.ledger import LedgerEntry
     from tui.screens.chat_host import ChatHost
     from tui.screens.consent import ConsentAnswer
 
@@ -154,10 +155,11 @@ class ContextActions(ChatPart):
     async def _ledger(self) -> None:
         from tui.screens.ledger import LedgerScreen
 
-        if self.host.session is None:
-            self.host.notify("Nothing has been decided yet: the ledger starts with the first message.")
+        entries = await self._session_ledger(
+            "Nothing has been decided yet: the ledger starts with the first message."
+        )
+        if entries is None:
             return
-        entries = await self.host.services.context.ledger(self.host.session.id)
 
         def chosen(item_id: int | None) -> None:
             if item_id is not None:
@@ -175,11 +177,18 @@ class ContextActions(ChatPart):
         from engine.curation.forgetting_stats import forgetting_stats
         from tui.screens.forgetting_stats import StatsScreen
 
+        entries = await self._session_ledger(
+            "Nothing has been forgotten yet: statistics start with the first message."
+        )
+        if entries is not None:
+            await self.host.app.push_screen(StatsScreen(forgetting_stats(entries, self._tokens_saved())))
+
+    async def _session_ledger(self, nothing_yet: str) -> list[LedgerEntry] | None:
+        """The session's ledger; None, with ``nothing_yet`` said, before the session's first message."""
         if self.host.session is None:
-            self.host.notify("Nothing has been forgotten yet: statistics start with the first message.")
-            return
-        entries = await self.host.services.context.ledger(self.host.session.id)
-        await self.host.app.push_screen(StatsScreen(forgetting_stats(entries, self._tokens_saved())))
+            self.host.notify(nothing_yet)
+            return None
+        return await self.host.services.context.ledger(self.host.session.id)
 
     def consent(self) -> None:
         """F4: ask now about the user's messages, if Heedful has anything to ask."""

@@ -79,7 +79,6 @@ class ConsentRows(OptionList):
 
 
 class ConsentScreen(AskedOnScreen, Dialog[ConsentAnswer | None]):
-    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "keep", "Keep them (safe)", id="dialog_cancel"),
         Binding("alt+s", "answer_all('summarize')", "Summarize all", id="consent_summarize"),

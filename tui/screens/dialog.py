@@ -18,6 +18,9 @@ class Dialog(ModalScreen[Result]):
     """A modal screen whose first answer closes it; later ones, and any given while another screen
     is over it, are ignored."""
 
+    CSS_PATH = "dialogs.tcss"
+    """The dialogs' stylesheet, beside each subclass in tui/screens/ (a dialog with its own names it)."""
+
     _answered = False
 
     @property

@@ -19,7 +19,6 @@ from tui.typing import TypingPassesThrough
 class ConfirmScreen(TypingPassesThrough, Dialog[bool]):
     """Ask a yes/no question; Escape means no, and a plain key is typing (it goes to the composer)."""
 
-    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(False)", "Cancel", id="dialog_cancel"),
         Binding("alt+y", "dismiss(True)", "Yes", show=False),
@@ -54,7 +53,6 @@ class ConfirmScreen(TypingPassesThrough, Dialog[bool]):
 class TextPromptScreen(Dialog[str | None]):
     """Ask for one line of text (a new title, say); Escape cancels."""
 
-    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel", id="dialog_cancel")]
 
     def __init__(self, prompt: str, value: str = "") -> None:

@@ -23,7 +23,6 @@ TITLE = "Forgetting statistics of this session"
 class StatsScreen(TypingPassesThrough, Dialog[None]):
     """The numbers of :class:`engine.curation.forgetting_stats.ForgettingStats`, one a line."""
 
-    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f7", "dismiss(None)", "Close", id="dialog_cancel")
     ]

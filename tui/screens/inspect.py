@@ -58,7 +58,6 @@ def history(detail: ItemDetail) -> str:
 class InspectScreen(TypingPassesThrough, Dialog[ItemVerb | None]):
     """Dismissed with None, or with what to do to the message (pin, restore, forget)."""
 
-    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Close", id="dialog_cancel"),
         Binding("alt+p", "answer('pin')", "Pin/unpin"),

@@ -33,7 +33,6 @@ RemoveRule = Callable[[int], Awaitable[Sequence["KeepRule"]]]
 class KeepRulesScreen(TypingPassesThrough, Dialog[None]):
     """Lists the session's keep rules, oldest first; Alt+D removes the highlighted one."""
 
-    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Close", id="keep_close"),
         Binding("alt+d,delete", "remove", "Remove", id="keep_remove", tooltip="Remove the keep rule"),

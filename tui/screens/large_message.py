@@ -24,7 +24,6 @@ BUTTONS: dict[str, LargeChoice] = {"large-keep": "keep", "large-summarize": "sum
 class LargeMessageScreen(AskedOnScreen, Dialog[LargeChoice | None]):
     """Dismissed with how to send the message, or None (Esc: not sent, still in the composer)."""
 
-    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Cancel", id="dialog_cancel"),
         Binding("alt+s", "dismiss('summarize')", "Summarize when short", id="large_summarize"),

@@ -54,7 +54,6 @@ def row(told: Told) -> tuple[str, ...]:
 class LedgerScreen(TypingPassesThrough, Dialog[int | None]):
     """Dismissed with the id of a message to restore, or None."""
 
-    CSS_PATH = "dialogs.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f6", "dismiss(None)", "Close", id="dialog_cancel"),
         Binding("alt+r", "restore", "Restore"),

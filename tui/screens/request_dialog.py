@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 class RequestDialog(TypingPassesThrough, Dialog[None]):
     """A dialog over the next request's ``view``; ``exact`` says whether its counts are the model's own."""
 
-    CSS_PATH = "dialogs.tcss"
     TITLE_TEXT: ClassVar[str] = ""
 
     def __init__(self, view: ContextView, *, exact: bool) -> None:
