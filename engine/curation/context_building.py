@@ -15,6 +15,7 @@ from engine.curation.result import CurationResult
 from engine.curation.session_curation import RECENT_TURNS, SessionCuration
 from engine.entities.registry import EntityState
 from engine.entities.views import Things, list_entities
+from engine.standing.section import standing_reasons
 
 
 def empty_view(curation: SessionCuration, tokens: int) -> ContextView:
@@ -246,6 +247,7 @@ class _ItemPlacer:
         self.asked = {c.item_id for c in result.consent.items} if result.consent else set()
         self.asked_left_out = result.asked_left_out
         self.recent_from = result.turn - RECENT_TURNS
+        self.standing = standing_reasons(result.standing)
 
     def place(self, items: list[Item]) -> tuple[ItemView, ...]:
         # Most items of a long session play no part in this plan: they are placed by their state
@@ -260,13 +262,16 @@ class _ItemPlacer:
             | self.operations.keys()
             | result.new_summaries.keys()
             | result.stand_ins.keys()
+            | self.standing.keys()
         )
         earlier = self.earlier
         views: list[ItemView] = []
         append = views.append
         for item in items:
             if item.pinned or item.id in involved:
-                append(self._view(item, *self._placing(item)))
+                section, mark, reason = self._placing(item)
+                standing = self.standing.get(item.id)
+                append(self._view(item, section, mark, f"{reason}; {standing}" if standing else reason))
                 continue
             state = item.state
             mark, reason = _ATTACHED if item.attached else _UNINVOLVED[state, item.forgotten]

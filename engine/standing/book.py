@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from engine.standing.recognise import StandingKind, Statement, recognise
 from engine.standing.subjects import Subject, overlaps, same_subject, stems, subject_of
+
+if TYPE_CHECKING:
+    from engine.standing.section import StandingSection
 
 MAX_CHARS = 400
 """A standing instruction longer than this is not sent every turn until the user shortens it (the
@@ -66,17 +70,23 @@ class StandingBook:
     """(message id, the statement), in conversation order (message ids grow with it)."""
     edits: list[Edit] = field(default_factory=list)
     _entries: tuple[Standing, ...] | None = None
+    memo: dict[tuple[int, tuple[str, ...]], StandingSection | None] = field(default_factory=dict)
+    """Sections built from the current entries (see :func:`engine.standing.section.section_for`)."""
 
     def observe(self, message_id: int, text: str) -> None:
         """Recognise what a user's message states (a cheap test rules most messages out)."""
         statements = recognise(text)
         if statements:
             self.found.extend((message_id, s) for s in statements)
-            self._entries = None
+            self._changed()
 
     def set_edits(self, edits: Iterable[Edit]) -> None:
         self.edits = list(edits)
+        self._changed()
+
+    def _changed(self) -> None:
         self._entries = None
+        self.memo.clear()
 
     def entries(self) -> tuple[Standing, ...]:
         """Every statement in conversation order, superseded ones marked."""
