@@ -98,6 +98,7 @@ def build_view(
         uncurated_through=curation.cut.after if curation.cut is not None else 0,
         building=curation.building,
         parts=request_parts(result, items),
+        standing=result.standing,
     )
 
 
@@ -116,6 +117,8 @@ def request_parts(result: CurationResult, items: tuple[ItemView, ...]) -> tuple[
             part = Part.MEMORY
         elif message.form == "summary":
             part = Part.SUMMARIES
+        elif message.form == "standing":
+            part = Part.STANDING
         elif message.form == "system":
             part = Part.SYSTEM
         else:
