@@ -33,7 +33,7 @@ async def test_edits_removals_and_additions_are_kept_across_a_reopen(
     session_id, _ = await send_text(turns, None, "From now on answer in French.")
     await send_text(turns, session_id, "Don't use emojis. We decided to use PostgreSQL, not MySQL.")
     other, _ = await send_text(turns, None, "Always use metric units.")
-    french, emojis, postgres = await context.standing(session_id)
+    french, emojis, _ = await context.standing(session_id)
     await context.change_standing(session_id, french.key, "From now on answer in French, briefly.")
     await context.change_standing(session_id, emojis.key, None)
     entries, view = await context.change_standing(session_id, None, "Actually, switch to SQLite.")

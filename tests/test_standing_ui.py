@@ -34,7 +34,9 @@ async def command(pilot: object, app: HeedfulApp, text: str) -> None:
     await pilot.press("enter")  # type: ignore[attr-defined]
 
 
-async def test_a_standing_instruction_is_sent_shown_edited_added_and_removed(fake_server: FakeOpenAIServer) -> None:
+async def test_a_standing_instruction_is_sent_shown_edited_added_and_removed(
+    fake_server: FakeOpenAIServer,
+) -> None:
     fake_provider(fake_server, 700)
     fake_server.reply = "Noted, thanks. " * 12
     app = make_app()
@@ -52,6 +54,7 @@ async def test_a_standing_instruction_is_sent_shown_edited_added_and_removed(fak
         await wait_for(pilot, lambda: isinstance(app.screen, StandingScreen) and app.screen.is_mounted)
         screen = app.screen
         assert isinstance(screen, StandingScreen)
+        listed = screen
         [row] = rows(screen)
         assert row.startswith("current · instruction · #") and row.endswith(FRENCH)
         await pilot.press("h", "i")  # typing, not a choice: it goes to the composer
@@ -63,21 +66,21 @@ async def test_a_standing_instruction_is_sent_shown_edited_added_and_removed(fak
         assert app.screen.query_one(Input).value == FRENCH
         app.screen.query_one(Input).value = "From now on answer in Spanish."
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen is screen and rows(screen)[0].endswith("Spanish."))
+        await wait_for(pilot, lambda: app.screen is listed and rows(listed)[0].endswith("Spanish."))
         assert "edited" in rows(screen)[0]
 
         await pilot.press("alt+a")
         await wait_for(pilot, lambda: isinstance(app.screen, StandingEditScreen) and app.screen.is_mounted)
         app.screen.query_one(Input).value = "Always answer in German."
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen is screen and len(rows(screen)) == 2)
+        await wait_for(pilot, lambda: app.screen is listed and len(rows(listed)) == 2)
         assert rows(screen)[0].startswith("replaced")  # German replaces Spanish: the same subject
         assert rows(screen)[1].startswith("current · instruction · by you")
 
         await pilot.press("down", "alt+d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("alt+y")
-        await wait_for(pilot, lambda: app.screen is screen and len(rows(screen)) == 1)
+        await wait_for(pilot, lambda: app.screen is listed and len(rows(listed)) == 1)
         assert rows(screen)[0].startswith("current") and rows(screen)[0].endswith("Spanish.")
         session = under.session
         assert session is not None
