@@ -82,6 +82,9 @@ def test_a_later_statement_on_the_same_subject_supersedes_the_earlier_and_both_s
     assert [e.text for e in book.current()] == [t for t in said if "PostgreSQL" not in t]
     assert [e.text for e in about(book.entries(), "Why did we move off Postgres?")] == [said[2]]
     assert about(book.entries(), "How do I centre a div?") == []
+    assert about(book.entries(), "How do I index a SQLite table?") == []  # the new choice, not the change
+    assert [e.text for e in about(book.entries(), "Why did we switch to SQLite?")] == [said[2]]
+    assert [e.text for e in about(book.entries(), "Which database do we use?")] == [said[2]]
 
 
 def test_the_users_edit_and_removal_and_a_hand_added_one() -> None:

@@ -101,3 +101,20 @@ async def test_standing_before_a_conversation_says_there_is_nothing_yet() -> Non
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await command(pilot, app, "/standing always use metric units")
         await wait_for(pilot, lambda: any("start the conversation first" in t for t in toasts(app)))
+
+
+async def test_the_request_about_a_change_carries_both_decisions(fake_server: FakeOpenAIServer) -> None:
+    fake_provider(fake_server, 700)
+    fake_server.reply = "Noted."
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await send(pilot, "We decided to use PostgreSQL, not MySQL.")
+        await say(pilot, app, "Actually, switch to SQLite.", keep=True)
+        await say(pilot, app, "What is a good name for the garden?", keep=True)
+        sent = system_text(fake_server.requests[-1])
+        assert "Actually, switch to SQLite." in sent and "PostgreSQL" not in sent
+        await say(pilot, app, "Why did we move off Postgres?", keep=True)
+        sent = system_text(fake_server.requests[-1])
+        current, _, earlier = sent.partition("Replaced since")
+        assert "Actually, switch to SQLite." in current
+        assert "We decided to use PostgreSQL, not MySQL." in earlier

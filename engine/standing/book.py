@@ -5,12 +5,14 @@ earlier superseded (both kept, each with its message id).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.standing.recognise import StandingKind, Statement, recognise
 from engine.standing.subjects import Subject, overlaps, same_subject, stems, subject_of
+from engine.text.terms import stem
 
 if TYPE_CHECKING:
     from engine.standing.section import StandingSection
@@ -169,22 +171,31 @@ def _marked(entry: Standing, by: str) -> Standing:
     )
 
 
+CHANGE_WORDS = frozenset(
+    stem(w)
+    for w in """change changed switch switched move moved migrate migrated replace replaced instead why
+    earlier before previous previously original originally decided decision reason used""".split()
+)
+"""Words that ask about a change: with the words of what replaced a statement, they bring it back."""
+
+
 def about(entries: Iterable[Standing], message: str) -> list[Standing]:
-    """The superseded statements ``message`` is about: it names their subject, or the subject
-    of what replaced them ("why did we move off Postgres?")."""
+    """The superseded statements ``message`` is about: it names their own subject ("why did we
+    move off Postgres?"), or asks about the change with the words of what replaced them ("why
+    did we switch to SQLite?")."""
     words = stems(message)
     if not words:
         return []
+    asks_change = any(stem(w) in CHANGE_WORDS for w in re.findall(r"\w+", message.lower()))
     listed = list(entries)
     by_key = {s.key: s for s in listed}
     found: list[Standing] = []
     for entry in listed:
         if entry.current:
             continue
-        names = entry.subject.words()
         later = by_key.get(entry.superseded_by or "")
-        if later is not None:
-            names = names | later.subject.words()
-        if overlaps(words, names):
+        if overlaps(words, entry.subject.words()) or (
+            later is not None and asks_change and overlaps(words, later.subject.words())
+        ):
             found.append(entry)
     return found

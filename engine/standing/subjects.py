@@ -35,13 +35,18 @@ _SLOTS: dict[str, frozenset[str]] = {
 }
 _SLOT_OF: dict[str, str] = {stem(word): slot for slot, words in _SLOTS.items() for word in words}
 _SLOT_WORDS: dict[str, frozenset[str]] = {
-    "language": frozenset({"languag", *(stem(w) for w in _LANGUAGES)}),
-    **{
-        slot: frozenset({*(stem(w) for w in slot.split()), *(stem(w) for w in words)})
-        for slot, words in _SLOTS.items()
-    },
-    "database": frozenset({"databas", "db", *(stem(w) for w in _SLOTS["database"])}),
+    "language": frozenset({"languag"}),
+    "database": frozenset({"databas", "db"}),
+    "test framework": frozenset({"framework", "runner"}),
+    "package manager": frozenset({"packag", "manag"}),
+    "web framework": frozenset({"framework"}),
+    "frontend framework": frozenset({"framework", "frontend"}),
+    "cloud": frozenset({"cloud", "host"}),
+    "units": frozenset({"unit"}),
+    "indentation": frozenset({"indent", "indentat"}),
+    "formatter": frozenset({"formatt", "format"}),
 }
+"""The words that name a slot itself ("the database"): a message using one is about the slot."""
 _LANGUAGE = re.compile(
     r"\b(?:in|into|to)\s+(?:" + "|".join(sorted(_LANGUAGES)) + r")\b"
     r"|\b(?:answer|reply|respond|write|speak|talk|translate)\w*\b.*\b(?:"
@@ -75,7 +80,8 @@ class Subject:
     """The words of what it names as replaced ("not MySQL", "over unittest")."""
 
     def words(self) -> frozenset[str]:
-        """Every word that names this subject: a message using one is about it."""
+        """The words that name this subject (its own words, what it replaced, its slot's name):
+        a message using one is about it."""
         return self.terms | self.replaces | _SLOT_WORDS.get(self.slot or "", frozenset())
 
 
