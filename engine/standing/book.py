@@ -173,8 +173,11 @@ def _marked(entry: Standing, by: str) -> Standing:
 
 CHANGE_WORDS = frozenset(
     stem(w)
-    for w in """change changed switch switched move moved migrate migrated replace replaced instead why
-    earlier before previous previously original originally decided decision reason used""".split()
+    for w in re.findall(
+        r"\w+",
+        """change changed switch switched move moved migrate migrated replace replaced instead why
+        earlier before previous previously original originally decided decision reason used""",
+    )
 )
 """Words that ask about a change: with the words of what replaced a statement, they bring it back."""
 
