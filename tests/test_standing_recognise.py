@@ -125,12 +125,19 @@ def test_what_is_recognised_is_the_users_own_words_and_nothing_inside_code(
 @settings(max_examples=80, deadline=None)
 @given(st.lists(SENTENCES, min_size=1, max_size=12))
 def test_supersession_keeps_every_statement_and_the_latest_on_a_subject_is_current(said: list[str]) -> None:
-    book = StandingBook()
+    book, step_by_step = StandingBook(), StandingBook()
     recognised = 0
     for message_id, text in enumerate(said, start=1):
         book.observe(message_id, text)
+        step_by_step.observe(message_id, text)
+        step_by_step.entries()  # kept up to date one message at a time, as a session grows
+        step_by_step.changes()
         recognised += len(recognise(text))
     entries = book.entries()
+    assert step_by_step.entries() == entries
+    for text in said:
+        found = {s.key for s in step_by_step.changes().about(text)}
+        assert found == {s.key for s in about(entries, text)}
     assert len(entries) == recognised  # nothing lost: superseded ones stay
     keys = [e.key for e in entries]
     if entries:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.standing.recognise import StandingKind, Statement, recognise
-from engine.standing.subjects import Subject, overlaps, same_subject, stems, subject_of
+from engine.standing.subjects import NameIndex, Subject, same_subject, stems, subject_of
 from engine.text.terms import stem
 
 if TYPE_CHECKING:
@@ -72,15 +72,40 @@ class StandingBook:
     """(message id, the statement), in conversation order (message ids grow with it)."""
     edits: list[Edit] = field(default_factory=list)
     _entries: tuple[Standing, ...] | None = None
+    _current: list[int] = field(default_factory=list)
+    """Indexes in ``_entries`` of the statements not superseded."""
+    _changes: Changes | None = None
+    line_tokens: dict[str, int] = field(default_factory=dict)
+    """Tokens of each line a section has listed (they are counted once)."""
     memo: dict[tuple[int, tuple[str, ...]], StandingSection | None] = field(default_factory=dict)
     """Sections built from the current entries (see :func:`engine.standing.section.section_for`)."""
 
     def observe(self, message_id: int, text: str) -> None:
         """Recognise what a user's message states (a cheap test rules most messages out)."""
         statements = recognise(text)
-        if statements:
-            self.found.extend((message_id, s) for s in statements)
+        if not statements:
+            return
+        self.found.extend((message_id, s) for s in statements)
+        entries = self._entries
+        if entries is None or any(e.message_id == message_id or e.after >= message_id for e in self.edits):
             self._changed()
+            return
+        # A new message's statements come last: each supersedes the current ones on its subject
+        # (a long session's statements are not compared again, pair by pair).
+        grown = list(entries)
+        for n, statement in enumerate(statements, start=1):
+            key = f"m{message_id}:{n}"
+            later = Standing(
+                key, message_id, statement.text, statement.text, statement.kind, statement.subject
+            )
+            before = self._current
+            self._current = _supersede_by(grown, before, later)
+            if self._changes is not None:
+                for index in before:
+                    if not grown[index].current and grown[index].superseded_by == key:
+                        self._changes.add(grown[index], later)
+        self._entries = tuple(grown)
+        self.memo.clear()
 
     def set_edits(self, edits: Iterable[Edit]) -> None:
         self.edits = list(edits)
@@ -88,13 +113,24 @@ class StandingBook:
 
     def _changed(self) -> None:
         self._entries = None
+        self._changes = None
         self.memo.clear()
 
     def entries(self) -> tuple[Standing, ...]:
         """Every statement in conversation order, superseded ones marked."""
         if self._entries is None:
-            self._entries = supersede(self._ordered())
+            grown: list[Standing] = []
+            current: list[int] = []
+            for _, entry in self._ordered():
+                current = _supersede_by(grown, current, entry)
+            self._entries, self._current = tuple(grown), current
         return self._entries
+
+    def changes(self) -> Changes:
+        """The superseded statements, indexed (kept until the book changes)."""
+        if self._changes is None:
+            self._changes = Changes(self.entries())
+        return self._changes
 
     def current(self) -> list[Standing]:
         return [s for s in self.entries() if s.current]
@@ -145,17 +181,18 @@ def _hand_kind(text: str) -> tuple[StandingKind, Subject]:
     return StandingKind.INSTRUCTION, subject_of(text.lower())
 
 
-def supersede(placed: list[tuple[float, Standing]]) -> tuple[Standing, ...]:
-    """The statements in order, each earlier one on the same subject as a later one marked
-    superseded by it."""
-    entries = [s for _, s in placed]
-    result = list(entries)
-    for later_index, later in enumerate(entries):
-        for index in range(later_index):
-            earlier = result[index]
-            if earlier.current and same_subject(later.subject, earlier.subject):
-                result[index] = _marked(earlier, later.key)
-    return tuple(result)
+def _supersede_by(entries: list[Standing], current: list[int], later: Standing) -> list[int]:
+    """Append ``later`` to ``entries``, marking the ``current`` ones on its subject superseded by
+    it; the indexes of the current ones after."""
+    still: list[int] = []
+    for index in current:
+        if same_subject(later.subject, entries[index].subject):
+            entries[index] = _marked(entries[index], later.key)
+        else:
+            still.append(index)
+    still.append(len(entries))
+    entries.append(later)
+    return still
 
 
 def _marked(entry: Standing, by: str) -> Standing:
@@ -186,19 +223,33 @@ def about(entries: Iterable[Standing], message: str) -> list[Standing]:
     """The superseded statements ``message`` is about: it names their own subject ("why did we
     move off Postgres?"), or asks about the change with the words of what replaced them ("why
     did we switch to SQLite?")."""
-    words = stems(message)
-    if not words:
-        return []
-    asks_change = any(stem(w) in CHANGE_WORDS for w in re.findall(r"\w+", message.lower()))
-    listed = list(entries)
-    by_key = {s.key: s for s in listed}
-    found: list[Standing] = []
-    for entry in listed:
-        if entry.current:
-            continue
-        later = by_key.get(entry.superseded_by or "")
-        if overlaps(words, entry.subject.words()) or (
-            later is not None and asks_change and overlaps(words, later.subject.words())
-        ):
-            found.append(entry)
-    return found
+    return Changes(tuple(entries)).about(message)
+
+
+class Changes:
+    """The superseded statements of a book, indexed by the words that name each one's subject and
+    its successor's: which a message is about, whatever their number."""
+
+    def __init__(self, entries: tuple[Standing, ...]) -> None:
+        by_key = {s.key: s for s in entries}
+        self.replaced = [s for s in entries if not s.current]
+        self.own = NameIndex(s.subject.words() for s in self.replaced)
+        later = (by_key.get(s.superseded_by or "") for s in self.replaced)
+        self.later = NameIndex(s.subject.words() if s is not None else () for s in later)
+
+    def add(self, replaced: Standing, later: Standing) -> None:
+        """Index a statement ``later`` has just superseded."""
+        self.replaced.append(replaced)
+        self.own.add(replaced.subject.words())
+        self.later.add(later.subject.words())
+
+    def about(self, message: str) -> list[Standing]:
+        if not self.replaced:
+            return []
+        words = stems(message)
+        if not words:
+            return []
+        found = self.own.named(words)
+        if any(stem(w) in CHANGE_WORDS for w in re.findall(r"\w+", message.lower())):
+            found |= self.later.named(words)
+        return [s for index, s in enumerate(self.replaced) if index in found]

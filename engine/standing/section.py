@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from engine.standing.book import Standing, StandingBook, about
+from engine.standing.book import Standing, StandingBook
 
 STANDING_SHARE = 0.06
 """The share of the budget the section may take; its newest current statements go first."""
@@ -75,20 +75,31 @@ def section_for(
     entries = book.entries()
     if not entries:
         return None
-    key = (limit, tuple(s.key for s in about(entries, new_text)))
+    changed = book.changes().about(new_text)
+    key = (limit, tuple(s.key for s in changed))
     memo = book.memo
     if key not in memo:
         if len(memo) > 8:
             memo.clear()
-        memo[key] = build_section(entries, new_text, limit, count)
+        tokens = book.line_tokens
+
+        def counted(text: str) -> int:
+            found = tokens.get(text)
+            if found is None:
+                if len(tokens) > 512:
+                    tokens.clear()
+                found = tokens[text] = count(text)
+            return found
+
+        memo[key] = build_section(entries, changed, limit, counted)
     return memo[key]
 
 
 def build_section(
-    entries: Sequence[Standing], new_text: str, limit: int, count: Callable[[str], int]
+    entries: Sequence[Standing], changed: Sequence[Standing], limit: int, count: Callable[[str], int]
 ) -> StandingSection | None:
-    """The section for a request whose new message is ``new_text``, in at most ``limit`` tokens
-    (None: nothing to list, or nothing fits)."""
+    """The section for a request, in at most ``limit`` tokens, the superseded statements its new
+    message is about (``changed``) after the current ones (None: nothing to list, or nothing fits)."""
     current = [s for s in entries if s.current]
     if not current or limit <= 0:
         return None
@@ -108,7 +119,6 @@ def build_section(
     if not sent:
         return None
     earlier: list[Standing] = []
-    changed = about(entries, new_text)
     if changed:
         used += count(EARLIER) + 1
         for entry in reversed(changed):
@@ -116,8 +126,9 @@ def build_section(
             if not entry.too_long and used + need <= limit:
                 earlier.append(entry)
                 used += need
-    sent.sort(key=entries.index)
-    earlier.sort(key=entries.index)
+    order = {s.key: n for n, s in enumerate(entries)}
+    sent.sort(key=lambda s: order[s.key])
+    earlier.sort(key=lambda s: order[s.key])
     lines = [HEADER, *(line(s) for s in sent)]
     if earlier:
         lines += [EARLIER, *(line(s) for s in earlier)]

@@ -138,3 +138,39 @@ def same_subject(later: Subject, earlier: Subject) -> bool:
         return False
     union = later.terms | earlier.terms
     return bool(union) and len(later.terms & earlier.terms) * 2 >= len(union)
+
+
+class NameIndex:
+    """Which of several word sets a message's words name, as :func:`overlaps` decides, in time that
+    grows with the message's words, not with the sets (a plan asks on every turn)."""
+
+    def __init__(self, sets: Iterable[Iterable[str]]) -> None:
+        self.prefixes: dict[str, set[int]] = {}
+        """Each word, and each of its prefixes of five letters or more: the sets it is in."""
+        self.exact: dict[str, set[int]] = {}
+        """Each word of five letters or more: the sets it is in."""
+        self.size = 0
+        for words in sets:
+            self.add(words)
+
+    def add(self, words: Iterable[str]) -> None:
+        """Index one more set (the next index)."""
+        index = self.size
+        self.size += 1
+        for word in words:
+            self.prefixes.setdefault(word, set()).add(index)
+            for end in range(5, len(word)):
+                self.prefixes.setdefault(word[:end], set()).add(index)
+            if len(word) >= 5:
+                self.exact.setdefault(word, set()).add(index)
+
+    def named(self, words: Iterable[str]) -> set[int]:
+        """The sets one of ``words`` names: the same word, a word it begins (five letters or
+        more), or a word of five letters or more it begins with."""
+        found: set[int] = set()
+        prefixes, exact = self.prefixes, self.exact
+        for word in words:
+            found.update(prefixes.get(word, ()))
+            for end in range(5, len(word)):
+                found.update(exact.get(word[:end], ()))
+        return found
