@@ -44,6 +44,8 @@ NOT_STANDING = [
     "Let's use a dict here.",
     "We decided to go hiking last weekend!",
     "I'd rather not say.",
+    "I prefer this approach as it gives me a clearer picture",  # about what is on screen
+    "I'd prefer the second one.",
     "What do you prefer, tabs or spaces?",
     "If I never use semicolons, does it still parse?",
     "Thanks, that worked.",

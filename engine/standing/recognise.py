@@ -129,6 +129,10 @@ _ONE_OFF = re.compile(
     r"\b(?:this|that|these|those|here|it|them|this time|for now|just once|right now|today|the above"
     r"|the following|below|above)\b"
 )
+_DEICTIC_START = re.compile(
+    r"^(?:(?:to |not to )?(?:do |use |keep |have )?(?:this|that|these|those|it|them|yours|mine"
+    r"|the (?:first|second|third|last|former|latter|other|above|previous)(?: one| option| version)?))\b"
+)
 _PAST_TIME = re.compile(
     r"\b(?:yesterday|last (?:week|weekend|month|year|night|time)|ago|back then|once upon)\b"
 )
@@ -198,7 +202,10 @@ def _classify(sentence: str) -> tuple[StandingKind | None, str]:
         return (StandingKind.INSTRUCTION, rest) if not _ONE_OFF.search(rest) or marker else (None, "")
     hit = _PREFER.match(body)
     if hit:
-        return StandingKind.PREFERENCE, body[hit.end() :]
+        rest = body[hit.end() :].strip()
+        if _DEICTIC_START.match(rest):
+            return None, ""  # "I prefer this approach": about what is on screen, not standing
+        return StandingKind.PREFERENCE, rest
     hit = _DECISION.match(body)
     if hit:
         rest = body[hit.end() :]
