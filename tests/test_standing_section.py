@@ -109,3 +109,19 @@ def test_many_instructions_take_no_more_than_the_share_and_the_newest_go_first()
     assert section.tokens <= share(result.budget_tokens)
     assert said[-1] in section.content and said[0] not in section.content
     assert any("standing instructions were left out" in note for note in result.notes)
+
+
+def test_a_standing_instruction_too_long_to_send_every_turn_is_asked_about_not_cut() -> None:
+    chat = Chat()
+    beds = ", ".join(f"mention the garden bed number {n} and its soil" for n in range(12))
+    long = f"From now on, {beds}."
+    assert len(long) > 400
+    chat.say("user", long)
+    chat.say("assistant", "Understood.")
+    chat.say("user", "Always use metric units.")
+    chat.say("assistant", "Understood.")
+    _, result = chat.ask("What flowers grow in the garden?")
+    text = standing_text(result)
+    assert "Always use metric units." in text
+    assert "garden bed" not in text  # never shortened or rewritten by Heedful: left to the user
+    assert any("too long to send with every request: shorten it in /standing" in n for n in result.notes)
