@@ -103,6 +103,12 @@ def build_view(
 
 
 _PART_OF_MARK = {Mark.PINNED: Part.PINNED, Mark.RECALLED: Part.RECALLED}
+_PART_OF_FORM = {
+    "memory": Part.MEMORY,
+    "summary": Part.SUMMARIES,
+    "standing": Part.STANDING,
+    "system": Part.SYSTEM,
+}
 
 
 def request_parts(result: CurationResult, items: tuple[ItemView, ...]) -> tuple[RequestPart, ...]:
@@ -113,15 +119,8 @@ def request_parts(result: CurationResult, items: tuple[ItemView, ...]) -> tuple[
     counts = dict.fromkeys(Part, 0)
     tokens[Part.SYSTEM] = REPLY_PRIMING_TOKENS
     for message in result.messages:
-        if message.form == "memory":
-            part = Part.MEMORY
-        elif message.form == "summary":
-            part = Part.SUMMARIES
-        elif message.form == "standing":
-            part = Part.STANDING
-        elif message.form == "system":
-            part = Part.SYSTEM
-        else:
+        part = _PART_OF_FORM.get(message.form)
+        if part is None:
             view = by_id.get(message.sources[0]) if message.sources else None
             if view is None:
                 part = Part.RECENT  # the new message of a draft, not in the session yet
