@@ -268,6 +268,25 @@ _V12_KEEP_RULES: Migration = (
 )
 
 
+_V13_STANDING_EDITS: Migration = (
+    # The user's changes to a session's standing instructions (engine.standing.book): one
+    # recognised in message_id edited (text) or removed (text NULL), or one added by hand
+    # (message_id NULL, placed after message "after").
+    """
+    CREATE TABLE standing_edits (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        message_id INTEGER,
+        original TEXT,
+        text TEXT,
+        after INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX standing_edits_session ON standing_edits (session_id, id)",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _V1_INITIAL,
     _V2_CURATION,
@@ -281,6 +300,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _V10_CURATION_CALLS,
     _V11_MESSAGE_VECTORS,
     _V12_KEEP_RULES,
+    _V13_STANDING_EDITS,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 

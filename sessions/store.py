@@ -30,6 +30,7 @@ from sessions.search_records import SearchHit as SearchHit  # re-exported: calle
 from sessions.search_records import SearchRecords
 from sessions.search_records import fts_query as fts_query
 from sessions.session_records import SessionRecords
+from sessions.standing_records import StandingRecords
 from sessions.summary_records import SummaryRecords
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class SqliteChatStore(
     RecallRecords,
     CurationRecords,
     KeepRuleRecords,
+    StandingRecords,
     AnalysisRecords,
     SummaryRecords,
     EmbeddingRecords,

@@ -30,6 +30,11 @@ COMMANDS: tuple[SlashCommand, ...] = (
         "[TEXT]",
         "keep messages about TEXT verbatim while they fit (/keep the database schema); alone: list them",
     ),
+    SlashCommand(
+        "standing",
+        "[TEXT]",
+        "standing instructions, preferences and decisions: list, edit or remove them; with TEXT, add one",
+    ),
     SlashCommand("compact", "", "summarize older turns now (your own messages only if you agree)"),
     SlashCommand("tokens", "", "what each part of the next request costs, in tokens"),
     SlashCommand(

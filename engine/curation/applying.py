@@ -66,7 +66,10 @@ def apply(state: CurationState, result: CurationResult) -> CurationDelta:
         ledger.append(LedgerEntry.of(operation))
     # Logged when an item starts being left out, not again on every turn it stays out.
     asked = result.asked_left_out
-    for item_id in set(result.left_out) - state.left_out:
+    # In conversation order: a set's order follows the ids, which differ from store to store.
+    for item_id in sorted(
+        set(result.left_out) - state.left_out, key=lambda i: (i in state.by_id and state.by_id[i].position, i)
+    ):
         ledger.append(
             LedgerEntry(
                 EntryKind.OVERFLOW,

@@ -15,6 +15,7 @@ from engine.curation.result import CurationResult
 from engine.curation.session_curation import RECENT_TURNS, SessionCuration
 from engine.entities.registry import EntityState
 from engine.entities.views import Things, list_entities
+from engine.standing.section import standing_reasons
 
 
 def empty_view(curation: SessionCuration, tokens: int) -> ContextView:
@@ -97,10 +98,17 @@ def build_view(
         uncurated_through=curation.cut.after if curation.cut is not None else 0,
         building=curation.building,
         parts=request_parts(result, items),
+        standing=result.standing,
     )
 
 
 _PART_OF_MARK = {Mark.PINNED: Part.PINNED, Mark.RECALLED: Part.RECALLED}
+_PART_OF_FORM = {
+    "memory": Part.MEMORY,
+    "summary": Part.SUMMARIES,
+    "standing": Part.STANDING,
+    "system": Part.SYSTEM,
+}
 
 
 def request_parts(result: CurationResult, items: tuple[ItemView, ...]) -> tuple[RequestPart, ...]:
@@ -111,13 +119,8 @@ def request_parts(result: CurationResult, items: tuple[ItemView, ...]) -> tuple[
     counts = dict.fromkeys(Part, 0)
     tokens[Part.SYSTEM] = REPLY_PRIMING_TOKENS
     for message in result.messages:
-        if message.form == "memory":
-            part = Part.MEMORY
-        elif message.form == "summary":
-            part = Part.SUMMARIES
-        elif message.form == "system":
-            part = Part.SYSTEM
-        else:
+        part = _PART_OF_FORM.get(message.form)
+        if part is None:
             view = by_id.get(message.sources[0]) if message.sources else None
             if view is None:
                 part = Part.RECENT  # the new message of a draft, not in the session yet
@@ -246,6 +249,7 @@ class _ItemPlacer:
         self.asked = {c.item_id for c in result.consent.items} if result.consent else set()
         self.asked_left_out = result.asked_left_out
         self.recent_from = result.turn - RECENT_TURNS
+        self.standing = standing_reasons(result.standing)
 
     def place(self, items: list[Item]) -> tuple[ItemView, ...]:
         # Most items of a long session play no part in this plan: they are placed by their state
@@ -260,13 +264,16 @@ class _ItemPlacer:
             | self.operations.keys()
             | result.new_summaries.keys()
             | result.stand_ins.keys()
+            | self.standing.keys()
         )
         earlier = self.earlier
         views: list[ItemView] = []
         append = views.append
         for item in items:
             if item.pinned or item.id in involved:
-                append(self._view(item, *self._placing(item)))
+                section, mark, reason = self._placing(item)
+                standing = self.standing.get(item.id)
+                append(self._view(item, section, mark, f"{reason}; {standing}" if standing else reason))
                 continue
             state = item.state
             mark, reason = _ATTACHED if item.attached else _UNINVOLVED[state, item.forgotten]

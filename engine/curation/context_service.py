@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from engine.curation.pins import PinVerdict
     from engine.curation.result import CurationDelta
     from engine.curation.session_curation import SessionCuration
+    from engine.standing.book import Standing
 
 T = TypeVar("T")
 
@@ -174,6 +175,43 @@ class ContextService:
                     self.store.remove_keep_rule(session_id, rule_id, entry)
                     curation.set_keep_rules(r for r in rules if r.id != rule_id)
                 return held.preview()
+
+        return await asyncio.to_thread(work)
+
+    async def standing(self, session_id: int) -> tuple[Standing, ...]:
+        """The session's standing instructions, superseded ones too, in conversation order."""
+
+        def work() -> tuple[Standing, ...]:
+            with self.curations.held(session_id) as held:
+                return held.curation.state.standing.entries()
+
+        return await asyncio.to_thread(work)
+
+    async def change_standing(
+        self, session_id: int, key: str | None, text: str | None
+    ) -> tuple[tuple[Standing, ...], ContextView]:
+        """The user's change to the standing instruction ``key``: their new words, or None to
+        remove it; ``key`` None adds ``text`` as a new one. One ledger line, "by you"; the
+        instructions and the context as they now stand."""
+        from engine.standing.book import Edit
+
+        def work() -> tuple[tuple[Standing, ...], ContextView]:
+            with self.curations.held(session_id) as held:
+                curation = held.curation
+                book = curation.state.standing
+                entry = next((s for s in book.entries() if s.key == key), None)
+                if key is None and text:
+                    after = curation.items[-1].id if curation.items else 0
+                    change, action = Edit(0, None, None, text, after), "standing instruction added"
+                elif entry is not None:
+                    change = Edit(entry.edit_id or 0, entry.message_id, entry.original, text)
+                    action = "standing instruction " + ("edited" if text else "removed")
+                else:
+                    return book.entries(), held.preview()
+                ledger = LedgerEntry.standing(curation.turn, action, text or (entry.text if entry else ""))
+                saved = self.store.save_standing_edit(session_id, change, ledger)
+                book.set_edits([*(e for e in book.edits if e.id != saved.id), saved])
+                return book.entries(), held.preview()
 
         return await asyncio.to_thread(work)
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the fields' types only: the first frame imports this module
     from engine.curation.ledger import LedgerEntry
     from engine.curation.operations import Scores
     from engine.curation.result import ContextMessage
+    from engine.standing.section import StandingSection
 
 Section = EntityState
 """Where an entity (or a message) stands: active (recent), retained (older, still sent), pruned."""
@@ -52,6 +53,8 @@ class Part(enum.StrEnum):
     SYSTEM = "system"
     """The system prompt, system messages and the few tokens that frame the reply."""
     MEMORY = "memory"
+    STANDING = "standing"
+    """The standing instructions section (engine.standing.section)."""
     PINNED = "pinned"
     SUMMARIES = "summaries"
     OLDER = "older kept"
@@ -157,6 +160,8 @@ class ContextView:
     building: BuildProgress | None = None
     """The session's curation is still being read: the plan is of the latest messages read so far."""
     parts: tuple[RequestPart, ...] = ()
+    standing: StandingSection | None = None
+    """The standing instructions the request carries (the panel's standing rows)."""
     """What the request's :attr:`tokens` are made of, in prompt order (they add up to them)."""
 
     @property

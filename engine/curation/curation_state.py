@@ -24,6 +24,7 @@ from engine.curation.result import cost, preview
 from engine.curation.scoring import RECURRENCE_TURNS
 from engine.entities.registry import EntityRecord, EntityRegistry
 from engine.protocols.models import TokenCounter
+from engine.standing.book import StandingBook
 from engine.summaries.book import SummaryBook
 from engine.summaries.offline import PreparedSummaries
 from engine.summaries.section import SummarySection
@@ -106,6 +107,8 @@ class CurationState:
     prioritized: dict[int, str] = field(default_factory=dict)
     """Items the last applied plan kept on the curator model's advice, with its reason (logged
     when they start being kept, or for another reason, not on every turn)."""
+    standing: StandingBook = field(default_factory=StandingBook)
+    """Standing instructions the user's messages state, and the user's edits of them."""
     keep_rules: list[KeepRule] = field(default_factory=list)
     """What the user said must survive (``/keep``), oldest first: matching items are retained."""
     kept_by_rule: dict[int, str] = field(default_factory=dict)
@@ -200,6 +203,8 @@ class CurationState:
         self.touched.update(item.refs)
         if item.role == "system" or item.pinned:
             self.fixed.add(item.id)
+        if item.role == "user":
+            self.standing.observe(item.id, item.text)
         if log and item.memory_role is not MemoryRole.CONTEXT:
             tag = Operation(
                 OpKind.TAG, item.id, "memory role from the text", item.turn, detail=item.memory_role.value

@@ -24,7 +24,8 @@ class EntryKind(enum.StrEnum):
     """The curator model's one-line account of a turn, or why its advice was not used. These
     entries are the curator's decision log: the next turns show it its own earlier decisions."""
     RULE = "rule"
-    """The user added or removed a keep rule (engine.curation.keep_rules)."""
+    """The user added or removed a keep rule (engine.curation.keep_rules), or changed a standing
+    instruction (engine.standing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,12 @@ class LedgerEntry:
         """The user added (or removed) the keep rule ``text``."""
         action = "keep rule added" if added else "keep rule removed"
         return cls(EntryKind.RULE, turn, "rule", action, f'by you: "{text}"')
+
+    @classmethod
+    def standing(cls, turn: int, action: str, text: str) -> LedgerEntry:
+        """The user changed a standing instruction ("standing instruction added", "... edited",
+        "... removed"); ``text`` is theirs."""
+        return cls(EntryKind.RULE, turn, "standing", action, f'by you: "{text}"')
 
     def as_json(self) -> dict[str, object]:
         return {

@@ -9,6 +9,7 @@ from engine.advice.rules import Guidance
 from engine.curation.consent import ConsentChoice, ConsentItem
 from engine.curation.items import Item, ItemState
 from engine.curation.operations import Operation
+from engine.standing.section import StandingSection
 
 
 @dataclass(slots=True)
@@ -21,6 +22,8 @@ class PlanDraft:
     """The tokens the prompt may take (the reply's priming tokens set aside)."""
     system_cost: int = 0
     memory_cost: int = 0
+    standing: StandingSection | None = None
+    """The standing-instructions section (engine.standing.section), when there is one."""
     fixed: list[Item] = field(default_factory=list)
     """Pinned and system items other than the new message: always sent."""
     over_budget: bool = False

@@ -8,9 +8,9 @@ new message, fits a prompt into the budget and proposes operations, in phases th
 by side.
 
 The prompt, in order: the system prompt, the memory section (memories of earlier sessions, when the
-session has one and it fits), system items, a summary section for summarized items that still
-matter, then verbatim items in conversation order (pinned, retained, recalled, the recent turns) and
-the new message last.
+session has one and it fits), the standing instructions (:mod:`engine.standing`), system items, a
+summary section for summarized items that still matter, then verbatim items in conversation order
+(pinned, retained, recalled, the recent turns) and the new message last.
 """
 
 from __future__ import annotations
@@ -47,6 +47,13 @@ from engine.curation.user_room import (
     with_left_out_questions,
 )
 from engine.entities.registry import EntityState
+from engine.standing.section import (
+    TOO_LONG_NOTE,
+    StandingSection,
+    section_for,
+    standing_left_out_note,
+)
+from engine.standing.section import share as standing_share
 from engine.text.terms import terms
 
 RECENT_TURNS = 2
@@ -121,7 +128,10 @@ def plan(
         else LedgerEntry(EntryKind.CURATOR, turn, "curator", guidance.source.value, guidance.note),
         prioritized={i: w for i, w in retained.items() if i in draft.chosen},
         kept_by_rule=draft.kept_by_rule,
-        verbatim_tokens=verbatim_cost(state, new, draft.system_cost + draft.memory_cost),
+        verbatim_tokens=verbatim_cost(
+            state, new, draft.system_cost + draft.memory_cost + standing_cost(draft)
+        ),
+        standing=draft.standing,
         recall_reasons=draft.recall_reasons,
         relevant_again=relevant_again(state, draft, scores),
         pin_suggestions=pin_suggestions(state, draft),
@@ -148,11 +158,13 @@ def fixed_part(state: CurationState, new: Item, system_prompt: str, guidance: Gu
     if state.memory_cost and not draft.memory_cost:
         draft.notes.append("The memory section (earlier sessions) did not fit this request and was left out.")
     fixed_cost += draft.memory_cost
+    draft.standing = standing_part(state, new, budget - fixed_cost, draft.notes)
+    fixed_cost += draft.standing.tokens if draft.standing is not None else 0
     draft.over_budget = fixed_cost > budget
     if draft.over_budget:
         draft.notes.append(
             over_budget_note(
-                system_cost=draft.system_cost + draft.memory_cost,
+                system_cost=draft.system_cost + draft.memory_cost + standing_cost(draft),
                 fixed=fixed,
                 fixed_costs=fixed_costs,
                 new=new,
@@ -167,6 +179,22 @@ def fixed_part(state: CurationState, new: Item, system_prompt: str, guidance: Gu
     draft.extra = max(0, hard - max(fixed_cost, budget))
     ask_about_new(state, draft, hard)
     return draft
+
+
+def standing_part(state: CurationState, new: Item, room: int, notes: list[str]) -> StandingSection | None:
+    """The standing-instructions section, in its share of the budget and the ``room`` what is
+    always sent leaves (see :mod:`engine.standing.section`)."""
+    limit = min(standing_share(state.budget.tokens), room)
+    section = section_for(state.standing, new.text, limit, state.counter.count)
+    if section is not None and section.left_out:
+        notes.append(standing_left_out_note(section.left_out))
+    if section is not None and section.too_long:
+        notes.append(TOO_LONG_NOTE)
+    return section
+
+
+def standing_cost(draft: PlanDraft) -> int:
+    return draft.standing.tokens if draft.standing is not None else 0
 
 
 def take_recent(state: CurationState, draft: PlanDraft) -> None:
@@ -254,6 +282,9 @@ def assemble(
         messages.append(ContextMessage("system", system_prompt, (), "system", draft.system_cost))
     if draft.memory_cost:
         messages.append(ContextMessage("system", state.memory, (), "memory", draft.memory_cost))
+    if draft.standing is not None:
+        section = draft.standing
+        messages.append(ContextMessage("system", section.text, section.sources, "standing", section.tokens))
     messages.extend(
         ContextMessage(i.role, i.text, (i.id,), "system", cost(i.tokens))
         for i in draft.fixed

@@ -15,6 +15,7 @@ from engine.curation.ledger import LedgerEntry
 from engine.curation.operations import Operation, Scores
 from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS
 from engine.entities.registry import EntityState
+from engine.standing.section import StandingSection
 
 PREVIEW_CHARS = 160
 
@@ -27,7 +28,7 @@ class ContextMessage:
     content: str
     sources: tuple[int, ...]
     form: str
-    """"verbatim", "summary", "memory" or "system"."""
+    """"verbatim", "summary", "memory", "standing" or "system"."""
     tokens: int
     """Content tokens plus the chat format's per-message overhead."""
 
@@ -58,6 +59,8 @@ class CurationResult:
     """The curator model's line for the decision log (None: no curator pass this turn)."""
     prioritized: Mapping[int, str] = field(default_factory=dict)
     """Items sent because the curator model said they matter, with its reason."""
+    standing: StandingSection | None = None
+    """The standing-instructions section this request carries, if any."""
     kept_by_rule: Mapping[int, str] = field(default_factory=dict)
     """Items sent because a keep rule of the user's matched them, with the rule as the reason."""
     verbatim_tokens: int = 0

@@ -117,6 +117,7 @@ def read_session(
     )
     store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
     curation.set_keep_rules(store.keep_rules(session_id))
+    curation.state.standing.set_edits(store.standing_edits(session_id))
     return curation
 
 

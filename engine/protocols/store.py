@@ -24,6 +24,7 @@ from engine.entities.registry import EntityRecord
 
 if TYPE_CHECKING:
     from engine.curation.keep_rules import KeepRule
+    from engine.standing.book import Edit
     from engine.summaries.model import StoredSummary
     from engine.text.analysis import Analysis
 
@@ -198,6 +199,15 @@ class ChatStore(Protocol):
 
     def remove_keep_rule(self, session_id: int, rule_id: int, entry: LedgerEntry) -> bool:
         """Remove a keep rule and write its ledger line, in one transaction (False: it was gone)."""
+        ...
+
+    def standing_edits(self, session_id: int) -> list[Edit]:
+        """The user's changes to the session's standing instructions, oldest first."""
+        ...
+
+    def save_standing_edit(self, session_id: int, edit: Edit, entry: LedgerEntry) -> Edit:
+        """Store a change to a standing instruction (``edit.id`` 0: a new one) and its ledger line
+        in one transaction; the edit with its id."""
         ...
 
     def session_settings(self, session_id: int) -> SessionSettings:

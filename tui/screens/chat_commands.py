@@ -13,6 +13,7 @@ from tui.screens.chat_settings import SETTINGS, SettingCommands
 
 if TYPE_CHECKING:
     from engine.curation.keep_rules import KeepRule
+    from engine.standing.book import Standing
     from tui.screens.chat_context import ContextActions
     from tui.screens.chat_host import ChatHost
     from tui.screens.chat_memory import MemoryActions
@@ -42,6 +43,7 @@ class SlashCommands(ChatPart):
         self.settings = SettingCommands(host)
         self._handlers: dict[str, Callable[[str], bool]] = {
             "keep": self._on_keep,
+            "standing": self._on_standing,
             "compact": self._on_compact,
             "tokens": self._on_tokens,
             "attach": self._on_attach,
@@ -125,6 +127,34 @@ class SlashCommands(ChatPart):
             return await context.keep_rules(session_id)
 
         self.host.app.push_screen(KeepRulesScreen(await context.keep_rules(session_id), remove))
+
+    def _on_standing(self, argument: str) -> bool:
+        session = self.host.session
+        if session is None:
+            self.host.notify("No standing instructions yet: start the conversation first.")
+            return False
+        self.background(self._standing(session.id, argument))
+        return True
+
+    async def _standing(self, session_id: int, text: str) -> None:
+        from tui.sanitize import inert
+        from tui.screens.standing import MAX_CHARS, StandingScreen
+
+        context = self.host.services.context
+
+        async def change(key: str | None, words: str | None) -> Sequence[Standing]:
+            entries, view = await context.change_standing(session_id, key, words)
+            self.host.show_context(view)
+            return entries
+
+        if text:
+            if len(text) > MAX_CHARS:
+                self.host.notify(f"A standing instruction is up to {MAX_CHARS} characters.")
+                return
+            await change(None, text)
+            self.host.notify(f"Standing instruction added: “{inert(text)}”. /standing lists them.")
+            return
+        self.host.app.push_screen(StandingScreen(await context.standing(session_id), change))
 
     def _on_tokens(self, _: str) -> bool:
         from tui.screens.tokens import TokensScreen

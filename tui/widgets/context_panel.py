@@ -37,6 +37,7 @@ from tui.widgets.request_picture import (
     total_line,
     usage_level,
 )
+from tui.widgets.standing_box import StandingBox
 
 if TYPE_CHECKING:
     from engine.curation.context_view import ContextView
@@ -119,6 +120,7 @@ class ContextPanel(Vertical):
     ContextPanel.-short > ContextList { margin-top: 0; }
     ContextPanel.-short > #context-why { max-height: 2; margin-top: 0; }
     ContextPanel.-short > #context-note { max-height: 1; }
+    ContextPanel.-short > #context-standing { max-height: 2; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -140,6 +142,7 @@ class ContextPanel(Vertical):
         self._alerts = LaidOutStatic("", id="context-alerts")
         """What the user should know first (their messages not sent, suggestions), in words."""
         self._saved = LaidOutStatic("", id="context-saved")
+        self._standing = StandingBox("", id="context-standing")
         self._filter = Input(placeholder="filter: words in a row", id="context-filter")
         self.rows = ContextList(id="context-rows")
         self._why = LaidOutStatic("", id="context-why")
@@ -176,6 +179,7 @@ class ContextPanel(Vertical):
         yield self._legend
         yield self._alerts
         yield self._saved
+        yield self._standing
         yield self._filter
         yield self.rows
         yield self._why
@@ -200,6 +204,7 @@ class ContextPanel(Vertical):
             self._saved,
             saved_line(view, exact) + calls_line(view.calls, "last turn" if view.upcoming else "this turn"),
         )
+        self._standing.show(view.standing)
         self._fill_rows()
         notes = list(view.notes)
         if not exact:
@@ -211,6 +216,7 @@ class ContextPanel(Vertical):
         no rows of the last one to act on meanwhile."""
         self.view = None
         self._show_alerts(())
+        self._standing.show(None)
         _say(self._total, COUNTING)
         self._bar.clear()
         self._legend.clear()

@@ -23,6 +23,7 @@ LEGEND_WIDTH = 38
 PART_STYLES = {
     Part.SYSTEM: ("█", "$heedful-muted"),
     Part.MEMORY: ("█", "$secondary"),
+    Part.STANDING: ("█", "$accent"),
     Part.PINNED: ("█", "$warning"),
     Part.SUMMARIES: ("▒", "$foreground"),
     Part.OLDER: ("█", "$primary"),

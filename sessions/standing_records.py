@@ -1,0 +1,66 @@
+"""The user's changes to standing instructions (``/standing``): the ``standing_edits`` table. A part
+of :class:`sessions.store.SqliteChatStore`; each change is written with its ledger line in one
+transaction."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sessions.database import Database
+from sessions.keep_rule_records import _write_ledger
+from sessions.rows import inserted_id, now_text, select
+
+if TYPE_CHECKING:
+    from engine.curation.ledger import LedgerEntry
+    from engine.standing.book import Edit
+
+
+class StandingRecords(Database):
+    def standing_edits(self, session_id: int) -> list[Edit]:
+        from engine.standing.book import Edit
+
+        with self._transaction() as conn:
+            rows = select(
+                conn,
+                "SELECT id, message_id, original, text, after FROM standing_edits WHERE session_id = ?"
+                " ORDER BY id",
+                (session_id,),
+            )
+        return [
+            Edit(
+                int(row["id"]),
+                None if row["message_id"] is None else int(row["message_id"]),
+                None if row["original"] is None else str(row["original"]),
+                None if row["text"] is None else str(row["text"]),
+                int(row["after"]),
+            )
+            for row in rows
+        ]
+
+    def save_standing_edit(
+        self,
+        session_id: int,
+        edit: Edit,
+        entry: LedgerEntry,
+    ) -> Edit:
+        """Store ``edit`` (id 0: a new one; else it replaces the stored one) and its ledger line in one
+        transaction; the edit with its id."""
+        from engine.standing.book import Edit
+
+        with self._transaction() as conn:
+            now = now_text()
+            if edit.id:
+                conn.execute(
+                    "UPDATE standing_edits SET text = ? WHERE session_id = ? AND id = ?",
+                    (edit.text, session_id, edit.id),
+                )
+                edit_id = edit.id
+            else:
+                cursor = conn.execute(
+                    "INSERT INTO standing_edits (session_id, message_id, original, text, after, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (session_id, edit.message_id, edit.original, edit.text, edit.after, now),
+                )
+                edit_id = inserted_id(cursor)
+            _write_ledger(conn, session_id, entry, now)
+        return Edit(edit_id, edit.message_id, edit.original, edit.text, edit.after)

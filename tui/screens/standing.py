@@ -1,0 +1,190 @@
+"""The session's standing instructions (``/standing``): one row each, current or replaced; Alt+E (or
+Enter) edits one in the user's own words, Alt+A adds one, Alt+D removes one after asking.
+
+An instruction's text is the user's own: shown inert, never as markup, and changed only by them.
+Plain keys are typing, and go to the composer; Esc closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from tui.sanitize import inert
+from tui.screens.dialog import Dialog
+from tui.screens.dialogs import ConfirmScreen
+from tui.typing import TypingPassesThrough
+
+if TYPE_CHECKING:
+    from engine.standing.book import Standing
+
+EMPTY = (
+    "No standing instructions in this session. Say one (“from now on answer in French”, “I prefer "
+    "pytest”, “we decided to use SQLite”) or add one with Alt+A."
+)
+MAX_CHARS = 400
+"""Longer ones are kept but not sent every turn (engine.standing.book.MAX_CHARS)."""
+ChangeStanding = Callable[[str | None, str | None], Awaitable[Sequence["Standing"]]]
+"""Changes one (its key and the user's new words, None to remove), or adds one (key None); the
+instructions as they now stand."""
+
+_CSS = """
+StandingScreen, StandingEditScreen {
+    align: center middle;
+    background: $background 60%;
+    & > .dialog {
+        width: 90;
+        max-width: 95%;
+        height: auto;
+        max-height: 80%;
+        padding: 1 2;
+        border: thick $primary;
+        background: $surface;
+    }
+    & .title { text-style: bold; color: $primary; }
+    & .intro { color: $heedful-muted; margin-bottom: 1; }
+    & OptionList { height: auto; max-height: 16; }
+    & .hint { color: $heedful-muted; margin-top: 1; }
+}
+"""
+
+
+def row(entry: Standing) -> Content:
+    """One instruction's row: current or replaced, its kind, where from, and the user's words."""
+    state = "current" if entry.current else "replaced"
+    where = f"#{entry.message_id}" if entry.message_id is not None else "by you"
+    edited = ", edited" if entry.edit_id is not None and entry.message_id is not None else ""
+    long = " (too long to send: Alt+E to shorten)" if entry.too_long else ""
+    return Content(f"{state} · {entry.kind.value} · {where}{edited}: {inert(entry.text)}{long}")
+
+
+class StandingEditScreen(Dialog[str | None]):
+    """One instruction in the user's own words: Enter saves, Esc cancels."""
+
+    DEFAULT_CSS = _CSS
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="standing_cancel")
+    ]
+
+    def __init__(self, prompt: str, value: str = "") -> None:
+        super().__init__()
+        self.prompt = prompt
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Content(self.prompt), classes="title")
+            yield Input(inert(self.value), id="standing-text")
+            yield Static(Content("Enter saves · Esc cancels"), classes="hint")
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        value = " ".join(event.value.split())
+        if not value:
+            self.notify("Say the instruction, or remove it with Alt+D.", severity="warning")
+            return
+        if len(value) > MAX_CHARS:
+            self.notify(f"Up to {MAX_CHARS} characters: it is sent with every request.", severity="warning")
+            return
+        self.dismiss(value)
+
+
+class StandingScreen(TypingPassesThrough, Dialog[None]):
+    """Lists the session's standing instructions in conversation order, the replaced ones too."""
+
+    DEFAULT_CSS = _CSS
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Close", id="standing_close"),
+        Binding("alt+e", "edit", "Edit", id="standing_edit", tooltip="Edit the instruction in your words"),
+        Binding("alt+a", "add", "Add", id="standing_add", tooltip="Add a standing instruction"),
+        Binding("alt+d,delete", "remove", "Remove", id="standing_remove", tooltip="Remove the instruction"),
+    ]
+
+    def __init__(self, entries: Sequence[Standing], change: ChangeStanding) -> None:
+        super().__init__()
+        self.entries = list(entries)
+        self._change = change
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Content("Standing instructions"), classes="title")
+            yield Static(
+                Content(
+                    "What you said must hold from now on, what you prefer and what you decided. The "
+                    "current ones go with every request in your words; a replaced one only when you "
+                    "ask about its subject."
+                ),
+                classes="intro",
+            )
+            yield OptionList(id="standing-list")
+            yield Static(Content("Alt+E edits · Alt+A adds · Alt+D removes · Esc closes"), classes="hint")
+
+    def on_mount(self) -> None:
+        self._show()
+
+    def _show(self) -> None:
+        options = self.query_one(OptionList)
+        keep = options.highlighted
+        options.clear_options()
+        if not self.entries:
+            options.add_option(Option(Content(EMPTY), disabled=True))
+            return
+        options.add_options(Option(row(s), id=s.key) for s in self.entries)
+        options.highlighted = min(keep or 0, len(self.entries) - 1)
+        options.focus()
+
+    def selected(self) -> Standing | None:
+        """The highlighted instruction, if any."""
+        index = self.query_one(OptionList).highlighted
+        if index is None or index >= len(self.entries):
+            return None
+        return self.entries[index]
+
+    @on(OptionList.OptionSelected, "#standing-list")
+    def _selected(self) -> None:
+        self.action_edit()
+
+    def action_edit(self) -> None:
+        entry = self.selected()
+        if entry is None:
+            return
+
+        def edited(text: str | None) -> None:
+            if text is not None and text != entry.text:
+                self._apply(entry.key, text, "Standing instruction changed.")
+
+        self.app.push_screen(StandingEditScreen("Edit the instruction (your words)", entry.text), edited)
+
+    def action_add(self) -> None:
+        def added(text: str | None) -> None:
+            if text is not None:
+                self._apply(None, text, "Standing instruction added.")
+
+        self.app.push_screen(StandingEditScreen("A new standing instruction, in your words"), added)
+
+    def action_remove(self) -> None:
+        entry = self.selected()
+        if entry is None:
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._apply(entry.key, None, "Standing instruction removed.")
+
+        text = entry.text if len(entry.text) <= 120 else entry.text[:119] + "…"
+        question = f"Remove this standing instruction?\n“{inert(text)}”\nIt is not sent from now on."
+        self.app.push_screen(ConfirmScreen(question, confirm="Remove", danger=True), confirmed)
+
+    @work(exclusive=True, group="standing-change")
+    async def _apply(self, key: str | None, text: str | None, done: str) -> None:
+        self.entries = list(await self._change(key, text))
+        self._show()
+        self.notify(done)
