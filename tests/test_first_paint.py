@@ -135,10 +135,9 @@ def test_a_first_frame_with_no_reply_to_show_imports_no_markdown() -> None:
 
 
 async def test_the_engine_starts_loading_only_once_a_frame_is_on_the_terminal() -> None:
-    """In a real terminal Textual holds updates back until its start-up is over, and drops the
-    frames it draws meanwhile: the engine's thread must not start (and compete for the
-    interpreter) before a frame has been drawn for the user, nor the context panel's parts be
-    mounted. Held back here as it is there."""
+    """In a real terminal Textual holds updates back until its start-up is over: the engine's
+    thread must not start (and compete for the interpreter) before a frame has been drawn for the
+    user, nor the context panel's parts be mounted. Held back here as it is there."""
     release = threading.Event()
     app, asked = held_services(release)
     held: list[object] = []
@@ -162,16 +161,58 @@ async def test_the_engine_starts_loading_only_once_a_frame_is_on_the_terminal() 
     app._begin_batch()  # updates held back, as Textual's start-up does in a terminal
     try:
         async with app.run_test() as pilot:
-            await wait_for(pilot, lambda: bool(held))  # the first screen refreshed, not drawn
-            await pilot.pause()  # and what follows that refresh done: idle
+            await wait_for(pilot, lambda: footer_keys(app) != [])  # the first screen, composed
+            await pilot.pause()  # and what follows done: idle
             panel = chat(app).context_panel
             assert not panel.rows.is_mounted  # the first frame does without the context panel
+            assert held == [] and drawn == []  # no frame rendered only to be dropped
             app._end_batch()
             await wait_for(pilot, asked.is_set)
             assert drawn_when_asked[0] > 0
             assert panel.rows.is_mounted  # mounted once the first frame is drawn
     finally:
         release.set()
+
+
+async def test_the_first_frame_written_after_the_start_up_hold_is_the_whole_screen() -> None:
+    """Textual rendered frames while its start-up held updates back, dropped them, and then wrote
+    only what changed since: the terminal showed the header and the footer over a blank screen
+    until a later layout. The first frame written now covers every row."""
+    release = threading.Event()
+    app, _ = held_services(release)
+    drawn: list[object] = []
+    display = app._display
+
+    def recording(screen: object, renderable: object) -> None:
+        if renderable is not None and not app._batch_count:
+            drawn.append(renderable)
+        display(screen, renderable)  # type: ignore[arg-type]
+
+    app._display = recording  # type: ignore[method-assign]
+    app._begin_batch()
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: footer_keys(app) != [])
+            await pilot.pause()
+            app._end_batch()
+            await wait_for(pilot, lambda: bool(drawn))
+            assert rows_written(drawn[0]) == set(range(30))
+    finally:
+        release.set()
+
+
+def footer_keys(app: HeedfulApp) -> list[FooterKey]:
+    screen = app.screen
+    return list(screen.query(FooterKey)) if isinstance(screen, ChatScreen) else []
+
+
+def rows_written(renderable: object) -> set[int]:
+    """The screen rows a frame writes: a layout update's region, a partial update's spans."""
+    spans = getattr(renderable, "spans", None)
+    if spans is not None:
+        return {y for y, _, _ in spans}
+    region = renderable.region  # type: ignore[attr-defined]
+    return set(range(region.y, region.bottom))
 
 
 @asynccontextmanager
