@@ -66,11 +66,18 @@ NOT_FOR_THE_FIRST_FRAME = (
     "tokenizers",
     "engine.curation.dense",
     "providers.local_embedder",
+    "tui.screens.dialogs",
+    "tui.screens.inspect",
+    "tui.screens.model_picker",
+    "tui.clipboard",
 )
 """The tokenizer, the model client, the curation engine, the engine's types for the curation's,
 analyses' and memories' records in the store (its parts import them when first used), a turn's
-events, the config's validation (pydantic) and the embedding model: what the first frame does
-without."""
+events, the config's validation (pydantic), the embedding model, and the dialogs the chat screen
+opens on demand: what the first frame does without."""
+
+KEYMAP_CHECK = ("tui.keys", "tui.screens.consent", "tui.screens.large_message", "engine.curation.consent")
+"""What checking a ``[keys]`` table imports (every screen's bindings): a config without one skips it."""
 
 CONFIGS = {
     "no config yet": None,
@@ -126,6 +133,15 @@ def test_the_app_draws_its_first_frame_before_importing_the_engine(config: str |
     loaded = loaded_modules(UP_TO_THE_FIRST_FRAME)
     assert "textual.app" in loaded  # it did run up to the first frame
     assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
+
+
+@pytest.mark.parametrize("config", [None, default_config_text()], ids=["no config yet", "the starter config"])
+def test_with_no_keys_configured_the_first_frame_checks_no_keymap(config: str | None) -> None:
+    if config is not None:
+        write_config(config)
+    loaded = loaded_modules(UP_TO_THE_FIRST_FRAME)
+    assert "textual.app" in loaded
+    assert sorted(loaded & set(KEYMAP_CHECK)) == []
 
 
 def test_a_first_frame_with_no_reply_to_show_imports_no_markdown() -> None:

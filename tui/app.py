@@ -70,11 +70,12 @@ class HeedfulApp(App[None]):
         }
 
     def on_mount(self) -> None:
-        from tui.keys import check_keymap
+        if self.services.keys:  # a [keys] table: checked against every screen's bindings
+            from tui.keys import check_keymap
 
-        keymap, problems = check_keymap(self.services.keys)
-        self.set_keymap(keymap)
-        self.services.notices.extend(Notice(problem, "warning") for problem in problems)
+            keymap, problems = check_keymap(self.services.keys)
+            self.set_keymap(keymap)
+            self.services.notices.extend(Notice(problem, "warning") for problem in problems)
         self.push_screen(ChatScreen(self.services))
         # After the push: a toast raised before the chat screen exists would stay on the screen below.
         self.call_after_refresh(self._show_notices, self.services.notices)
