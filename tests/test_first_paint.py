@@ -3,6 +3,7 @@ types and sends while the engine loads is kept and sent once it is ready."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import threading
@@ -19,6 +20,7 @@ from cli.chat import build_services
 from engine.chat import StoredMessage
 from sessions.config_file import default_config_text
 from tests.apphelpers import chat, make_app, make_sessions, stored_messages, views, wait_for, write_config
+from tui import heap
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
 from tui.widgets.help_footer import HelpFooter
@@ -215,6 +217,30 @@ async def test_the_first_frame_written_after_the_start_up_hold_is_the_whole_scre
             assert rows_written(drawn[0]) == set(range(30))
     finally:
         release.set()
+
+
+async def test_collections_stay_off_until_the_first_frame_is_written() -> None:
+    """`heedful` turns the cyclic collector off for its start-up. It came back on after the first
+    refresh, which Textual's start-up hold kept off the terminal, and the first collections (every
+    object the start-up made) ran before the user's first frame. Now the collector stays off until
+    a frame is written, and the start-up's objects are frozen out of the young collections."""
+    release = threading.Event()
+    app, _ = held_services(release)
+    heap.starting()
+    app._begin_batch()
+    try:
+        async with app.run_test() as pilot:
+            await wait_for(pilot, lambda: footer_keys(app) != [])
+            await pilot.pause()
+            assert not gc.isenabled()  # the first screen is ready, but no frame is written yet
+            app._end_batch()
+            await wait_for(pilot, app.first_frame.is_set)
+            assert gc.isenabled()
+            assert gc.get_freeze_count() > 0
+    finally:
+        release.set()
+        gc.enable()
+        gc.unfreeze()
 
 
 def footer_keys(app: HeedfulApp) -> list[FooterKey]:

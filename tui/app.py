@@ -60,6 +60,7 @@ class HeedfulApp(App[None]):
         super()._display(screen, renderable)
         if renderable is not None and not self._batch_count and not self.first_frame.is_set():
             self.first_frame.set()
+            heap.started()  # collections resume once the user has the first frame
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Textual's own themes lack Heedful's variables; these keep the CSS valid under them.
