@@ -3,6 +3,7 @@ types and sends while the engine loads is kept and sent once it is ready."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import threading
@@ -19,6 +20,7 @@ from cli.chat import build_services
 from engine.chat import StoredMessage
 from sessions.config_file import default_config_text
 from tests.apphelpers import chat, make_app, make_sessions, stored_messages, views, wait_for, write_config
+from tui import heap
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
 from tui.widgets.help_footer import HelpFooter
@@ -69,11 +71,18 @@ NOT_FOR_THE_FIRST_FRAME = (
     "tokenizers",
     "engine.curation.dense",
     "providers.local_embedder",
+    "tui.screens.dialogs",
+    "tui.screens.inspect",
+    "tui.screens.model_picker",
+    "tui.clipboard",
 )
 """The tokenizer, the model client, the curation engine, the engine's types for the curation's,
 analyses' and memories' records in the store (its parts import them when first used), a turn's
-events, the config's validation (pydantic) and the embedding model: what the first frame does
-without."""
+events, the config's validation (pydantic), the embedding model, and the dialogs the chat screen
+opens on demand: what the first frame does without."""
+
+KEYMAP_CHECK = ("tui.keys", "tui.screens.consent", "tui.screens.large_message", "engine.curation.consent")
+"""What checking a ``[keys]`` table imports (every screen's bindings): a config without one skips it."""
 
 CONFIGS = {
     "no config yet": None,
@@ -131,6 +140,15 @@ def test_the_app_draws_its_first_frame_before_importing_the_engine(config: str |
     assert sorted(loaded & set(NOT_FOR_THE_FIRST_FRAME)) == []
 
 
+@pytest.mark.parametrize("config", [None, default_config_text()], ids=["no config yet", "the starter config"])
+def test_with_no_keys_configured_the_first_frame_checks_no_keymap(config: str | None) -> None:
+    if config is not None:
+        write_config(config)
+    loaded = loaded_modules(UP_TO_THE_FIRST_FRAME)
+    assert "textual.app" in loaded
+    assert sorted(loaded & set(KEYMAP_CHECK)) == []
+
+
 def test_a_first_frame_with_no_reply_to_show_imports_no_markdown() -> None:
     loaded = loaded_modules(UP_TO_THE_FIRST_FRAME)  # a new HOME: the welcome, no session yet
     assert "textual.app" in loaded
@@ -138,10 +156,9 @@ def test_a_first_frame_with_no_reply_to_show_imports_no_markdown() -> None:
 
 
 async def test_the_engine_starts_loading_only_once_a_frame_is_on_the_terminal() -> None:
-    """In a real terminal Textual holds updates back until its start-up is over, and drops the
-    frames it draws meanwhile: the engine's thread must not start (and compete for the
-    interpreter) before a frame has been drawn for the user, nor the context panel's parts be
-    mounted. Held back here as it is there."""
+    """In a real terminal Textual holds updates back until its start-up is over: the engine's
+    thread must not start (and compete for the interpreter) before a frame has been drawn for the
+    user, nor the context panel's parts be mounted. Held back here as it is there."""
     release = threading.Event()
     app, asked = held_services(release)
     held: list[object] = []
@@ -165,16 +182,82 @@ async def test_the_engine_starts_loading_only_once_a_frame_is_on_the_terminal() 
     app._begin_batch()  # updates held back, as Textual's start-up does in a terminal
     try:
         async with app.run_test() as pilot:
-            await wait_for(pilot, lambda: bool(held))  # the first screen refreshed, not drawn
-            await pilot.pause()  # and what follows that refresh done: idle
+            await wait_for(pilot, lambda: footer_keys(app) != [])  # the first screen, composed
+            await pilot.pause()  # and what follows done: idle
             panel = chat(app).context_panel
             assert not panel.rows.is_mounted  # the first frame does without the context panel
+            assert held == [] and drawn == []  # no frame rendered only to be dropped
             app._end_batch()
             await wait_for(pilot, asked.is_set)
             assert drawn_when_asked[0] > 0
             assert panel.rows.is_mounted  # mounted once the first frame is drawn
     finally:
         release.set()
+
+
+async def test_the_first_frame_written_after_the_start_up_hold_is_the_whole_screen() -> None:
+    """Textual rendered frames while its start-up held updates back, dropped them, and then wrote
+    only what changed since: the terminal showed the header and the footer over a blank screen
+    until a later layout. The first frame written now covers every row."""
+    release = threading.Event()
+    app, _ = held_services(release)
+    drawn: list[object] = []
+    display = app._display
+
+    def recording(screen: object, renderable: object) -> None:
+        if renderable is not None and not app._batch_count:
+            drawn.append(renderable)
+        display(screen, renderable)  # type: ignore[arg-type]
+
+    app._display = recording  # type: ignore[method-assign]
+    app._begin_batch()
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: footer_keys(app) != [])
+            await pilot.pause()
+            app._end_batch()
+            await wait_for(pilot, lambda: bool(drawn))
+            assert rows_written(drawn[0]) == set(range(30))
+    finally:
+        release.set()
+
+
+async def test_collections_stay_off_until_the_first_frame_is_written() -> None:
+    """`heedful` turns the cyclic collector off for its start-up. It came back on after the first
+    refresh, which Textual's start-up hold kept off the terminal, and the first collections (every
+    object the start-up made) ran before the user's first frame. Now the collector stays off until
+    a frame is written, and the start-up's objects are frozen out of the young collections."""
+    release = threading.Event()
+    app, _ = held_services(release)
+    heap.starting()
+    app._begin_batch()
+    try:
+        async with app.run_test() as pilot:
+            await wait_for(pilot, lambda: footer_keys(app) != [])
+            await pilot.pause()
+            assert not gc.isenabled()  # the first screen is ready, but no frame is written yet
+            app._end_batch()
+            await wait_for(pilot, app.first_frame.is_set)
+            assert gc.isenabled()
+            assert gc.get_freeze_count() > 0
+    finally:
+        release.set()
+        gc.enable()
+        gc.unfreeze()
+
+
+def footer_keys(app: HeedfulApp) -> list[FooterKey]:
+    screen = app.screen
+    return list(screen.query(FooterKey)) if isinstance(screen, ChatScreen) else []
+
+
+def rows_written(renderable: object) -> set[int]:
+    """The screen rows a frame writes: a layout update's region, a partial update's spans."""
+    spans = getattr(renderable, "spans", None)
+    if spans is not None:
+        return {y for y, _, _ in spans}
+    region = renderable.region  # type: ignore[attr-defined]
+    return set(range(region.y, region.bottom))
 
 
 @asynccontextmanager

@@ -31,6 +31,9 @@ class HeedfulApp(App[None]):
     """Heedful. Small on purpose: workflows live in the screens."""
 
     TITLE = "Heedful"
+    CSS_PATH = "screens/chat.tcss"
+    """The first screen's (ChatScreen.CSS_PATH): read with the rest at start, Textual does not
+    parse all the CSS again when the screen is pushed."""
 
     def __init__(self, services: AppServices, *, theme: str | None = None) -> None:
         super().__init__()
@@ -38,12 +41,17 @@ class HeedfulApp(App[None]):
         log_gate.install()
         heap.limit_arenas()  # before the workers' threads start
         self.services = services
-        self._initial_theme = theme
         self._theme_restored = False
         self._signals: list[signal.Signals] = []
         self.first_frame = asyncio.Event()
         """Set once a frame has been drawn on the terminal: what is loaded after the first frame
         waits for it (see :meth:`_display`)."""
+        # Before the stylesheet is first parsed: set on mount, the theme had all the CSS parsed
+        # again, twice, before the first frame.
+        for each in THEMES:
+            self.register_theme(each)
+        self.theme = theme if theme in self.available_themes else DEFAULT_THEME
+        self._theme_restored = True
 
     def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
         """Textual drops the frames it draws while its start-up holds updates back (until the
@@ -52,6 +60,7 @@ class HeedfulApp(App[None]):
         super()._display(screen, renderable)
         if renderable is not None and not self._batch_count and not self.first_frame.is_set():
             self.first_frame.set()
+            heap.started()  # collections resume once the user has the first frame
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Textual's own themes lack Heedful's variables; these keep the CSS valid under them.
@@ -62,16 +71,12 @@ class HeedfulApp(App[None]):
         }
 
     def on_mount(self) -> None:
-        from tui.keys import check_keymap
+        if self.services.keys:  # a [keys] table: checked against every screen's bindings
+            from tui.keys import check_keymap
 
-        keymap, problems = check_keymap(self.services.keys)
-        self.set_keymap(keymap)
-        self.services.notices.extend(Notice(problem, "warning") for problem in problems)
-        for theme in THEMES:
-            self.register_theme(theme)
-        wanted = self._initial_theme
-        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
-        self._theme_restored = True
+            keymap, problems = check_keymap(self.services.keys)
+            self.set_keymap(keymap)
+            self.services.notices.extend(Notice(problem, "warning") for problem in problems)
         self.push_screen(ChatScreen(self.services))
         # After the push: a toast raised before the chat screen exists would stay on the screen below.
         self.call_after_refresh(self._show_notices, self.services.notices)

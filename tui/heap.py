@@ -70,8 +70,12 @@ def starting() -> None:
 
 
 def started() -> None:
-    """Collections as usual again (see :func:`starting`)."""
-    gc.enable()
+    """Collections as usual again (see :func:`starting`), once the first frame is written. What the
+    start-up made is frozen first: it lives as long as the app, and the first young collection
+    would otherwise scan all of it (:func:`settle` collects what of it was garbage)."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def keep() -> None:

@@ -23,6 +23,11 @@ a turn.
 overlaps the updated area, and all of its visible lines: a screen-wide container or the footer,
 whose clip is the screen, is drawn whole when a line of the panel changes. Drawing only the
 updated rows (at full width, so every cut is still filled) sends the terminal the same cells.
+``Screen._compositor_refresh`` (textual 8.2.8) renders a frame while the app holds updates back
+(its start-up holds them until the first screen and all its widgets are mounted), and ``_display``
+drops it; the compositor counts it drawn, so the first frame written sends only what changed since:
+the rest of the first screen reached the terminal only with a later layout. A frame asked for
+during a hold is now not rendered at all, and the whole screen is drawn once the hold ends.
 The figures behind each fix: docs/performance.md, "Figures behind the code".
 """
 
@@ -35,8 +40,10 @@ from pathlib import Path
 
 from textual._compositor import Compositor, ReflowResult
 from textual._styles_cache import StylesCache
+from textual.app import App
 from textual.color import Color
 from textual.geometry import Region, Size
+from textual.screen import Screen
 from textual.strip import Strip
 from textual.style import Style
 from textual.widget import Widget
@@ -50,6 +57,8 @@ PRIVATE_NAMES = (
     ("textual._compositor", "Compositor.reflow"),  # patched here; report drafted in docs/upstream/
     ("textual._compositor", "Compositor._get_renders"),  # patched here; an optimisation, not a bug
     ("textual._styles_cache", "StylesCache.get_inner_outer"),  # patched here: Textualize/textual#6665
+    ("textual.screen", "Screen._compositor_refresh"),  # patched here: frames held, not dropped
+    ("textual.app", "App._end_batch"),  # patched here: the held frame drawn
     ("textual.app", "App._fatal_error"),  # tui/app.py: the crash report through the redaction gate
     ("textual.app", "App._close_messages_no_wait"),  # tui/app.py, as Textual's own _fatal_error
     ("textual._time", "get_time"),  # tui/typing.py: a key's time against when a dialog was drawn
@@ -57,8 +66,9 @@ PRIVATE_NAMES = (
     ("textual.widgets._footer", "FooterKey"),  # tui/widgets/help_footer.py
 )
 """Private names of Textual that Heedful uses (module, attribute path); instance attributes it
-reads (App._exit_renderables, Widget._anchor_released, Compositor._full_map_invalidated) are
-checked by the tests."""
+reads (App._exit_renderables, App._batch_count, Widget._anchor_released,
+Compositor._full_map_invalidated, Compositor._dirty_regions, Screen._dirty_widgets) are checked
+by the tests."""
 
 
 def textual_version() -> str | None:
@@ -121,6 +131,33 @@ def _get_renders_in_rows(
             yield region, shown_clip, widget.render_lines(cropped)
 
 
+_compositor_refresh = Screen._compositor_refresh
+_end_batch = App._end_batch
+
+_held: set[Screen[object]] = set()
+"""Screens whose frame was asked for while updates were held back: drawn whole when they end."""
+
+
+def _compositor_refresh_unless_held(self: Screen[object]) -> None:
+    app = self.app
+    if app._batch_count and not app.is_inline and self is app.screen:
+        self._compositor._dirty_regions.add(self._compositor.size.region)  # the next frame is whole
+        self._dirty_widgets.clear()
+        _held.add(self)
+        return
+    _compositor_refresh(self)
+
+
+def _end_batch_drawing_held(self: App[object]) -> None:
+    _end_batch(self)
+    if not self._batch_count and _held:
+        screens = list(_held)
+        _held.clear()
+        for screen in screens:
+            if screen.is_attached and screen is self.screen:
+                screen.refresh()
+
+
 def install() -> None:
     """Apply the fixes still needed by the libraries in use (idempotent); Textual's only on the
     version they were checked against."""
@@ -134,3 +171,5 @@ def install() -> None:
         StylesCache.get_inner_outer = _get_inner_outer  # type: ignore[method-assign,assignment]
     Compositor.reflow = _reflow_keeping_map  # type: ignore[method-assign]
     Compositor._get_renders = _get_renders_in_rows  # type: ignore[method-assign]
+    Screen._compositor_refresh = _compositor_refresh_unless_held  # type: ignore[method-assign,assignment]
+    App._end_batch = _end_batch_drawing_held  # type: ignore[method-assign,assignment]

@@ -103,7 +103,6 @@ class ChatScreen(Screen[None]):
         yield HelpFooter(compact=True)
 
     def on_mount(self) -> None:
-        self.call_after_refresh(heap.started)  # the first frame is drawn: collections resume
         self.composer.focus()
         self.open_session(self.services.session_id)
         self.run_worker(

@@ -12,7 +12,6 @@ from tui.messages import ItemVerb
 from tui.screens.chat_host import USAGE_GROUP
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_pins import PinActions
-from tui.screens.inspect import InspectScreen
 
 if TYPE_CHECKING:
     from textual.timer import Timer
@@ -90,6 +89,8 @@ class ContextActions(ChatPart):
             def chosen(follow_up: ItemVerb | None) -> None:
                 if follow_up is not None:
                     self.run(follow_up, item_id)
+
+            from tui.screens.inspect import InspectScreen  # a dialog: not for the first frame
 
             await self.host.app.push_screen(InspectScreen(detail), chosen)
             return

@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from tui.clipboard import code_blocks, copy_osc52, copy_with_tool, local_tool
 from tui.messages import MessageVerb
 from tui.screens.chat_parts import ChatPart
-from tui.screens.dialogs import ConfirmScreen
 from tui.widgets.composer import PASTE_INLINE_CHARS
 
 if TYPE_CHECKING:
@@ -42,6 +40,8 @@ class MessageActions(ChatPart):
 
     async def _copy_text(self, text: str, what: str) -> None:
         """To the clipboard through the terminal (OSC 52), and through a local tool if there is one."""
+        from tui.clipboard import copy_osc52, copy_with_tool, local_tool  # not for the first frame
+
         copy_osc52(self.host.app, text)
         tool = local_tool()
         handed = tool is not None and await asyncio.to_thread(copy_with_tool, tool, text)
@@ -58,6 +58,8 @@ class MessageActions(ChatPart):
         if event.action is MessageVerb.COPY:
             self.copy_text(text, f"#{message.id}")
         elif event.action is MessageVerb.COPY_CODE:
+            from tui.clipboard import code_blocks  # not for the first frame
+
             blocks = code_blocks(text)
             if not blocks:
                 self.host.notify("This message has no code block; Alt+Y copies all of it.")
@@ -96,6 +98,8 @@ class MessageActions(ChatPart):
             if confirmed:
                 self.delete_message(session_id, message.id)
 
+        from tui.screens.dialogs import ConfirmScreen  # a dialog: not for the first frame
+
         preview = " ".join(message.content.split())[:80]
         self.host.app.push_screen(
             ConfirmScreen(
@@ -128,6 +132,8 @@ class MessageActions(ChatPart):
         def opened(confirmed: bool | None) -> None:
             if confirmed:
                 self.host.app.open_url(href)
+
+        from tui.screens.dialogs import ConfirmScreen  # a dialog: not for the first frame
 
         self.host.app.push_screen(
             ConfirmScreen(f"Open this link in your browser?\n\n{href}", confirm="Open"), opened

@@ -8,12 +8,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tui.screens.chat_parts import ChatPart
-from tui.screens.model_picker import ModelPickerScreen, SwitchProviderScreen
 
 if TYPE_CHECKING:
     from engine.chat import Session
     from engine.protocols.models import ChatModel
     from providers.catalog import Target
+    from tui.screens.model_picker import ModelPickerScreen
 
 
 class ModelSwitch(ChatPart):
@@ -55,6 +55,8 @@ class ModelSwitch(ChatPart):
 
     def choose(self) -> None:
         """Open the picker at once; its rows come when the providers have answered."""
+        from tui.screens.model_picker import ModelPickerScreen  # a dialog: not for the first frame
+
         picker = ModelPickerScreen(self._now())
 
         def chosen(name: str | None) -> None:
@@ -104,6 +106,8 @@ class ModelSwitch(ChatPart):
                 self.background(self._switch(session_id, found))
             else:
                 host.notify(f"The model stays {self._now()}.")
+
+        from tui.screens.model_picker import SwitchProviderScreen  # a dialog: not for the first frame
 
         host.app.push_screen(SwitchProviderScreen(question), answered)
 

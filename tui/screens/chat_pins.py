@@ -5,7 +5,6 @@ past the whole budget the pin is refused in words."""
 from __future__ import annotations
 
 from tui.screens.chat_parts import ChatPart
-from tui.screens.dialogs import ConfirmScreen
 
 
 class PinActions(ChatPart):
@@ -26,6 +25,8 @@ class PinActions(ChatPart):
                 self.background(self._pin(session_id, item_id, verdict.done(), confirmed=True))
             else:
                 self.host.notify(f"{verdict.label} was not pinned.")
+
+        from tui.screens.dialogs import ConfirmScreen  # a dialog: not for the first frame
 
         # danger: Cancel has the focus, so Enter (like Esc) leaves things as they are.
         confirm = ConfirmScreen(verdict.message, confirm="Pin anyway", danger=True)

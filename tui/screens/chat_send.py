@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine.curation.consent import ConsentChoice
 from tui.screens.chat_parts import ChatPart
-from tui.screens.large_message import LargeChoice, LargeMessageScreen, large_question
 from tui.widgets.composer import describe_size
 
 if TYPE_CHECKING:
+    from engine.curation.consent import ConsentChoice
     from tui.screens.chat_context import ContextActions
     from tui.screens.chat_host import ChatHost
+    from tui.screens.large_message import LargeChoice
 
 EXACT_COUNT_CHARS = 100_000
 CHARS_PER_TOKEN = 4
@@ -45,6 +45,8 @@ class Sending(ChatPart):
         if estimate <= budget:
             self.send(text, draft, branch)
             return
+        from engine.curation.consent import ConsentChoice  # asked about: not for the first frame
+        from tui.screens.large_message import LargeMessageScreen, large_question
 
         def answered(choice: LargeChoice | None) -> None:
             if choice is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.geometry import Size
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
@@ -47,6 +48,12 @@ class HelpFooter(Footer):
             return  # the same keys, labels and states: composing them again changes nothing
         await super().recompose()
         self._fit()  # before the new keys' first layout: no key is drawn cut, then hidden
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        """As Textual's, but the keys are composed at once rather than after the next frame."""
+        self._bindings_ready = True
+        if screen.app.app_focus and self.is_attached and screen is self.screen:
+            self.call_next(self.recompose)
 
     def on_resize(self) -> None:
         self._fit()

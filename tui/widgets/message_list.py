@@ -68,15 +68,17 @@ class MessageList(MessageWindow):
             # The latest page: held at its end from its first layout, so the first frame drawn
             # shows the latest message rather than the page's top (_place scrolls it there too).
             self.anchor()
-        with self.app.batch_update():  # one layout for the old page's removal and the new one
-            await self.remove_children(leaving)
-            self._views.clear()
-            self._asked = None
-            self._earlier, self._later = page.earlier, page.later
-            views = [self._view(m) for m in page.messages if _shown(m)]
-            self._views.update((v.message.id, v) for v in views)
-            await self.mount_all(views or [Static(self._welcome, classes="welcome")], before=self._bottom)
-            self._show_counts()
+        views = [self._view(m) for m in page.messages if _shown(m)]
+        if views or not leaving or any(not c.has_class("welcome") for c in leaving):
+            with self.app.batch_update():  # one layout for the old page's removal and the new one
+                await self.remove_children(leaving)
+                self._views.clear()
+                self._views.update((v.message.id, v) for v in views)
+                await self.mount_all(views or [Static(self._welcome, classes="welcome")], before=self._bottom)
+        # else the welcome is already shown (a new chat, as the app starts): kept as it is
+        self._asked = None
+        self._earlier, self._later = page.earlier, page.later
+        self._show_counts()
         if lost and focus not in self._views:
             self.post_message(self.FocusLost())
         self.call_after_refresh(self._place, focus)
