@@ -35,6 +35,7 @@ from engine.curation.ledger import EntryKind, LedgerEntry
 from engine.curation.operations import Operation, OpKind
 from engine.curation.plan_draft import PlanDraft
 from engine.curation.prompt import REPLY_PRIMING_TOKENS
+from engine.curation.repeats import THREADS_FLOOR, THREADS_SHARE, standing_aside, thread_section
 from engine.curation.result import ContextMessage, CurationResult, cost
 from engine.curation.scoring import ScoreTable, score_items
 from engine.curation.user_room import (
@@ -77,6 +78,9 @@ def plan(
         guidance = None
     draft = fixed_part(state, new, system_prompt, guidance)
     take_recent(state, draft)
+    groups = state.debugging.repeats() if state.debugging.order else []
+    if groups:
+        draft.repeats = standing_aside(groups, state.by_id)
     scores = score(state, draft)
     if state.keep_rules:
         found = matches(state.keep_rules, draft.candidates, state.term_index, state.dense)
@@ -129,6 +133,7 @@ def plan(
         pinned_tokens=draft.pinned_cost,
         pin_limit_tokens=int(state.budget.tokens * state.pin_limit),
         cold=tuple(i for i in draft.cold if i.id in draft.chosen),
+        repeats={i: g.ids for g in groups for i in g.ids},
     )
 
 
@@ -261,6 +266,13 @@ def assemble(
     )
     if summary_message is not None:
         messages.append(summary_message)
+    if state.debugging.order:
+        in_full = {*chosen, *(i.id for i in draft.fixed), new.id}
+        left = draft.room + draft.reserve - (summary_message.tokens if summary_message else 0)
+        room = min(left, max(THREADS_FLOOR, int(state.budget.tokens * THREADS_SHARE)))
+        threads = thread_section(state.debugging.threads(), in_full, state.by_id, state.counter, room)
+        if threads is not None:
+            messages.append(threads)
     verbatim = [
         i for i in state.items if i is not new and (i.id in chosen or (i.pinned and i.role != "system"))
     ]

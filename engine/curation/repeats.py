@@ -1,0 +1,96 @@
+"""Repeated errors and debugging threads in a plan (see :mod:`engine.debugging`).
+
+The same error pasted again and again competes for the budget once: an assistant's or a tool's
+copy other than the latest paste stands aside, pruned (restorable) with the reason "same error as
+#N (xK)", once curation has something to leave out. The user's copies only rank last:
+one that then cannot fit is asked about like any message of theirs (the consent rule), and with the
+user's session-wide answer (summarize / remove) it follows that answer with the same reason. Each
+debugging thread not wholly sent verbatim gets a line in a small section of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+from engine.curation.items import Item, ItemState
+from engine.curation.operations import Operation, Scores
+from engine.curation.result import ContextMessage, cost
+from engine.debugging.threads import DebugThread, RepeatGroup
+from engine.protocols.models import TokenCounter
+
+THREADS_HEADER = (
+    "Debugging threads (made by Heedful; each line: cause -> attempted fixes -> result -> learning, "
+    "naming its sources):"
+)
+THREADS_SHARE = 0.05
+"""The section takes at most this share of the budget, and only room no other message uses."""
+THREADS_FLOOR = 300
+"""In a small window the section may take this many tokens (when no other message uses them)."""
+MAX_THREAD_LINES = 8
+
+
+def standing_aside(groups: Sequence[RepeatGroup], by_id: Mapping[int, Item]) -> dict[int, RepeatGroup]:
+    """Each repeated paste other than its group's representative, with its group (nothing when
+    the user took the representative out: then the copies are all there is)."""
+    aside: dict[int, RepeatGroup] = {}
+    for group in groups:
+        representative = by_id.get(group.representative)
+        if representative is None or representative.forgotten:
+            continue
+        for item_id in group.ids[:-1]:
+            aside[item_id] = group
+    return aside
+
+
+def rank_last(items: list[Item], aside: Collection[int]) -> list[Item]:
+    """``items`` with the repeated copies moved after the others, each part in its order."""
+    if not aside:
+        return items
+    return [i for i in items if i.id not in aside] + [i for i in items if i.id in aside]
+
+
+def compete_once(eligible: list[Item], aside: Collection[int]) -> list[Item]:
+    """What may be sent, best first, once each error competes once: an assistant's or a tool's
+    copy stands aside (its latest paste is the one that competes), the user's rank last."""
+    if not aside:
+        return eligible
+    return rank_last([i for i in eligible if i.id not in aside or i.role == "user"], aside)
+
+
+def prune_copy(item: Item, group: RepeatGroup, score: Scores, turn: int) -> Operation:
+    """An assistant's or a tool's copy of an error that stays out: pruned, restorable."""
+    return Operation.moving(item, ItemState.PRUNED, group.reason(), turn, scores=score)
+
+
+def thread_section(
+    threads: Sequence[DebugThread],
+    sent: Collection[int],
+    known: Collection[int],
+    counter: TokenCounter,
+    room: int,
+) -> ContextMessage | None:
+    """One line per debugging thread that some of whose messages are not sent verbatim, newest
+    threads first while they fit ``room`` tokens, then in conversation order."""
+    wanted = [
+        t for t in threads if any(s not in sent for s in t.sources) and all(s in known for s in t.sources)
+    ]
+    if not wanted:
+        return None
+    whole = room
+    room -= cost(counter.count(THREADS_HEADER))
+    lines: list[tuple[int, str, tuple[int, ...], int]] = []
+    for thread in reversed(wanted[-MAX_THREAD_LINES:]):
+        line = "- " + thread.line()
+        tokens = counter.count(line) + 1
+        if tokens <= room:
+            lines.append((thread.first, line, thread.sources, tokens))
+            room -= tokens
+    lines.sort()
+    while lines:  # the joined lines may count a token or two more than the lines apart
+        content = "\n".join([THREADS_HEADER, *(line for _, line, _, _ in lines)])
+        tokens = cost(counter.count(content))
+        if tokens <= whole:
+            sources = tuple(sorted({s for _, _, found, _ in lines for s in found}))
+            return ContextMessage("system", content, sources, "summary", tokens)
+        lines.pop(0)
+    return None
