@@ -50,8 +50,8 @@ def entity_row(entity: EntityView) -> Content:
 
 def item_why(item: ItemView) -> str:
     who = ROLE_NAMES.get(item.role, item.role)
-    said = f"{who} #{item.id} · {item.tokens:,} tokens · {item.placement}: {item.reason}"
-    return f"{said} · {repeats_line(item)}" if item.group else said
+    repeats = f" · {repeats_line(item)}" if item.group else ""
+    return f"{who} #{item.id} · {item.tokens:,} tokens{repeats} · {item.placement}: {item.reason}"
 
 
 def repeats_line(item: ItemView) -> str:
@@ -59,7 +59,7 @@ def repeats_line(item: ItemView) -> str:
     pastes = ", ".join(f"#{i}" for i in item.group)
     if item.repeated:
         return f"the same error was pasted {len(item.group)} times ({pastes}); this latest one stands for all"
-    return f"same error as #{item.group[-1]}, pasted {len(item.group)} times ({pastes})"
+    return f"same error as #{item.group[-1]}: pasted {len(item.group)} times ({pastes})"
 
 
 def entity_why(entity: EntityView) -> str:
