@@ -141,3 +141,17 @@ def test_with_the_user_s_answer_for_the_session_their_copies_follow_it_with_the_
     ]
     assert moved and all(e.requires_consent for e in moved)  # all by the user's answer
     assert any(e.reason.startswith("same error as #") and "you chose to remove" in e.reason for e in moved)
+
+
+def test_a_copy_the_user_restores_is_not_set_aside_again() -> None:
+    chat, pastes, _ = debugging_chat("assistant")
+    copy = pastes[0]
+    assert copy.state is ItemState.PRUNED
+    chat.curation.restore(copy.id)
+    chat.say("user", "Show me that first ConnectionRefusedError traceback again?")
+    chat.say("assistant", "Here it is: the first run's ConnectionRefusedError came from app/db.py.")
+    new = chat.say("user", "And the ConnectionRefusedError of that first run in app/db.py?", False)
+    result = chat.curation.plan(new)
+    assert not [e for e in chat.ledger if e.target == str(copy.id) and e.turn > 6 and e.action == "prune"]
+    assert not [o for o in result.operations if o.target == copy.id and o.reason.startswith("same error")]
+    assert copy.state is ItemState.ACTIVE

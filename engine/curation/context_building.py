@@ -335,7 +335,14 @@ class _ItemPlacer:
             )
             return Section.RETAINED, Mark.SUMMARIZED, f"its summary is sent ({why})"
         if item.id in self.threaded and item.id not in self.left_out:
-            why = operation.reason if operation else "summarized" if item.summary else "not sent whole"
+            group = self.repeats.get(item.id, ())
+            why = (
+                operation.reason
+                if operation
+                else f"same error as #{group[-1]} (x{len(group)})"
+                if group and group[-1] != item.id
+                else "not sent whole"
+            )
             return Section.RETAINED, Mark.SUMMARIZED, f"its debugging thread's line is sent ({why})"
         if item.id in self.left_out:
             if item.id in self.asked_left_out:

@@ -80,7 +80,7 @@ def plan(
     take_recent(state, draft)
     groups = state.debugging.repeats() if state.debugging.order else []
     if groups:
-        draft.repeats = standing_aside(groups, state.by_id)
+        draft.repeats = standing_aside(groups, state.by_id, state.debugging.kept)
     scores = score(state, draft)
     if state.keep_rules:
         found = matches(state.keep_rules, draft.candidates, state.term_index, state.dense)

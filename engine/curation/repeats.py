@@ -29,16 +29,20 @@ THREADS_FLOOR = 300
 MAX_THREAD_LINES = 8
 
 
-def standing_aside(groups: Sequence[RepeatGroup], by_id: Mapping[int, Item]) -> dict[int, RepeatGroup]:
+def standing_aside(
+    groups: Sequence[RepeatGroup], by_id: Mapping[int, Item], kept: Collection[int] = ()
+) -> dict[int, RepeatGroup]:
     """Each repeated paste other than its group's representative, with its group (nothing when
-    the user took the representative out: then the copies are all there is)."""
+    the user took the representative out: then the copies are all there is; not those ``kept``,
+    which the user restored)."""
     aside: dict[int, RepeatGroup] = {}
     for group in groups:
         representative = by_id.get(group.representative)
         if representative is None or representative.forgotten:
             continue
         for item_id in group.ids[:-1]:
-            aside[item_id] = group
+            if item_id not in kept:
+                aside[item_id] = group
     return aside
 
 

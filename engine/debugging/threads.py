@@ -132,6 +132,8 @@ class DebugTracker:
         """Message id -> (its label, the error it names): only messages that name one."""
         self.order: list[int] = []
         """The ids of :attr:`sightings`, in conversation order."""
+        self.kept: set[int] = set()
+        """Pastes restored after standing aside as copies: they compete as any message again."""
         self.done: list[DebugThread] = []
         self.open: DebugThread | None = None
         self.position = 0
