@@ -154,4 +154,4 @@ def test_a_copy_the_user_restores_is_not_set_aside_again() -> None:
     result = chat.curation.plan(new)
     assert not [e for e in chat.ledger if e.target == str(copy.id) and e.turn > 6 and e.action == "prune"]
     assert not [o for o in result.operations if o.target == copy.id and o.reason.startswith("same error")]
-    assert copy.state is ItemState.ACTIVE
+    assert chat.curation.by_id[copy.id].state is ItemState.ACTIVE
