@@ -159,6 +159,13 @@ def test_normalising_is_idempotent(text: str) -> None:
     assert normalise(once) == once
 
 
+def test_a_number_inside_a_name_tells_errors_apart() -> None:
+    first = sight(PYTHON.format(line=1, port=1, time="t").replace("app/db.py", "app/db1.py"))
+    second = sight(PYTHON.format(line=1, port=1, time="t").replace("app/db.py", "app/db2.py"))
+    assert first is not None and second is not None
+    assert first.signature != second.signature
+
+
 @given(noise, st.integers(0, 99_999), st.integers(0, 99_999))
 def test_numbers_do_not_tell_errors_apart(text: str, a: int, b: int) -> None:
     assert normalise(f"{text} port {a} line {a}") == normalise(f"{text} port {b} line {b}")
