@@ -33,7 +33,7 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
         if any(may_summarize(state, i) for i in candidates)
         else 0
     )
-    room = max(0, draft.remaining - draft.reserve)
+    room = max(0, draft.remaining - draft.reserve - draft.threads_room)
     totals = scores.total
     # Tool and search results expire as soon as the new message stops referring to them
     # directly (sitting next to a relevant message is not enough).

@@ -9,7 +9,7 @@ from engine.advice.rules import Guidance
 from engine.curation.consent import ConsentChoice, ConsentItem
 from engine.curation.items import Item, ItemState
 from engine.curation.operations import Operation
-from engine.debugging.threads import RepeatGroup
+from engine.debugging.threads import DebugThread, RepeatGroup
 
 
 @dataclass(slots=True)
@@ -53,6 +53,10 @@ class PlanDraft:
     """The user's messages, which only a consent answer may change."""
     reserve: int = 0
     """Tokens kept for the summary section."""
+    threads: list[DebugThread] = field(default_factory=list)
+    """The debugging threads worth a line in this request (see engine.curation.repeats)."""
+    threads_room: int = 0
+    """Tokens kept for their section."""
     room: int = 0
     """Tokens left for the summary section beyond :attr:`reserve` once verbatim items are chosen."""
     extra: int = 0

@@ -23,9 +23,10 @@ THREADS_HEADER = (
     "naming its sources):"
 )
 THREADS_SHARE = 0.05
-"""The section takes at most this share of the budget, and only room no other message uses."""
+"""The room set aside for the section before older messages are chosen: at most this share of
+the budget, and only what the lines of threads with messages not in the recent turns need."""
 THREADS_FLOOR = 300
-"""In a small window the section may take this many tokens (when no other message uses them)."""
+"""In a small window the room set aside may reach this many tokens."""
 MAX_THREAD_LINES = 8
 
 
@@ -66,18 +67,41 @@ def prune_copy(item: Item, group: RepeatGroup, score: Scores, turn: int) -> Oper
     return Operation.moving(item, ItemState.PRUNED, group.reason(), turn, scores=score)
 
 
+def relevant_threads(
+    threads: Sequence[DebugThread], older: Collection[int], totals: Mapping[int, float], threshold: float
+) -> list[DebugThread]:
+    """The threads worth a line: those that draw on ``older`` messages (not sure to be sent
+    whole) and that the new message relates to (one of their messages scores ``threshold`` or
+    more), and the latest thread, in conversation order."""
+    found = [t for t in threads if any(s in older for s in t.sources)]
+    latest = found[-1] if found else None
+    return [t for t in found if t is latest or max(totals.get(s, 0.0) for s in t.sources) >= threshold][
+        -MAX_THREAD_LINES:
+    ]
+
+
+def threads_room(threads: Sequence[DebugThread], counter: TokenCounter, budget: int) -> int:
+    """The tokens to set aside for the lines of ``threads`` (the newest first), up to the
+    section's share of the budget."""
+    cap = min(budget // 2, max(THREADS_FLOOR, int(budget * THREADS_SHARE)))
+    header = need = cost(counter.count(THREADS_HEADER))
+    for thread in reversed(threads):
+        line = counter.count("- " + thread.line()) + 1
+        if need + line > cap:
+            break
+        need += line
+    return need if need > header else 0
+
+
 def thread_section(
     threads: Sequence[DebugThread],
     sent: Collection[int],
-    known: Collection[int],
     counter: TokenCounter,
     room: int,
 ) -> ContextMessage | None:
     """One line per debugging thread that some of whose messages are not sent verbatim, newest
     threads first while they fit ``room`` tokens, then in conversation order."""
-    wanted = [
-        t for t in threads if any(s not in sent for s in t.sources) and all(s in known for s in t.sources)
-    ]
+    wanted = [t for t in threads if any(s not in sent for s in t.sources)]
     if not wanted:
         return None
     whole = room

@@ -92,8 +92,9 @@ class DebugThread:
 
     @property
     def sources(self) -> tuple[int, ...]:
-        """Every message the thread's line draws on, in order."""
-        ids = {self.first, *self.pastes, *(a.id for a in self.attempts), *self.failing}
+        """Every message the thread's line draws on (the fixes it quotes), in order."""
+        shown = self.attempts[-SHOWN_ATTEMPTS:]
+        ids = {self.first, *self.pastes, *(a.id for a in shown), *self.failing}
         if self.result_id is not None:
             ids.add(self.result_id)
         return tuple(sorted(ids))
