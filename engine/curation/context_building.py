@@ -11,7 +11,7 @@ from engine.curation.items import Item, ItemState
 from engine.curation.operations import OpKind, Scores
 from engine.curation.pins import SUGGEST_TURNS, recalls_lately
 from engine.curation.prompt import REPLY_PRIMING_TOKENS
-from engine.curation.repeats import THREADS_HEADER
+from engine.curation.repeats import THREADS_HEADER, copy_reason
 from engine.curation.result import CurationResult
 from engine.curation.session_curation import RECENT_TURNS, SessionCuration
 from engine.entities.registry import EntityState
@@ -335,14 +335,7 @@ class _ItemPlacer:
             )
             return Section.RETAINED, Mark.SUMMARIZED, f"its summary is sent ({why})"
         if item.id in self.threaded and item.id not in self.left_out:
-            group = self.repeats.get(item.id, ())
-            why = (
-                operation.reason
-                if operation
-                else f"same error as #{group[-1]} (x{len(group)})"
-                if group and group[-1] != item.id
-                else "not sent whole"
-            )
+            why = operation.reason if operation else copy_reason(item.id, self.repeats.get(item.id, ()))
             return Section.RETAINED, Mark.SUMMARIZED, f"its debugging thread's line is sent ({why})"
         if item.id in self.left_out:
             if item.id in self.asked_left_out:

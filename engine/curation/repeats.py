@@ -62,6 +62,13 @@ def compete_once(eligible: list[Item], aside: Collection[int]) -> list[Item]:
     return rank_last([i for i in eligible if i.id not in aside or i.role == "user"], aside)
 
 
+def copy_reason(item_id: int, group: tuple[int, ...]) -> str:
+    """Why a message a thread's line stands for is not sent whole, in the panel's words."""
+    if group and group[-1] != item_id:
+        return f"same error as #{group[-1]} (x{len(group)})"
+    return "not sent whole"
+
+
 def prune_copy(item: Item, group: RepeatGroup, score: Scores, turn: int) -> Operation:
     """An assistant's or a tool's copy of an error that stays out: pruned, restorable."""
     return Operation.moving(item, ItemState.PRUNED, group.reason(), turn, scores=score)
