@@ -18,6 +18,7 @@ from engine.curation.forgetting import BUDGET, demote
 from engine.curation.items import Item, ItemState
 from engine.curation.operations import Operation, OpKind
 from engine.curation.plan_draft import PlanDraft
+from engine.curation.repeats import compete_once, prune_copy, rank_last
 from engine.curation.result import cost
 from engine.curation.scoring import ScoreTable
 from engine.curation.user_room import fit, recall_reason
@@ -32,7 +33,7 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
         if any(may_summarize(state, i) for i in candidates)
         else 0
     )
-    room = max(0, draft.remaining - draft.reserve)
+    room = max(0, draft.remaining - draft.reserve - draft.threads_room)
     totals = scores.total
     # Tool and search results expire as soon as the new message stops referring to them
     # directly (sitting next to a relevant message is not enough).
@@ -57,6 +58,7 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
     else:  # the usual case, keyed without a lambda call per item (10,000 in a long session)
         keys = [totals[i.id] for i in eligible]
         eligible = [eligible[n] for n in sorted(range(len(keys)), key=keys.__getitem__, reverse=True)]
+    eligible = compete_once(eligible, draft.repeats)  # a repeated paste competes once
     smallest = cost(min((i.tokens for i in eligible), default=0))
 
     ideal: set[int] = set()
@@ -80,7 +82,8 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
         guidance.ask_user if guidance is not None and state.policy is None else {}
     )
     draft.protected_ids = protected_ids = {i.id for i in protected}
-    for item in reversed(protected):  # newest first: candidates are in conversation order
+    # Newest first (candidates are in conversation order), the user's repeated pastes last.
+    for item in rank_last(protected[::-1], draft.repeats):
         if item.id not in chosen:
             room = fit(draft, item, room)
     # Kept aside by the user ("attach"): sent whole when the new message refers to it.
@@ -153,6 +156,12 @@ def operate(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
                 draft.operations.append(kept)
         elif item.state is active:
             forced = guidance is not None and item.id in draft.set_aside
+            group = None if forced else draft.repeats.get(item.id)
+            if group is not None and item.role != "user":
+                copy = prune_copy(item, group, scores[item.id], turn)
+                draft.operations.append(copy)
+                draft.after_state[item.id] = ItemState.PRUNED
+                continue
             operation = demote(
                 item,
                 scores[item.id],
@@ -165,7 +174,7 @@ def operate(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
                 summary_of=lambda item: summary_for_plan(state, item),
                 new_summaries=draft.new_summaries,
                 waiting=draft.waiting,
-                why=advised_why(guidance, item.id) if forced else BUDGET,
+                why=advised_why(guidance, item.id) if forced else group.reason() if group else BUDGET,
             )
             if operation is not None:
                 draft.operations.append(operation)

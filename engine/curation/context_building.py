@@ -11,6 +11,7 @@ from engine.curation.items import Item, ItemState
 from engine.curation.operations import OpKind, Scores
 from engine.curation.pins import SUGGEST_TURNS, recalls_lately
 from engine.curation.prompt import REPLY_PRIMING_TOKENS
+from engine.curation.repeats import THREADS_HEADER, copy_reason
 from engine.curation.result import CurationResult
 from engine.curation.session_curation import RECENT_TURNS, SessionCuration
 from engine.entities.registry import EntityState
@@ -239,11 +240,16 @@ class _ItemPlacer:
         """Item views of an earlier plan, reused where nothing about the item changed."""
         self.verbatim: set[int] = set()
         self.summarized: set[int] = set()
+        self.threaded: set[int] = set()
+        """Messages the debugging threads' lines draw on (engine.curation.repeats)."""
         for message in result.messages:
             if message.form in ("verbatim", "system"):  # system items are sent whole, as system
                 self.verbatim.update(message.sources)
+            elif message.content.startswith(THREADS_HEADER):
+                self.threaded.update(message.sources)
             elif message.form == "summary":
                 self.summarized.update(message.sources)
+        self.repeats = result.repeats
         self.operations = {op.target: op for op in result.operations}
         self.left_out = set(result.left_out)
         self.asked = {c.item_id for c in result.consent.items} if result.consent else set()
@@ -260,6 +266,8 @@ class _ItemPlacer:
             {self.new_id}
             | self.verbatim
             | self.summarized
+            | self.threaded
+            | self.repeats.keys()
             | self.left_out
             | self.operations.keys()
             | result.new_summaries.keys()
@@ -333,6 +341,9 @@ class _ItemPlacer:
                 else "summarized earlier"
             )
             return Section.RETAINED, Mark.SUMMARIZED, f"its summary is sent ({why})"
+        if item.id in self.threaded and item.id not in self.left_out:
+            why = operation.reason if operation else copy_reason(item.id, self.repeats.get(item.id, ()))
+            return Section.RETAINED, Mark.SUMMARIZED, f"its debugging thread's line is sent ({why})"
         if item.id in self.left_out:
             if item.id in self.asked_left_out:
                 return (
@@ -370,9 +381,11 @@ class _ItemPlacer:
 
     def _view(self, item: Item, section: Section, mark: Mark, reason: str) -> ItemView:
         summary = self.result.new_summaries.get(item.id) or self.result.stand_ins.get(item.id) or item.summary
+        group = self.repeats.get(item.id, ())
         view = self.earlier.get(item.id)
         if (
             view is not None
+            and view.group == group
             and view.section is section
             and view.mark is mark
             and view.state is item.state
@@ -396,6 +409,7 @@ class _ItemPlacer:
             mark,
             reason,
             summary,
+            group,
         )
         self.earlier[item.id] = view
         return view

@@ -105,6 +105,14 @@ class ItemView:
     """Why it is where it is, in a few words (the ledger has the full story)."""
     summary: str | None = None
     """Its summary, when it has one (or this plan makes one)."""
+    group: tuple[int, ...] = ()
+    """When it is a paste of an error pasted more than once: every paste of it, in order (the
+    last stands for the others)."""
+
+    @property
+    def repeated(self) -> int:
+        """How many pastes this one stands for (the group's latest; 0 for any other message)."""
+        return len(self.group) if self.group and self.group[-1] == self.id else 0
 
     @property
     def in_prompt(self) -> bool:

@@ -22,6 +22,7 @@ from engine.curation.operations import Operation, OpKind
 from engine.curation.pins import DEFAULT_PIN_LIMIT
 from engine.curation.result import cost, preview
 from engine.curation.scoring import RECURRENCE_TURNS
+from engine.debugging.threads import DebugTracker
 from engine.entities.registry import EntityRecord, EntityRegistry
 from engine.protocols.models import TokenCounter
 from engine.standing.book import StandingBook
@@ -67,6 +68,8 @@ class CurationState:
     term_index: TermIndex = field(default_factory=TermIndex)
     """The items' BM25 index."""
     entity_index: EntityIndex = field(default_factory=EntityIndex)
+    debugging: DebugTracker = field(default_factory=DebugTracker)
+    """The errors pasted and the debugging threads so far (see :mod:`engine.curation.repeats`)."""
     dense: DenseIndex | None = None
     """The items' vectors, when embeddings are on: relevance then counts closeness in meaning too
     (see :mod:`engine.curation.dense`); None: words alone."""
@@ -194,6 +197,7 @@ class CurationState:
         self.term_index.add(item.id, terms)
         item.terms = None  # the index has them; recent items' are read again (see terms_of)
         self.entity_index.add(item.id, item.refs)
+        self.debugging.observe(item.id, item.role, item.text, item.label)
         for ref in self.registry.observe(item.mentions, item.turn):
             if len(self.registry.records[ref].turns) > RECURRENCE_TURNS:
                 continue  # recurrence is already at its maximum for this entity

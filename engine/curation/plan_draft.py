@@ -9,6 +9,7 @@ from engine.advice.rules import Guidance
 from engine.curation.consent import ConsentChoice, ConsentItem
 from engine.curation.items import Item, ItemState
 from engine.curation.operations import Operation
+from engine.debugging.threads import DebugThread, RepeatGroup
 from engine.standing.section import StandingSection
 
 
@@ -47,12 +48,18 @@ class PlanDraft:
     kept_by_rule: dict[int, str] = field(default_factory=dict)
     """Matched candidates the plan sends verbatim for their rule."""
     set_aside: set[int] = field(default_factory=set)
+    repeats: Mapping[int, RepeatGroup] = field(default_factory=dict)
+    """Repeated pastes of an error other than its latest (see :mod:`engine.curation.repeats`)."""
     advised_consent: Mapping[int, ConsentChoice] = field(default_factory=dict)
     consent_items: list[ConsentItem] = field(default_factory=list)
     protected_ids: set[int] = field(default_factory=set)
     """The user's messages, which only a consent answer may change."""
     reserve: int = 0
     """Tokens kept for the summary section."""
+    threads: list[DebugThread] = field(default_factory=list)
+    """The debugging threads worth a line in this request (see engine.curation.repeats)."""
+    threads_room: int = 0
+    """Tokens kept for their section."""
     room: int = 0
     """Tokens left for the summary section beyond :attr:`reserve` once verbatim items are chosen."""
     extra: int = 0

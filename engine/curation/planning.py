@@ -35,6 +35,7 @@ from engine.curation.ledger import EntryKind, LedgerEntry
 from engine.curation.operations import Operation, OpKind
 from engine.curation.plan_draft import PlanDraft
 from engine.curation.prompt import REPLY_PRIMING_TOKENS
+from engine.curation.repeats import relevant_threads, standing_aside, thread_section, threads_room
 from engine.curation.result import ContextMessage, CurationResult, cost
 from engine.curation.scoring import ScoreTable, score_items
 from engine.curation.user_room import (
@@ -84,7 +85,15 @@ def plan(
         guidance = None
     draft = fixed_part(state, new, system_prompt, guidance)
     take_recent(state, draft)
+    groups = state.debugging.repeats() if state.debugging.order else []
+    if groups:
+        draft.repeats = standing_aside(groups, state.by_id, state.debugging.kept)
     scores = score(state, draft)
+    if state.debugging.order:
+        older = {i.id for i in draft.candidates}
+        threshold = state.profile.recall_threshold
+        draft.threads = relevant_threads(state.debugging.threads(), older, scores.total, threshold)
+        draft.threads_room = threads_room(draft.threads, state.counter, draft.budget)
     if state.keep_rules:
         found = matches(state.keep_rules, draft.candidates, state.term_index, state.dense)
         draft.rule_matches = {i: r.reason for i, r in found.items()}
@@ -139,6 +148,7 @@ def plan(
         pinned_tokens=draft.pinned_cost,
         pin_limit_tokens=int(state.budget.tokens * state.pin_limit),
         cold=tuple(i for i in draft.cold if i.id in draft.chosen),
+        repeats={i: g.ids for g in groups for i in g.ids},
     )
 
 
@@ -266,16 +276,23 @@ def assemble(
     # An item whose summary a model is still writing stays as it is, and a quick summary
     # stands in for it in this request.
     stand_ins = {i: stand_in(state, state.by_id[i]) for i in draft.waiting}
-    after, summarized = draft.after_state.get, ItemState.SUMMARIZED
+    threads = None
+    if draft.threads_room:  # its room set aside, and what verbatim items left
+        in_full = {*chosen, *(i.id for i in draft.fixed), new.id}
+        room = draft.threads_room + draft.room
+        threads = thread_section(draft.threads, in_full, state.counter, room)
+    after, summarized, repeats = draft.after_state.get, ItemState.SUMMARIZED, draft.repeats
     summary_message = state.summary_section.build(
         [
             i
             for i in draft.candidates
-            if i.id not in chosen and (after(i.id, i.state) is summarized or i.id in stand_ins)
+            if i.id not in chosen
+            and (after(i.id, i.state) is summarized or i.id in stand_ins)
+            and i.id not in repeats  # a copy of an error: its latest paste and thread stand for it
         ],
         {**new_summaries, **stand_ins} if stand_ins else new_summaries,
         scores,
-        draft.room + draft.reserve,
+        draft.room + draft.reserve + draft.threads_room - (threads.tokens if threads else 0),
     )
     messages: list[ContextMessage] = []
     if system_prompt:
@@ -292,6 +309,8 @@ def assemble(
     )
     if summary_message is not None:
         messages.append(summary_message)
+    if threads is not None:
+        messages.append(threads)
     verbatim = [
         i for i in state.items if i is not new and (i.id in chosen or (i.pinned and i.role != "system"))
     ]

@@ -79,6 +79,9 @@ class CurationResult:
     """The pin limit in tokens (0: none known)."""
     cold: tuple[Item, ...] = ()
     """Messages before the session's curated cut that this request recalls (not its items)."""
+    repeats: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    """Each paste of an error pasted more than once, with all the pastes of it in order (the
+    last stands for the others: see engine.curation.repeats)."""
 
     @property
     def asked_left_out(self) -> frozenset[int]:

@@ -81,6 +81,7 @@ def restore(state: CurationState, item_id: int, *, reason: str = "restored by yo
     state.settle_text(item)
     item.forgotten = False
     state.restored.add(item.id)
+    state.debugging.kept.add(item.id)  # a copy of a repeated error brought back competes again
     return CurationDelta(items=(item,), ledger=(LedgerEntry.of(operation),))
 
 

@@ -17,6 +17,7 @@ from tui.messages import ItemVerb
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
+from tui.widgets.context_rows import repeats_line
 
 if TYPE_CHECKING:
     from engine.curation.context_view import ItemDetail
@@ -36,6 +37,8 @@ def describe(detail: ItemDetail) -> str:
         f"In the next request: {view.placement}: {view.reason}",
         f"Memory role: {detail.memory_role}",
     ]
+    if view.group:
+        lines.insert(2, f"Repeated error: {repeats_line(view)}")
     if detail.scores is not None:
         parts = detail.scores.as_dict()
         lines.append("Score: " + "  ".join(f"{name} {parts[name]:.2f}" for name in SCORE_PARTS))

@@ -133,7 +133,13 @@ class ContextOptions:
             option_id, key = f"entity:{shown.ref}", (shown.kind, shown.label, shown.last_turn)
         else:
             option_id = f"item-{shown.id}"
-            key = (shown.mark, shown.section, shown.tokens, shown.reason if with_reason else None)
+            key = (
+                shown.mark,
+                shown.section,
+                shown.tokens,
+                shown.repeated,
+                shown.reason if with_reason else None,
+            )
         self.shown[option_id] = shown
         cached = self._reused.get(option_id)
         if cached is not None and cached[0] == key:

@@ -32,6 +32,7 @@ def item_row(item: ItemView, *, with_reason: bool = False) -> Content:
         f"{MARK_SYMBOLS[item.mark]} ",
         (f"{who:<9}", "bold"),
         f"{compact(item.tokens):>5}  ",
+        (f"x{item.repeated} ", "bold") if item.repeated else "",
         (preview, "" if item.in_prompt else "dim"),
     )
     if not with_reason:
@@ -49,7 +50,16 @@ def entity_row(entity: EntityView) -> Content:
 
 def item_why(item: ItemView) -> str:
     who = ROLE_NAMES.get(item.role, item.role)
-    return f"{who} #{item.id} · {item.tokens:,} tokens · {item.placement}: {item.reason}"
+    repeats = f" · {repeats_line(item)}" if item.group else ""
+    return f"{who} #{item.id} · {item.tokens:,} tokens{repeats} · {item.placement}: {item.reason}"
+
+
+def repeats_line(item: ItemView) -> str:
+    """The pastes of the same error this message is one of, named (each restorable on its own)."""
+    pastes = ", ".join(f"#{i}" for i in item.group)
+    if item.repeated:
+        return f"the same error was pasted {len(item.group)} times ({pastes}); this latest one stands for all"
+    return f"same error as #{item.group[-1]}: pasted {len(item.group)} times ({pastes})"
 
 
 def entity_why(entity: EntityView) -> str:

@@ -1,0 +1,1 @@
+"""Debugging threads: repeated errors grouped (xN) and each error's story in one line."""
