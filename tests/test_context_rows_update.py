@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
+from textual.widgets import Static
 
 from engine.curation.context_view import ContextView, ItemView, Mark, Section
 from engine.curation.items import ItemState
@@ -173,4 +174,4 @@ async def test_an_update_that_moves_the_highlighted_row_keeps_it_highlighted_and
         index = rows.get_option_index("item-3")
         height = rows.scrollable_content_region.height
         assert rows.scroll_y <= index < rows.scroll_y + height
-        assert "#3 " in panel.query_one("#context-why").render().plain  # type: ignore[attr-defined]
+        assert "#3 " in str(panel.query_one("#context-why", Static).content)

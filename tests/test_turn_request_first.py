@@ -25,6 +25,6 @@ async def test_the_request_reaches_the_server_while_the_screen_draws_the_message
     arrived: dict[str, int] = {}
     async for event in turns.send(session.id, "second"):
         if isinstance(event, UserMessageSaved | ReplyStarted):
-            time.sleep(DRAWING)  # the screen mounting and laying out, holding the loop
+            time.sleep(DRAWING)  # noqa: ASYNC251 - the screen drawing: it holds the loop
             arrived[type(event).__name__] = len(fake_server.requests) - asked
     assert arrived == {"UserMessageSaved": 1, "ReplyStarted": 1}
