@@ -13,6 +13,9 @@ from collections.abc import AsyncGenerator
 
 from engine.protocols.models import ModelEvent
 
+UNDER_WAY_TURNS = 16
+"""Turns of the loop a turn gives its request before drawing (openai and httpx take about four)."""
+
 _closing: set[asyncio.Task[None]] = set()
 """Streams being closed after a discard (held so that the tasks are not collected midway)."""
 
@@ -24,6 +27,15 @@ class EarlyStream:
 
     async def _next(self) -> ModelEvent:
         return await anext(self._stream)
+
+    async def under_way(self, turns: int = UNDER_WAY_TURNS) -> None:
+        """Let the request be built and written before the caller draws anything: the client's
+        own awaits take a few turns of the loop. Ends once the stream waits for the server (or
+        has its first event), or after ``turns``."""
+        for _ in range(turns):
+            if self._first.done() or getattr(self._first, "_fut_waiter", None) is not None:
+                return
+            await asyncio.sleep(0)
 
     async def events(self) -> AsyncGenerator[ModelEvent, None]:
         """The stream's events, its first included; closing this closes the stream."""

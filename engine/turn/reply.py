@@ -161,6 +161,8 @@ class ReplyRun:
     async def _stream(self) -> AsyncGenerator[TurnEvent, None]:
         """Stream the reply, asking again after a failure the retry policy allows, and once with a
         smaller budget when the server says the request is too long."""
+        if self.early is not None:
+            await self.early.under_way()  # out before the message and the reply's place are drawn
         if self.saved is not None:
             yield self._take_saved()
         # The reply's place right after the message: the screen lays both out at once.

@@ -9,6 +9,7 @@ for, through :class:`tui.messages.ContextAction`: the screen carries it out.
 from __future__ import annotations
 
 import asyncio
+import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
@@ -18,6 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Input, OptionList
+from textual.widgets.option_list import Option
 
 from engine.curation.budget import budget_share
 from engine.curation.context_view import EntityView
@@ -70,6 +72,28 @@ class ContextList(OptionList, LaidOutOnce):
         Binding("alt+k", "cursor_up", "Up", show=False, id="context_up"),
         Binding("escape", "screen.home", "Composer", id="home"),
     ]
+
+    def show_rows(self, options: list[Option], highlight: str | None) -> None:
+        """Show ``options`` with the row ``highlight`` (an option id) highlighted and in sight.
+
+        Unlike ``set_options``, the highlight is not dropped and set again (a redraw and a
+        message each time); and when every row is the one shown already, in the same place,
+        nothing is drawn again and the list stays where the user scrolled it.
+        """
+        shown = self._options
+        if len(options) != len(shown) or any(map(operator.is_not, options, shown)):
+            self._options = list(options)
+            self._id_to_option = {option.id: option for option in options if option.id is not None}
+            self._option_to_index = {option: n for n, option in enumerate(options)}
+            self._clear_caches()  # the rows' strips carry their index: all drawn again
+            self._update_lines()
+            self.scroll_y = 0  # then to the highlight, as set_options: rows came or went above it
+        index = self.get_option_index(highlight) if highlight is not None else None
+        if index is None:
+            self.highlighted = None
+        elif index != self.highlighted:
+            self.highlighted = index  # scrolls to it and says so (OptionHighlighted)
+        self.scroll_to_highlight()
 
 
 class ContextPanel(Vertical):
@@ -240,13 +264,11 @@ class ContextPanel(Vertical):
         typed = self._filter.value if self.has_class("-filtering") else ""
         highlighted = self.rows.highlighted_option
         keep = highlighted.id if highlighted is not None else None
-        self.rows.set_options(self._made.make(view, typed))
+        options = self._made.make(view, typed)
         shown = self._made.shown
-        if keep is not None and keep in shown:
-            self.rows.highlighted = self.rows.get_option_index(keep)
-        elif shown:
-            self.rows.highlighted = self.rows.get_option_index(next(iter(shown)))
-        self.rows.scroll_to_highlight()
+        if keep is None or keep not in shown:
+            keep = next(iter(shown), None)
+        self.rows.show_rows(options, keep)
         self._show_why()
 
     @on(OptionList.OptionHighlighted, "#context-rows")

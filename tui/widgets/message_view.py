@@ -32,6 +32,13 @@ STREAM_FLUSH = 0.1
 LineKind = Literal["summary", "thinking", "waiting", "problem"]
 
 
+def _drawn_of(item: ItemView | None) -> tuple[object, ...]:
+    """What a message shows of its place in the next request: its mark, dimmed or not, its summary."""
+    if item is None:
+        return (None, False, None)
+    return (item.mark, item.section is Section.PRUNED, item.summary)
+
+
 class MessageView(Vertical, LaidOutOnce, can_focus=True):
     """A message: a meta line (who, when, state, context), its text, and a problem line when it failed.
 
@@ -181,9 +188,9 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
 
     def show_context(self, item: ItemView | None) -> None:
         """Mark the message with its state in the next request; pruned ones are dimmed, not hidden."""
-        if item == self.context_item:
-            return
-        self.context_item = item
+        before, self.context_item = self.context_item, item
+        if _drawn_of(item) == _drawn_of(before):
+            return  # a new score or reason: nothing the message shows (the panel's rows do)
         self._meta_line.update(self._meta())
         self.set_class(item is not None and item.section is Section.PRUNED, "-forgotten")
         summary = item.summary if item is not None else None

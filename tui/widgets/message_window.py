@@ -17,6 +17,10 @@ from tui.filtering import counted
 from tui.widgets.laid_out_once import LaidOutOnce, LaidOutStatic
 from tui.widgets.message_view import MessageView
 
+LOOKUPS_BEFORE_INDEX = 4
+"""Messages mounted after an update that are looked up one by one (a turn mounts two); then the
+view's thousands of items are indexed."""
+
 
 class MessageWindow(VerticalScroll, LaidOutOnce):
     """Message views between two count lines, "↑ N earlier messages" and "↓ N later messages";
@@ -41,9 +45,11 @@ class MessageWindow(VerticalScroll, LaidOutOnce):
         """Shown messages stored before the first mounted one."""
         self._later = 0
         """Shown messages stored after the last mounted one."""
-        self._placed: dict[int, ItemView] = {}
-        """Where each message stands in the next request, as the engine last said (marks the
-        views of pages mounted later too)."""
+        self._last_view: ContextView | None = None
+        """The engine's last word on the next request: it marks the views of pages mounted later too."""
+        self._placed: dict[int, ItemView] | None = None
+        """Its items by message id, once a page mounted later needs them."""
+        self._looked_up = 0
         self._top = LaidOutStatic("", classes="more")
         self._bottom = LaidOutStatic("", classes="more")
 
@@ -70,13 +76,33 @@ class MessageWindow(VerticalScroll, LaidOutOnce):
 
     def show_context(self, view: ContextView) -> None:
         """Mark each mounted message (and each mounted later) with where it stands in the next request."""
-        self._placed = placed = {item.id: item for item in view.items}
+        # Only the mounted messages' items are looked up (from the latest: they usually are), not
+        # thousands indexed each update; a message mounted later is looked up in the whole view.
+        self._last_view, self._placed, self._looked_up = view, None, 0
+        wanted = set(self._views)
+        placed: dict[int, ItemView] = {}
+        for item in reversed(view.items) if wanted else ():
+            if item.id in wanted:
+                placed[item.id] = item
+                if len(placed) == len(wanted):
+                    break
         for message_id, message_view in self._views.items():
             message_view.show_context(placed.get(message_id))
 
+    def _item(self, message_id: int) -> ItemView | None:
+        """The message's item in the last view: a turn's two new messages are found from the
+        latest; a page mounted later has the view indexed once."""
+        items = self._last_view.items if self._last_view is not None else ()
+        if self._placed is None and self._looked_up < LOOKUPS_BEFORE_INDEX:
+            self._looked_up += 1
+            return next((item for item in reversed(items) if item.id == message_id), None)
+        if self._placed is None:
+            self._placed = {item.id: item for item in items}
+        return self._placed.get(message_id)
+
     def _view(self, message: StoredMessage) -> MessageView:
         view = MessageView(message)
-        view.show_context(self._placed.get(message.id))
+        view.show_context(self._item(message.id))
         return view
 
     def last_reply(self) -> StoredMessage | None:

@@ -12,12 +12,14 @@ from textual.widgets import Static
 
 from engine.advice.calls import CallsReport, CallUsage
 from engine.curation.budget import budget_percent
-from engine.curation.context_view import Part, RequestPart
+from engine.curation.context_view import SENT_IN_FULL, Mark, Part, RequestPart
 
 if TYPE_CHECKING:
     from engine.curation.context_view import ContextView
 
 BAR_WIDTH = 32
+IN_PROMPT = SENT_IN_FULL | {Mark.SUMMARIZED}
+"""The marks of a message the request carries, whole or summarized (``ItemView.in_prompt``)."""
 LEGEND_WIDTH = 38
 """Cells of the legend's lines: the panel's narrowest content (at 80 and 100 columns) is 39."""
 PART_STYLES = {
@@ -192,7 +194,7 @@ def saved_line(view: ContextView, exact: bool) -> str:
     user's own (dropping their document is no saving of theirs), and the session's saving so far.
     Between turns it is the next request's, not in the session's total yet."""
     approx = approximate(exact)
-    mine = sum(i.tokens for i in view.items if i.role == "user" and not i.in_prompt)
+    mine = sum(i.tokens for i in view.items if i.role == "user" and i.mark not in IN_PROMPT)
     yours = f"{approx}{compact(mine)} of it yours · " if mine else ""
     request = "next request" if view.upcoming else "this request"
     return (

@@ -1,0 +1,30 @@
+"""A turn's request is on its way before the screen draws the user's message: drawing holds the
+event loop, and the model could be working meanwhile."""
+
+from __future__ import annotations
+
+import time
+
+from engine.turn.events import ReplyStarted, UserMessageSaved
+from sessions.store import SqliteChatStore
+from tests.fake_openai import FakeOpenAIServer
+from tests.test_turn import collect, remote, service
+
+DRAWING = 0.5
+"""How long the screen holds the event loop drawing the message, here (much longer than it does)."""
+
+
+async def test_the_request_reaches_the_server_while_the_screen_draws_the_message(
+    store: SqliteChatStore, fake_server: FakeOpenAIServer
+) -> None:
+    turns = service(store, remote(fake_server))
+    await collect(turns.send(None, "first"))  # the server's window is asked once, before this
+    session = store.latest_session()
+    assert session is not None
+    asked = len(fake_server.requests)
+    arrived: dict[str, int] = {}
+    async for event in turns.send(session.id, "second"):
+        if isinstance(event, UserMessageSaved | ReplyStarted):
+            time.sleep(DRAWING)  # noqa: ASYNC251 - the screen drawing: it holds the loop
+            arrived[type(event).__name__] = len(fake_server.requests) - asked
+    assert arrived == {"UserMessageSaved": 1, "ReplyStarted": 1}
