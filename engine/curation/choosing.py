@@ -32,7 +32,11 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
         if any(may_summarize(state, i) for i in candidates)
         else 0
     )
-    room = max(0, draft.remaining - draft.reserve)
+    # The story so far once the conversation no longer fits whole (until then it would only
+    # repeat what is sent).
+    if state.story.segments and state.all_cost > draft.budget:
+        draft.story_reserve = int(draft.budget * state.profile.story_share)
+    room = max(0, draft.remaining - draft.reserve - draft.story_reserve)
     totals = scores.total
     # Tool and search results expire as soon as the new message stops referring to them
     # directly (sitting next to a relevant message is not enough).

@@ -50,6 +50,10 @@ class PlanDraft:
     """The user's messages, which only a consent answer may change."""
     reserve: int = 0
     """Tokens kept for the summary section."""
+    story_reserve: int = 0
+    """Tokens kept for the story so far (see :mod:`engine.summaries.story`)."""
+    story: tuple[tuple[tuple[int, ...], str], ...] = ()
+    """The story section's lines: the messages each quotes, and the line."""
     room: int = 0
     """Tokens left for the summary section beyond :attr:`reserve` once verbatim items are chosen."""
     extra: int = 0

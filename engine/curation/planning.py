@@ -34,7 +34,7 @@ from engine.curation.keep_rules import matches
 from engine.curation.ledger import EntryKind, LedgerEntry
 from engine.curation.operations import Operation, OpKind
 from engine.curation.plan_draft import PlanDraft
-from engine.curation.prompt import REPLY_PRIMING_TOKENS
+from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
 from engine.curation.result import ContextMessage, CurationResult, cost
 from engine.curation.scoring import ScoreTable, score_items
 from engine.curation.user_room import (
@@ -47,6 +47,7 @@ from engine.curation.user_room import (
     with_left_out_questions,
 )
 from engine.entities.registry import EntityState
+from engine.summaries.story_lines import STORY_HEADER
 from engine.text.terms import terms
 
 RECENT_TURNS = 2
@@ -129,6 +130,7 @@ def plan(
         pinned_tokens=draft.pinned_cost,
         pin_limit_tokens=int(state.budget.tokens * state.pin_limit),
         cold=tuple(i for i in draft.cold if i.id in draft.chosen),
+        story=draft.story,
     )
 
 
@@ -239,6 +241,8 @@ def assemble(
     # stands in for it in this request.
     stand_ins = {i: stand_in(state, state.by_id[i]) for i in draft.waiting}
     after, summarized = draft.after_state.get, ItemState.SUMMARIZED
+    story_message, draft.story = story_section(state, draft) if draft.story_reserve else (None, ())
+    story_left = draft.story_reserve - (story_message.tokens if story_message is not None else 0)
     summary_message = state.summary_section.build(
         [
             i
@@ -247,7 +251,7 @@ def assemble(
         ],
         {**new_summaries, **stand_ins} if stand_ins else new_summaries,
         scores,
-        draft.room + draft.reserve,
+        draft.room + draft.reserve + story_left,
     )
     messages: list[ContextMessage] = []
     if system_prompt:
@@ -259,6 +263,8 @@ def assemble(
         for i in draft.fixed
         if i.role == "system"
     )
+    if story_message is not None:
+        messages.append(story_message)
     if summary_message is not None:
         messages.append(summary_message)
     verbatim = [
@@ -271,6 +277,38 @@ def assemble(
     sent = sorted([*verbatim, new], key=lambda i: i.position)
     messages.extend(ContextMessage(i.role, i.text, (i.id,), "verbatim", cost(i.tokens)) for i in sent)
     return messages, verbatim, summary_message, stand_ins
+
+
+def story_section(
+    state: CurationState, draft: PlanDraft
+) -> tuple[ContextMessage | None, tuple[tuple[tuple[int, ...], str], ...]]:
+    """The story so far within its share, leaving out the messages this request sends whole."""
+    chosen, excluded = draft.chosen, draft.excluded
+    sent = _Unquoted(chosen, excluded, state.by_id)
+    lines = state.story_lines.render(state.story, draft.story_reserve - MESSAGE_OVERHEAD_TOKENS, sent)
+    if not lines:
+        return None, ()
+    content = "\n".join([STORY_HEADER, *(line.text for line in lines)])
+    tokens = cost(state.story_lines.header_tokens() + sum(line.tokens for line in lines))
+    sources = tuple(dict.fromkeys(s for line in lines for s in line.sources))
+    told = tuple((line.sources, line.text) for line in lines)
+    return ContextMessage("system", content, sources, "story", tokens), told
+
+
+class _Unquoted:
+    """The messages the story leaves out: those sent whole, and those the user took out (never
+    quoted again until restored). Checked one by one, not made into a set (thousands a plan)."""
+
+    __slots__ = ("by_id", "chosen", "excluded")
+
+    def __init__(self, chosen: set[int], excluded: set[int], by_id: dict[int, Item]) -> None:
+        self.chosen, self.excluded, self.by_id = chosen, excluded, by_id
+
+    def __contains__(self, value: object) -> bool:
+        if value in self.chosen or value in self.excluded:
+            return True
+        item = self.by_id.get(value) if isinstance(value, int) else None
+        return item is None or item.forgotten
 
 
 def explain(

@@ -27,7 +27,8 @@ class ContextMessage:
     content: str
     sources: tuple[int, ...]
     form: str
-    """"verbatim", "summary", "memory" or "system"."""
+    """"verbatim", "summary", "story" (the story so far: a chronological digest, see
+    :mod:`engine.summaries.story`), "memory" or "system"."""
     tokens: int
     """Content tokens plus the chat format's per-message overhead."""
 
@@ -76,6 +77,8 @@ class CurationResult:
     """The pin limit in tokens (0: none known)."""
     cold: tuple[Item, ...] = ()
     """Messages before the session's curated cut that this request recalls (not its items)."""
+    story: tuple[tuple[tuple[int, ...], str], ...] = ()
+    """The story section's lines, oldest first: the messages each quotes, and the line."""
 
     @property
     def asked_left_out(self) -> frozenset[int]:
