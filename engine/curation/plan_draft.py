@@ -49,7 +49,7 @@ class PlanDraft:
     protected_ids: set[int] = field(default_factory=set)
     """The user's messages, which only a consent answer may change."""
     reserve: int = 0
-    """Tokens kept for the summary section."""
+    """Tokens kept for the summary section and the story (see :func:`engine.curation.choosing.choose`)."""
     story_reserve: int = 0
     """Tokens kept for the story so far (see :mod:`engine.summaries.story`)."""
     story: tuple[tuple[tuple[int, ...], str], ...] = ()

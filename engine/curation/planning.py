@@ -242,7 +242,7 @@ def assemble(
     stand_ins = {i: stand_in(state, state.by_id[i]) for i in draft.waiting}
     after, summarized = draft.after_state.get, ItemState.SUMMARIZED
     story_message, draft.story = story_section(state, draft) if draft.story_reserve else (None, ())
-    story_left = draft.story_reserve - (story_message.tokens if story_message is not None else 0)
+    story_used = story_message.tokens if story_message is not None else 0
     summary_message = state.summary_section.build(
         [
             i
@@ -251,7 +251,7 @@ def assemble(
         ],
         {**new_summaries, **stand_ins} if stand_ins else new_summaries,
         scores,
-        draft.room + draft.reserve + story_left,
+        draft.room + draft.reserve - story_used,
     )
     messages: list[ContextMessage] = []
     if system_prompt:
@@ -285,7 +285,9 @@ def story_section(
     """The story so far within its share, leaving out the messages this request sends whole."""
     chosen, excluded = draft.chosen, draft.excluded
     sent = _Unquoted(chosen, excluded, state.by_id)
-    lines = state.story_lines.render(state.story, draft.story_reserve - MESSAGE_OVERHEAD_TOKENS, sent)
+    free = draft.room + min(draft.reserve, draft.remaining)  # never past the budget
+    room = min(draft.story_reserve, free) - MESSAGE_OVERHEAD_TOKENS
+    lines = state.story_lines.render(state.story, room, sent)
     if not lines:
         return None, ()
     content = "\n".join([STORY_HEADER, *(line.text for line in lines)])

@@ -12,7 +12,7 @@ whole).
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.summaries.story import Fragment, Segment, Story
 
@@ -45,6 +45,8 @@ class _Told:
     top: Fragment
     level: int = 1
     """0: its top phrase only; 1: its index; 2: exchanges in phrases; 3: exchanges in sentences."""
+    lines: dict[int, tuple[list[StoryLine], int]] = field(default_factory=dict)
+    """Its lines at each level asked for, with their tokens."""
 
 
 class StoryLines:
@@ -53,6 +55,9 @@ class StoryLines:
     def __init__(self, count: Callable[[str], int]) -> None:
         self._count = count
         self._costs: dict[str, int] = {}
+        self._told: dict[int, tuple[int, tuple[int, ...], _Told | None]] = {}
+        """Segment index → (its fragments, those unsent, what it tells): a segment is told the
+        same way plan after plan while the same of its messages are sent whole."""
 
     def header_tokens(self) -> int:
         return self._tokens(STORY_HEADER)
@@ -61,10 +66,14 @@ class StoryLines:
         """The lines that fit ``room`` tokens (the header included), oldest first; none if only the
         header would. ``sent``: messages the request carries verbatim (left out)."""
         room -= self.header_tokens()
-        told = [t for s in story.segments if (t := _told(s, sent)) is not None]
-        if room <= 0 or not told:
+        if room <= 0:
             return []
-        index = [self._lines_tokens(self._level_lines(t, 1)) for t in told]
+        told = [t for n, s in enumerate(story.segments) if (t := self._segment(n, s, sent)) is not None]
+        if not told:
+            return []
+        for part in told:
+            part.level = 1
+        index = [self._level_lines(t, 1)[1] for t in told]
         total = sum(index)
         step = 1
         if total > room:
@@ -81,9 +90,11 @@ class StoryLines:
         else:
             for level in (2, 3):  # breadth before depth, newer segments first
                 for part in reversed(told):
-                    more = self._lines_tokens(self._level_lines(part, level))
-                    less = self._lines_tokens(self._level_lines(part, part.level))
-                    if part.level == level - 1 and total + more - less <= room:
+                    if part.level != level - 1:
+                        continue
+                    more = self._level_lines(part, level)[1]
+                    less = self._level_lines(part, part.level)[1]
+                    if total + more - less <= room:
                         part.level = level
                         total += more - less
         lines = self._assemble(told, step)
@@ -98,19 +109,32 @@ class StoryLines:
             lines.append(self._line(outline[start : start + MAX_LINE_SOURCES], phrases=True))
         for part in told:
             if part.level:
-                lines.extend(self._level_lines(part, part.level))
+                lines.extend(self._level_lines(part, part.level)[0])
         return lines
 
-    def _level_lines(self, part: _Told, level: int) -> list[StoryLine]:
-        if level == 0:
-            return [self._line([part.top], phrases=True)]
+    def _segment(self, index: int, segment: Segment, sent: Container[int]) -> _Told | None:
+        unsent = tuple(f.item_id for f in segment.fragments if f.item_id not in sent)
+        found = self._told.get(index)
+        if found is not None and found[0] == len(segment.fragments) and found[1] == unsent:
+            return found[2]
+        told = _told(segment, sent) if unsent else None
+        self._told[index] = (len(segment.fragments), unsent, told)
+        return told
+
+    def _level_lines(self, part: _Told, level: int) -> tuple[list[StoryLine], int]:
+        found = part.lines.get(level)
+        if found is not None:
+            return found
         if level == 1:
             users = part.users
-            return [
+            lines = [
                 self._line(users[n : n + MAX_LINE_SOURCES], phrases=True)
                 for n in range(0, len(users), MAX_LINE_SOURCES)
             ]
-        return [self._line(ex[:MAX_LINE_SOURCES], phrases=level == 2) for ex in part.exchanges]
+        else:
+            lines = [self._line(ex[:MAX_LINE_SOURCES], phrases=level == 2) for ex in part.exchanges]
+        part.lines[level] = found = (lines, sum(line.tokens for line in lines))
+        return found
 
     def _line(self, fragments: Sequence[Fragment], *, phrases: bool) -> StoryLine:
         ids = ", ".join(f.label for f in fragments)
@@ -129,9 +153,6 @@ class StoryLines:
     def _piece_tokens(self, fragment: Fragment) -> int:
         """About what a top phrase adds to an outline line."""
         return self._tokens(fragment.phrase) + self._tokens(fragment.label) + 3
-
-    def _lines_tokens(self, lines: Sequence[StoryLine]) -> int:
-        return sum(line.tokens for line in lines)
 
     def _tokens(self, text: str) -> int:
         found = self._costs.get(text)
