@@ -115,6 +115,8 @@ def request_parts(result: CurationResult, items: tuple[ItemView, ...]) -> tuple[
             part = Part.MEMORY
         elif message.form == "summary":
             part = Part.SUMMARIES
+        elif message.form == "story":
+            part = Part.STORY
         elif message.form == "system":
             part = Part.SYSTEM
         else:

@@ -53,6 +53,8 @@ class Part(enum.StrEnum):
     """The system prompt, system messages and the few tokens that frame the reply."""
     MEMORY = "memory"
     PINNED = "pinned"
+    STORY = "story so far"
+    """The chronological digest of the messages not sent in full (engine.summaries.story)."""
     SUMMARIES = "summaries"
     OLDER = "older kept"
     RECALLED = "recalled"

@@ -87,13 +87,16 @@ def _cosine(words: frozenset[str], profile: Mapping[str, int]) -> float:
     return dot / (math.sqrt(len(words)) * norm) if norm else 0.0
 
 
-def _profile_cosine(counts: Mapping[str, int], profile: Mapping[str, int]) -> float:
+def _profile_cosine(counts: Mapping[str, int], profile: Mapping[str, int], idf: Callable[[str], float]) -> float:
+    """The cosine of two term counts, each term weighed by its rarity (words said everywhere do
+    not hold a topic together)."""
     if not counts or not profile:
         return 0.0
-    small, large = (counts, profile) if len(counts) <= len(profile) else (profile, counts)
-    dot = sum(c * large.get(w, 0) for w, c in small.items())
-    norm = math.sqrt(sum(c * c for c in counts.values())) * math.sqrt(sum(c * c for c in profile.values()))
-    return dot / norm if norm else 0.0
+    weight = {t: idf(t) for t in counts.keys() | profile.keys()}
+    dot = sum(c * profile.get(t, 0) * weight[t] ** 2 for t, c in counts.items())
+    first = math.sqrt(sum((c * weight[t]) ** 2 for t, c in counts.items()))
+    second = math.sqrt(sum((c * weight[t]) ** 2 for t, c in profile.items()))
+    return dot / (first * second) if first and second else 0.0
 
 
 def central_sentence(text: str, counts: Mapping[str, int]) -> tuple[str, frozenset[str]] | None:
@@ -171,7 +174,7 @@ class Story:
         if role in ("system", "tool"):
             return  # system messages are always sent; a tool's output is told by the reply to it
         if role == "user":
-            self._start_exchange(counts)
+            self._start_exchange(counts, idf)
         segment = self._open()
         for term, count in counts.items():
             segment.profile[term] = segment.profile.get(term, 0) + count
@@ -189,13 +192,13 @@ class Story:
             self.segments.append(Segment())
         return self.segments[-1]
 
-    def _start_exchange(self, counts: Mapping[str, int]) -> None:
+    def _start_exchange(self, counts: Mapping[str, int], idf: Callable[[str], float]) -> None:
         if self.segments and not self.segments[-1].closed:
             current = self.segments[-1]
             full = current.exchanges >= MAX_EXCHANGES
             shifted = (
                 current.exchanges >= MIN_EXCHANGES
-                and _profile_cosine(counts, current.profile) < SHIFT_SIMILARITY
+                and _profile_cosine(counts, current.profile, idf) < SHIFT_SIMILARITY
             )
             if full or shifted:
                 self._close(current)

@@ -24,6 +24,7 @@ PART_STYLES = {
     Part.SYSTEM: ("█", "$heedful-muted"),
     Part.MEMORY: ("█", "$secondary"),
     Part.PINNED: ("█", "$warning"),
+    Part.STORY: ("▓", "$secondary"),
     Part.SUMMARIES: ("▒", "$foreground"),
     Part.OLDER: ("█", "$primary"),
     Part.RECALLED: ("█", "$success"),
