@@ -16,6 +16,8 @@ from engine.curation.session_curation import SessionCuration
 from engine.text.tokens import load_counter
 
 COUNTER = load_counter("gpt-4o-mini")
+LARGE = 24_000
+"""A window whose budget gives the story a share of its own (told before the summaries)."""
 
 TOPICS = (
     ("garden", "tomato", "seedlings", "compost", "watering", "greenhouse"),
@@ -110,8 +112,8 @@ def test_a_story_grown_turn_by_turn_is_the_story_read_at_once(turns: list[tuple[
 
 
 def test_a_change_of_topic_starts_a_new_line_and_each_line_quotes_its_message() -> None:
-    turns = [(0, n) for n in range(4)] + [(1, n) for n in range(4)] + [(2, n) for n in range(12)]
-    curation, result = play(turns, window=3_000, plan_each=True)
+    turns = [(0, n) for n in range(4)] + [(1, n) for n in range(4)] + [(2 + n % 2, n) for n in range(150)]
+    curation, result = play(turns, window=LARGE, plan_each=False)
     segments = curation.state.story.segments
     assert len(segments) >= 3
     topic = {2 * n + k: t for n, (t, _) in enumerate(turns) for k in (1, 2)}  # ids by construction
@@ -124,8 +126,8 @@ def test_a_change_of_topic_starts_a_new_line_and_each_line_quotes_its_message() 
 
 
 def test_a_message_the_user_forgot_is_never_quoted() -> None:
-    turns = [(n % 4, n) for n in range(30)]
-    curation, result = play(turns, window=3_000, plan_each=True)
+    turns = [(n % 4, n) for n in range(160)]
+    curation, result = play(turns, window=LARGE, plan_each=False)
     quoted = [s for sources, _ in result.story for s in sources]
     assert quoted
     curation.forget(quoted[0])
@@ -142,7 +144,7 @@ def test_while_the_conversation_fits_whole_there_is_no_story() -> None:
 
 
 def test_the_panel_counts_the_story_as_its_own_part() -> None:
-    curation, result = play([(n % 4, n) for n in range(60)], window=8_000, plan_each=True)
+    curation, result = play([(n % 4, n) for n in range(160)], window=LARGE, plan_each=False)
     story = next(m for m in result.messages if m.form == "story")
     parts = {p.part: p for p in request_parts(result, ())}
     assert parts[Part.STORY].tokens == story.tokens

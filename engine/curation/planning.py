@@ -25,7 +25,7 @@ from engine.advice.rules import (
     judge,
 )
 from engine.curation.candidates import narrow
-from engine.curation.choosing import choose, operate
+from engine.curation.choosing import STORY_OWN_SHARE_FROM, choose, operate
 from engine.curation.cold_recall import admit
 from engine.curation.consent import ConsentRequest
 from engine.curation.curation_state import CurationState
@@ -241,18 +241,23 @@ def assemble(
     # stands in for it in this request.
     stand_ins = {i: stand_in(state, state.by_id[i]) for i in draft.waiting}
     after, summarized = draft.after_state.get, ItemState.SUMMARIZED
-    story_message, draft.story = story_section(state, draft) if draft.story_reserve else (None, ())
-    story_used = story_message.tokens if story_message is not None else 0
-    summary_message = state.summary_section.build(
-        [
-            i
-            for i in draft.candidates
-            if i.id not in chosen and (after(i.id, i.state) is summarized or i.id in stand_ins)
-        ],
-        {**new_summaries, **stand_ins} if stand_ins else new_summaries,
-        scores,
-        draft.room + draft.reserve - story_used,
-    )
+    summarized_items = [
+        i for i in draft.candidates if i.id not in chosen and (after(i.id, i.state) is summarized or i.id in stand_ins)
+    ]
+    summaries = {**new_summaries, **stand_ins} if stand_ins else new_summaries
+    free = draft.room + min(draft.reserve, draft.remaining)  # what the budget has left
+    story_message: ContextMessage | None = None
+    if draft.story_reserve >= STORY_OWN_SHARE_FROM:  # its own share: told first
+        story_message, draft.story = story_section(state, draft, min(draft.story_reserve, free))
+        story_used = story_message.tokens if story_message is not None else 0
+        room = draft.room + draft.reserve - story_used
+        summary_message = state.summary_section.build(summarized_items, summaries, scores, room)
+    else:  # sharing the summaries' room (a small window): told in what they leave
+        room = draft.room + draft.reserve
+        summary_message = state.summary_section.build(summarized_items, summaries, scores, room)
+        if draft.story_reserve:
+            left = free - (summary_message.tokens if summary_message is not None else 0)
+            story_message, draft.story = story_section(state, draft, min(draft.story_reserve, left))
     messages: list[ContextMessage] = []
     if system_prompt:
         messages.append(ContextMessage("system", system_prompt, (), "system", draft.system_cost))
@@ -280,13 +285,11 @@ def assemble(
 
 
 def story_section(
-    state: CurationState, draft: PlanDraft
+    state: CurationState, draft: PlanDraft, room: int
 ) -> tuple[ContextMessage | None, tuple[tuple[tuple[int, ...], str], ...]]:
-    """The story so far within its share, leaving out the messages this request sends whole."""
-    chosen, excluded = draft.chosen, draft.excluded
-    sent = _Unquoted(chosen, excluded, state.by_id)
-    free = draft.room + min(draft.reserve, draft.remaining)  # never past the budget
-    room = min(draft.story_reserve, free) - MESSAGE_OVERHEAD_TOKENS
+    """The story so far within ``room`` tokens, leaving out the messages this request sends whole."""
+    sent = _Unquoted(draft.chosen, draft.excluded, state.by_id)
+    room -= MESSAGE_OVERHEAD_TOKENS
     lines = state.story_lines.render(state.story, room, sent)
     if not lines:
         return None, ()
