@@ -36,7 +36,9 @@ def sentence(topic: int, seed: int) -> str:
 conversations = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 50)), min_size=4, max_size=40)
 
 
-def play(turns: list[tuple[int, int]], *, window: int, plan_each: bool) -> tuple[SessionCuration, CurationResult]:
+def play(
+    turns: list[tuple[int, int]], *, window: int, plan_each: bool
+) -> tuple[SessionCuration, CurationResult]:
     """User and assistant messages on the given topics; planned (and applied) after each user
     message when ``plan_each``, else only once at the end."""
     curation = SessionCuration(window=window, counter=COUNTER, policy=ConsentChoice.SUMMARIZE)
@@ -76,7 +78,9 @@ def test_the_story_is_chronological_names_real_unsent_messages_and_keeps_its_sha
         return
     story = messages[0]
     # Its share (the summaries' room when the window is small), never more.
-    share = max(int((budget - 3) * curation.profile.story_share), int((budget - 3) * curation.profile.memory_share))
+    share = max(
+        int((budget - 3) * curation.profile.story_share), int((budget - 3) * curation.profile.memory_share)
+    )
     assert story.tokens <= share
     assert COUNTER.count(story.content) + 4 <= story.tokens
     positions = []
@@ -98,10 +102,13 @@ def test_the_story_is_chronological_names_real_unsent_messages_and_keeps_its_sha
 def test_a_story_grown_turn_by_turn_is_the_story_read_at_once(turns: list[tuple[int, int]]) -> None:
     grown, _ = play(turns, window=3_000, plan_each=True)
     at_once, _ = play(turns, window=3_000, plan_each=False)
+
     def segments(curation: SessionCuration) -> list[tuple[bool, list[tuple[int, str, str]]]]:
         return [
-            (s.closed, [(f.item_id, f.text, f.phrase) for f in s.fragments]) for s in curation.state.story.segments
+            (s.closed, [(f.item_id, f.text, f.phrase) for f in s.fragments])
+            for s in curation.state.story.segments
         ]
+
     assert segments(grown) == segments(at_once)
     # With the same messages sent whole, the same lines, however the story was grown (and
     # whatever the lines cached from earlier plans).
@@ -144,7 +151,7 @@ def test_while_the_conversation_fits_whole_there_is_no_story() -> None:
 
 
 def test_the_panel_counts_the_story_as_its_own_part() -> None:
-    curation, result = play([(n % 4, n) for n in range(160)], window=LARGE, plan_each=False)
+    _, result = play([(n % 4, n) for n in range(160)], window=LARGE, plan_each=False)
     story = next(m for m in result.messages if m.form == "story")
     parts = {p.part: p for p in request_parts(result, ())}
     assert parts[Part.STORY].tokens == story.tokens

@@ -201,7 +201,11 @@ class CurationState:
         self.term_index.add(item.id, terms)
         if item.held_text is not None:
             self.story.add(
-                item.id, item.role, item.held_text, terms, position=item.position,
+                item.id,
+                item.role,
+                item.held_text,
+                terms,
+                position=item.position,
                 label=item.label,
                 name=item.name,
                 idf=self.term_index.idf,

@@ -34,7 +34,7 @@ from engine.curation.keep_rules import matches
 from engine.curation.ledger import EntryKind, LedgerEntry
 from engine.curation.operations import Operation, OpKind
 from engine.curation.plan_draft import PlanDraft
-from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS
+from engine.curation.prompt import REPLY_PRIMING_TOKENS
 from engine.curation.result import ContextMessage, CurationResult, cost
 from engine.curation.scoring import ScoreTable, score_items
 from engine.curation.user_room import (
@@ -47,7 +47,7 @@ from engine.curation.user_room import (
     with_left_out_questions,
 )
 from engine.entities.registry import EntityState
-from engine.summaries.story_lines import STORY_HEADER
+from engine.summaries.story_section import story_section
 from engine.text.terms import terms
 
 RECENT_TURNS = 2
@@ -242,7 +242,9 @@ def assemble(
     stand_ins = {i: stand_in(state, state.by_id[i]) for i in draft.waiting}
     after, summarized = draft.after_state.get, ItemState.SUMMARIZED
     summarized_items = [
-        i for i in draft.candidates if i.id not in chosen and (after(i.id, i.state) is summarized or i.id in stand_ins)
+        i
+        for i in draft.candidates
+        if i.id not in chosen and (after(i.id, i.state) is summarized or i.id in stand_ins)
     ]
     summaries = {**new_summaries, **stand_ins} if stand_ins else new_summaries
     free = draft.room + min(draft.reserve, draft.remaining)  # what the budget has left
@@ -282,38 +284,6 @@ def assemble(
     sent = sorted([*verbatim, new], key=lambda i: i.position)
     messages.extend(ContextMessage(i.role, i.text, (i.id,), "verbatim", cost(i.tokens)) for i in sent)
     return messages, verbatim, summary_message, stand_ins
-
-
-def story_section(
-    state: CurationState, draft: PlanDraft, room: int
-) -> tuple[ContextMessage | None, tuple[tuple[tuple[int, ...], str], ...]]:
-    """The story so far within ``room`` tokens, leaving out the messages this request sends whole."""
-    sent = _Unquoted(draft.chosen, draft.excluded, state.by_id)
-    room -= MESSAGE_OVERHEAD_TOKENS
-    lines = state.story_lines.render(state.story, room, sent)
-    if not lines:
-        return None, ()
-    content = "\n".join([STORY_HEADER, *(line.text for line in lines)])
-    tokens = cost(state.story_lines.header_tokens() + sum(line.tokens for line in lines))
-    sources = tuple(dict.fromkeys(s for line in lines for s in line.sources))
-    told = tuple((line.sources, line.text) for line in lines)
-    return ContextMessage("system", content, sources, "story", tokens), told
-
-
-class _Unquoted:
-    """The messages the story leaves out: those sent whole, and those the user took out (never
-    quoted again until restored). Checked one by one, not made into a set (thousands a plan)."""
-
-    __slots__ = ("by_id", "chosen", "excluded")
-
-    def __init__(self, chosen: set[int], excluded: set[int], by_id: dict[int, Item]) -> None:
-        self.chosen, self.excluded, self.by_id = chosen, excluded, by_id
-
-    def __contains__(self, value: object) -> bool:
-        if value in self.chosen or value in self.excluded:
-            return True
-        item = self.by_id.get(value) if isinstance(value, int) else None
-        return item is None or item.forgotten
 
 
 def explain(

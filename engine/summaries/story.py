@@ -87,7 +87,9 @@ def _cosine(words: frozenset[str], profile: Mapping[str, int]) -> float:
     return dot / (math.sqrt(len(words)) * norm) if norm else 0.0
 
 
-def _profile_cosine(counts: Mapping[str, int], profile: Mapping[str, int], idf: Callable[[str], float]) -> float:
+def _profile_cosine(
+    counts: Mapping[str, int], profile: Mapping[str, int], idf: Callable[[str], float]
+) -> float:
     """The cosine of two term counts, each term weighed by its rarity (words said everywhere do
     not hold a topic together)."""
     if not counts or not profile:
@@ -176,8 +178,8 @@ class Story:
         if role == "user":
             self._start_exchange(counts, idf)
         segment = self._open()
-        for term, count in counts.items():
-            segment.profile[term] = segment.profile.get(term, 0) + count
+        for word, count in counts.items():
+            segment.profile[word] = segment.profile.get(word, 0) + count
         found = central_sentence(text, counts)
         if found is not None:
             sentence, found_terms = found

@@ -2,8 +2,9 @@
 
 An evidence message counts as *verbatim* when its original text appears unchanged inside a message
 of the probe's context, and as *sourced* when it is verbatim or a summary in the context names it
-among its sources (the summary section, or a line of the story so far, which quotes it). Contexts are recounted with cl100k and checked against the budget. The answers
-and evidence never reach the engine: replay gets only the probes' ids and questions.
+among its sources (the summary section, or a line of the story so far, which quotes it).
+Contexts are recounted with cl100k and checked against the budget. The answers and evidence never
+reach the engine: replay gets only the probes' ids and questions.
 """
 
 from __future__ import annotations
