@@ -10,17 +10,18 @@ into the prompt's lines within a fixed room.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from engine.chat import Role
-from engine.text.terms import term, terms, words
+from engine.text.terms import term
 
 MAX_FRAGMENT_CHARS = 150
 """A fragment is the start of its sentence, cut at a word: a line stays short to read."""
-MAX_SOURCE_CHARS = 4_000
+MAX_SOURCE_CHARS = 1_500
 """Only the opening of a long message is read for its sentences (its first screens say what it is about)."""
 MIN_EXCHANGES = 2
 """A segment holds at least this many exchanges before a change of topic may close it."""
@@ -32,6 +33,16 @@ PHRASE_WORDS = 7
 """A message's key phrase is this many consecutive words of its central sentence."""
 MIN_SENTENCE_TERMS = 3
 """A sentence with fewer index terms ("Thanks!", "Sure.") stands for a message only if it has no other."""
+
+_WORD = re.compile(r"[^\W_]+")
+_term = functools.lru_cache(maxsize=50_000)(term)
+"""Stems of plain lower-case words, cached: every sentence of every message is read for its story."""
+
+
+def _terms(text: str) -> list[str]:
+    """``text``'s index terms, plainly split (no code identifiers' parts: a sentence's rank needs no more)."""
+    return [t for w in _WORD.findall(text.lower()) if (t := _term(w)) is not None]
+
 
 _PUNCTUATION = ".,;:!?\"'()[]{}“”‘’…-"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -109,7 +120,7 @@ def central_sentence(text: str, counts: Mapping[str, int]) -> tuple[str, frozens
         sentence = " ".join(raw.split())
         if not sentence or _CODE_LINE.match(raw):
             continue
-        found = frozenset(terms(sentence))
+        found = frozenset(_terms(sentence))
         if not found:
             continue
         weight = sum(math.log1p(counts.get(t, 1)) for t in found) / math.sqrt(len(found) + 4)
@@ -130,7 +141,7 @@ def key_phrase(sentence: str, idf: Callable[[str], float]) -> str:
     weights = []
     for token in tokens:
         # Words, not symbols: a formula's or a path's rare pieces say little to a reader.
-        found = [t for t in map(term, words(token)) if t is not None and t.isalpha()]
+        found = [t for t in _terms(token) if t.isalpha()]
         weights.append(sum(idf(t) for t in found) if token.strip(_PUNCTUATION).isalpha() else -1.0)
     best, start = -1.0, 0
     window = sum(weights[:PHRASE_WORDS])
