@@ -35,8 +35,7 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
     draft.story_reserve = story_room(state, draft)
     if draft.story_reserve >= STORY_OWN_SHARE_FROM:
         draft.reserve += draft.story_reserve
-    else:  # a small window: the story shares the summaries' room rather than take from the verbatim
-        draft.reserve = max(draft.reserve, draft.story_reserve)
+    # else a small window: the story is told in what the summaries leave, taking no one's room
     room = max(0, draft.remaining - draft.reserve)
     totals = scores.total
     # Tool and search results expire as soon as the new message stops referring to them
@@ -124,7 +123,7 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
 STORY_OWN_SHARE_FROM = 1_000
 """The story takes its share beside the summaries' only when that share holds this many tokens
 (about 80 key phrases: a story of the conversation, not three lines of it). In a smaller budget
-it shares the summaries' room, and the messages sent whole keep theirs."""
+it is told in the room the summaries leave, and takes none from the messages sent whole."""
 
 
 def story_room(state: CurationState, draft: PlanDraft) -> int:
