@@ -157,3 +157,20 @@ def test_the_panel_counts_the_story_as_its_own_part() -> None:
     assert parts[Part.STORY].tokens == story.tokens
     assert parts[Part.STORY].messages == len(story.sources)
     assert sum(p.tokens for p in parts.values()) == result.tokens
+
+
+def test_a_message_of_yours_waiting_for_your_answer_is_not_quoted() -> None:
+    curation = SessionCuration(window=LARGE, counter=COUNTER)  # no consent policy: you are asked
+    next_id = 1
+    for topic, seed in [(n % 4, n) for n in range(160)]:
+        for role in ("user", "assistant"):
+            text = " ".join(sentence(topic, seed + k) for k in range(6 if role == "assistant" else 2))
+            if next_id == 3:  # a document of yours too big to send
+                text = " ".join(sentence(k % 4, k) for k in range(900))
+            curation.add_message(next_id, role, text, COUNTER.count(text))
+            next_id += 1
+    last = curation.last_user()
+    assert last is not None
+    result = curation.plan(last)
+    assert 3 in result.left_out and result.story
+    assert 3 not in {s for sources, _ in result.story for s in sources}

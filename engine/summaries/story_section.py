@@ -19,7 +19,7 @@ def story_section(
     state: CurationState, draft: PlanDraft, room: int
 ) -> tuple[ContextMessage | None, tuple[tuple[tuple[int, ...], str], ...]]:
     """The story so far within ``room`` tokens, leaving out the messages this request sends whole."""
-    sent = _Unquoted(draft.chosen, draft.excluded, state.by_id)
+    sent = _Unquoted(draft.chosen, draft.excluded, set(draft.left_out), state.by_id)
     room -= MESSAGE_OVERHEAD_TOKENS
     lines = state.story_lines.render(state.story, room, sent)
     if not lines:
@@ -32,16 +32,20 @@ def story_section(
 
 
 class _Unquoted:
-    """The messages the story leaves out: those sent whole, and those the user took out (never
-    quoted again until restored). Checked one by one, not made into a set (thousands a plan)."""
+    """The messages the story leaves out: those sent whole, those left out of this request (a
+    message of the user's waiting for their answer is not sent in any form until they give it),
+    and those the user took out (never quoted again until restored). Checked one by one, not made
+    into a set (thousands a plan)."""
 
-    __slots__ = ("by_id", "chosen", "excluded")
+    __slots__ = ("by_id", "chosen", "excluded", "left_out")
 
-    def __init__(self, chosen: set[int], excluded: set[int], by_id: dict[int, Item]) -> None:
-        self.chosen, self.excluded, self.by_id = chosen, excluded, by_id
+    def __init__(
+        self, chosen: set[int], excluded: set[int], left_out: set[int], by_id: dict[int, Item]
+    ) -> None:
+        self.chosen, self.excluded, self.left_out, self.by_id = chosen, excluded, left_out, by_id
 
     def __contains__(self, value: object) -> bool:
-        if value in self.chosen or value in self.excluded:
+        if value in self.chosen or value in self.excluded or value in self.left_out:
             return True
         item = self.by_id.get(value) if isinstance(value, int) else None
         return item is None or item.forgotten
