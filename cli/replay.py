@@ -70,7 +70,7 @@ def _context(result: CurationResult, curation: SessionCuration, ids: Mapping[int
         entry = record.as_json()
         entry["reason"] = reason
         groups[state.value].append(entry)
-    return {
+    context: dict[str, object] = {
         "tokens": result.tokens,
         "messages": [
             {
@@ -83,6 +83,12 @@ def _context(result: CurationResult, curation: SessionCuration, ids: Mapping[int
         ],
         "entities": groups,
     }
+    if result.story:  # optional: the story so far, line by line with the messages each quotes
+        context["story"] = [
+            {"sources": [ids.get(source, str(source)) for source in sources], "line": line}
+            for sources, line in result.story
+        ]
+    return context
 
 
 def _percentile(values: list[float], share: float) -> float:

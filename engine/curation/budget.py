@@ -28,6 +28,9 @@ class Profile:
     recall_threshold: float
     """Relevance at or above which a pruned or summarized item is recalled."""
     warning: str | None = None
+    story_share: float = 0.06
+    """Share of the budget the story so far (a chronological digest with sources, see
+    :mod:`engine.summaries.story`) may take once the conversation no longer fits whole."""
 
 
 PROFILES: dict[ProfileName, Profile] = {

@@ -33,6 +33,10 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
         if any(may_summarize(state, i) for i in candidates)
         else 0
     )
+    draft.story_reserve = story_room(state, draft)
+    if draft.story_reserve >= STORY_OWN_SHARE_FROM:
+        draft.reserve += draft.story_reserve
+    # else a small window: the story is told in what the summaries leave, taking no one's room
     room = max(0, draft.remaining - draft.reserve - draft.threads_room)
     totals = scores.total
     # Tool and search results expire as soon as the new message stops referring to them
@@ -117,6 +121,20 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
             chosen.add(item.id)
             room -= cost(item.tokens)
     draft.room = room
+
+
+STORY_OWN_SHARE_FROM = 1_000
+"""The story takes its share beside the summaries' only when that share holds this many tokens
+(about 80 key phrases: a story of the conversation, not three lines of it). In a smaller budget
+it is told in the room the summaries leave, and takes none from the messages sent whole."""
+
+
+def story_room(state: CurationState, draft: PlanDraft) -> int:
+    """The story's share of this request: none while the whole conversation fits (it would only
+    repeat what is sent)."""
+    if not state.story.segments or state.all_cost <= draft.budget:
+        return 0
+    return int(draft.budget * state.profile.story_share)
 
 
 def operate(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:

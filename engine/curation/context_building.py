@@ -107,6 +107,7 @@ _PART_OF_MARK = {Mark.PINNED: Part.PINNED, Mark.RECALLED: Part.RECALLED}
 _PART_OF_FORM = {
     "memory": Part.MEMORY,
     "summary": Part.SUMMARIES,
+    "story": Part.STORY,
     "standing": Part.STANDING,
     "system": Part.SYSTEM,
 }

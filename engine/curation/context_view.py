@@ -56,6 +56,8 @@ class Part(enum.StrEnum):
     STANDING = "standing"
     """The standing instructions section (engine.standing.section)."""
     PINNED = "pinned"
+    STORY = "story so far"
+    """The chronological digest of the messages not sent in full (engine.summaries.story)."""
     SUMMARIES = "summaries"
     OLDER = "older kept"
     RECALLED = "recalled"

@@ -29,6 +29,8 @@ from engine.standing.book import StandingBook
 from engine.summaries.book import SummaryBook
 from engine.summaries.offline import PreparedSummaries
 from engine.summaries.section import SummarySection
+from engine.summaries.story import Story
+from engine.summaries.story_lines import StoryLines
 from engine.text.analysis import Analysis, analyse_text, term_counts
 from engine.text.thinking import sent_text
 
@@ -125,6 +127,14 @@ class CurationState:
     saved_in_session: int = 0
     """Tokens the applied plans of this session have saved, summed over its turns."""
 
+    # --- the story so far (engine.summaries.story) ---
+    story: Story = field(init=False)
+    story_lines: StoryLines = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.story = Story()
+        self.story_lines = StoryLines(self.counter.count)
+
     def analyse(
         self,
         item_id: int,
@@ -195,6 +205,17 @@ class CurationState:
         self.by_id[item.id] = item
         self.all_cost += cost(item.tokens)
         self.term_index.add(item.id, terms)
+        if item.held_text is not None:
+            self.story.add(
+                item.id,
+                item.role,
+                item.held_text,
+                terms,
+                position=item.position,
+                label=item.label,
+                name=item.name,
+                idf=self.term_index.idf,
+            )
         item.terms = None  # the index has them; recent items' are read again (see terms_of)
         self.entity_index.add(item.id, item.refs)
         self.debugging.observe(item.id, item.role, item.text, item.label)

@@ -55,7 +55,11 @@ class PlanDraft:
     protected_ids: set[int] = field(default_factory=set)
     """The user's messages, which only a consent answer may change."""
     reserve: int = 0
-    """Tokens kept for the summary section."""
+    """Tokens kept for the summary section and the story (see :func:`engine.curation.choosing.choose`)."""
+    story_reserve: int = 0
+    """Tokens kept for the story so far (see :mod:`engine.summaries.story`)."""
+    story: tuple[tuple[tuple[int, ...], str], ...] = ()
+    """The story section's lines: the messages each quotes, and the line."""
     threads: list[DebugThread] = field(default_factory=list)
     """The debugging threads worth a line in this request (see engine.curation.repeats)."""
     threads_room: int = 0

@@ -25,7 +25,7 @@ from engine.advice.rules import (
     judge,
 )
 from engine.curation.candidates import narrow
-from engine.curation.choosing import choose, operate
+from engine.curation.choosing import STORY_OWN_SHARE_FROM, choose, operate
 from engine.curation.cold_recall import admit
 from engine.curation.consent import ConsentRequest
 from engine.curation.curation_state import CurationState
@@ -55,6 +55,7 @@ from engine.standing.section import (
     standing_left_out_note,
 )
 from engine.standing.section import share as standing_share
+from engine.summaries.story_section import story_section
 from engine.text.terms import terms
 
 RECENT_TURNS = 2
@@ -149,6 +150,7 @@ def plan(
         pin_limit_tokens=int(state.budget.tokens * state.pin_limit),
         cold=tuple(i for i in draft.cold if i.id in draft.chosen),
         repeats={i: g.ids for g in groups for i in g.ids},
+        story=draft.story,
     )
 
 
@@ -279,21 +281,31 @@ def assemble(
     threads = None
     if draft.threads_room:  # its room set aside, and what verbatim items left
         in_full = {*chosen, *(i.id for i in draft.fixed), new.id}
-        room = draft.threads_room + draft.room
-        threads = thread_section(draft.threads, in_full, state.counter, room)
+        threads = thread_section(draft.threads, in_full, state.counter, draft.threads_room + draft.room)
+    # What the threads' room has left (less than nothing when they took some of draft.room).
+    extra = draft.threads_room - (threads.tokens if threads is not None else 0)
     after, summarized, repeats = draft.after_state.get, ItemState.SUMMARIZED, draft.repeats
-    summary_message = state.summary_section.build(
-        [
-            i
-            for i in draft.candidates
-            if i.id not in chosen
-            and (after(i.id, i.state) is summarized or i.id in stand_ins)
-            and i.id not in repeats  # a copy of an error: its latest paste and thread stand for it
-        ],
-        {**new_summaries, **stand_ins} if stand_ins else new_summaries,
-        scores,
-        draft.room + draft.reserve + draft.threads_room - (threads.tokens if threads else 0),
-    )
+    summarized_items = [
+        i
+        for i in draft.candidates
+        if i.id not in chosen
+        and (after(i.id, i.state) is summarized or i.id in stand_ins)
+        and i.id not in repeats  # a copy of an error: its latest paste and thread stand for it
+    ]
+    summaries = {**new_summaries, **stand_ins} if stand_ins else new_summaries
+    free = draft.room + min(draft.reserve, draft.remaining) + extra  # what the budget has left
+    story_message: ContextMessage | None = None
+    if draft.story_reserve >= STORY_OWN_SHARE_FROM:  # its own share: told first
+        story_message, draft.story = story_section(state, draft, min(draft.story_reserve, free))
+        story_used = story_message.tokens if story_message is not None else 0
+        room = draft.room + draft.reserve + extra - story_used
+        summary_message = state.summary_section.build(summarized_items, summaries, scores, room)
+    else:  # sharing the summaries' room (a small window): told in what they leave
+        room = draft.room + draft.reserve + extra
+        summary_message = state.summary_section.build(summarized_items, summaries, scores, room)
+        if draft.story_reserve:
+            left = free - (summary_message.tokens if summary_message is not None else 0)
+            story_message, draft.story = story_section(state, draft, min(draft.story_reserve, left))
     messages: list[ContextMessage] = []
     if system_prompt:
         messages.append(ContextMessage("system", system_prompt, (), "system", draft.system_cost))
@@ -307,6 +319,8 @@ def assemble(
         for i in draft.fixed
         if i.role == "system"
     )
+    if story_message is not None:
+        messages.append(story_message)
     if summary_message is not None:
         messages.append(summary_message)
     if threads is not None:

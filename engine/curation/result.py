@@ -28,7 +28,8 @@ class ContextMessage:
     content: str
     sources: tuple[int, ...]
     form: str
-    """"verbatim", "summary", "memory", "standing" or "system"."""
+    """"verbatim", "summary", "story" (the story so far: a chronological digest, see
+    :mod:`engine.summaries.story`), "memory", "standing" or "system"."""
     tokens: int
     """Content tokens plus the chat format's per-message overhead."""
 
@@ -82,6 +83,8 @@ class CurationResult:
     repeats: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     """Each paste of an error pasted more than once, with all the pastes of it in order (the
     last stands for the others: see engine.curation.repeats)."""
+    story: tuple[tuple[tuple[int, ...], str], ...] = ()
+    """The story section's lines, oldest first: the messages each quotes, and the line."""
 
     @property
     def asked_left_out(self) -> frozenset[int]:

@@ -2,8 +2,9 @@
 
 An evidence message counts as *verbatim* when its original text appears unchanged inside a message
 of the probe's context, and as *sourced* when it is verbatim or a summary in the context names it
-among its sources. Contexts are recounted with cl100k and checked against the budget. The answers
-and evidence never reach the engine: replay gets only the probes' ids and questions.
+among its sources (the summary section, or a line of the story so far, which quotes it).
+Contexts are recounted with cl100k and checked against the budget. The answers and evidence never
+reach the engine: replay gets only the probes' ids and questions.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def replay_and_score(transcript: Path, window: int) -> Scored:
     for question in questions:
         messages = by_id[question["id"]]["messages"]
         contents = [m["content"] for m in messages]
-        summarized = set().union(*(_sources(m) for m in messages if m.get("form") == "summary"))
+        summarized = set().union(*(_sources(m) for m in messages if m.get("form") in ("summary", "story")))
         tokens = sum(len(encoding.encode(c, disallowed_special=())) + 4 for c in contents) + 3
         scored.contexts += 1
         scored.over += tokens > result["budget_tokens"]

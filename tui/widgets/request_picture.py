@@ -27,6 +27,7 @@ PART_STYLES = {
     Part.MEMORY: ("█", "$secondary"),
     Part.STANDING: ("█", "$accent"),
     Part.PINNED: ("█", "$warning"),
+    Part.STORY: ("▓", "$secondary"),
     Part.SUMMARIES: ("▒", "$foreground"),
     Part.OLDER: ("█", "$primary"),
     Part.RECALLED: ("█", "$success"),

@@ -1,0 +1,186 @@
+"""The prompt's story section: the story's segments as lines, oldest first, within a fixed room.
+
+Each segment is told at the most detail that fits, breadth before depth: its user messages' key
+phrases on one line (the *index*); then, newest segments first, a line per exchange with both
+sides' key phrases, then with their sentences. When even the index of every segment does not fit,
+the oldest segments are told by their most central phrase alone, several segments to a line (and,
+past that, only every second, third… of them: the session in outline). A line quotes its sources'
+words and names only those; a message sent verbatim in the request is left out (the model reads it
+whole).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Sequence
+from dataclasses import dataclass, field
+
+from engine.summaries.story import Fragment, Segment, Story
+
+STORY_HEADER = (
+    "The story so far (made by Heedful from the messages not sent in full; oldest first; "
+    "each line quotes the messages it names):"
+)
+MAX_LINE_SOURCES = 6
+"""A line quotes at most this many messages, a phrase or sentence of each."""
+_COSTS_KEPT = 20_000
+"""Token counts kept (a long session's pieces and lines); past it they are counted again."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoryLine:
+    sources: tuple[int, ...]
+    """The messages the line quotes, oldest first."""
+    text: str
+    tokens: int
+    """The line's tokens, with the newline that joins it to the next."""
+
+
+@dataclass(slots=True)
+class _Told:
+    """One segment's part of the story: the fragments it may quote, and how much it says."""
+
+    users: list[Fragment]
+    """What the user said (or, in a segment without a user message, its first fragment)."""
+    exchanges: list[list[Fragment]]
+    top: Fragment
+    level: int = 1
+    """0: its top phrase only; 1: its index; 2: exchanges in phrases; 3: exchanges in sentences."""
+    lines: dict[int, tuple[list[StoryLine], int]] = field(default_factory=dict)
+    """Its lines at each level asked for, with their tokens."""
+
+
+class StoryLines:
+    """Renders a :class:`Story` within a room; caches token counts between plans."""
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self._count = count
+        self._costs: dict[str, int] = {}
+        self._told: dict[int, tuple[int, tuple[int, ...], _Told | None]] = {}
+        """Segment index → (its fragments, those unsent, what it tells): a segment is told the
+        same way plan after plan while the same of its messages are sent whole."""
+
+    def header_tokens(self) -> int:
+        return self._tokens(STORY_HEADER)
+
+    def render(self, story: Story, room: int, sent: Container[int]) -> list[StoryLine]:
+        """The lines that fit ``room`` tokens (the header included), oldest first; none if only the
+        header would. ``sent``: messages the request carries verbatim (left out)."""
+        room -= self.header_tokens()
+        if room <= 0:
+            return []
+        told = [t for n, s in enumerate(story.segments) if (t := self._segment(n, s, sent)) is not None]
+        if not told:
+            return []
+        for part in told:
+            part.level = 1
+        index = [self._level_lines(t, 1)[1] for t in told]
+        total = sum(index)
+        step = 1
+        if total > room:
+            # The oldest segments by their top phrase alone, as few as make the rest fit.
+            tops = [self._piece_tokens(t.top) for t in told]
+            n = 0
+            while n < len(told) and total > room:
+                total += tops[n] - index[n]
+                told[n].level = 0
+                n += 1
+            while total > room and step < len(told):
+                step += 1  # the outline: every step-th top phrase
+                total = sum(tops[::step])
+        else:
+            for level in (2, 3):  # breadth before depth, newer segments first
+                for part in reversed(told):
+                    if part.level != level - 1:
+                        continue
+                    more = self._level_lines(part, level)[1]
+                    less = self._level_lines(part, part.level)[1]
+                    if total + more - less <= room:
+                        part.level = level
+                        total += more - less
+        lines = self._assemble(told, step)
+        while lines and sum(line.tokens for line in lines) > room:
+            lines.pop(0)  # estimates were short: the oldest goes, the share is never passed
+        return lines
+
+    def _assemble(self, told: list[_Told], step: int) -> list[StoryLine]:
+        lines: list[StoryLine] = []
+        outline = [t.top for t in told if t.level == 0][::step]
+        for start in range(0, len(outline), MAX_LINE_SOURCES):
+            lines.append(self._line(outline[start : start + MAX_LINE_SOURCES], phrases=True))
+        for part in told:
+            if part.level:
+                lines.extend(self._level_lines(part, part.level)[0])
+        return lines
+
+    def _segment(self, index: int, segment: Segment, sent: Container[int]) -> _Told | None:
+        unsent = tuple(f.item_id for f in segment.fragments if f.item_id not in sent)
+        found = self._told.get(index)
+        if found is not None and found[0] == len(segment.fragments) and found[1] == unsent:
+            return found[2]
+        told = _told(segment, sent) if unsent else None
+        self._told[index] = (len(segment.fragments), unsent, told)
+        return told
+
+    def _level_lines(self, part: _Told, level: int) -> tuple[list[StoryLine], int]:
+        found = part.lines.get(level)
+        if found is not None:
+            return found
+        if level == 1:
+            users = part.users
+            lines = [
+                self._line(users[n : n + MAX_LINE_SOURCES], phrases=True)
+                for n in range(0, len(users), MAX_LINE_SOURCES)
+            ]
+        else:
+            lines = [self._line(ex[:MAX_LINE_SOURCES], phrases=level == 2) for ex in part.exchanges]
+        part.lines[level] = found = (lines, sum(line.tokens for line in lines))
+        return found
+
+    def _line(self, fragments: Sequence[Fragment], *, phrases: bool) -> StoryLine:
+        ids = ", ".join(f.label for f in fragments)
+        said: list[str] = []
+        speaker = ""
+        for fragment in fragments:
+            words = fragment.phrase if phrases else fragment.text
+            if fragment.speaker != speaker:
+                speaker = fragment.speaker
+                said.append(f"{speaker}: {words}")
+            else:
+                said.append(words)
+        text = f"- [{ids}] {' | '.join(said)}"
+        return StoryLine(tuple(f.item_id for f in fragments), text, self._tokens(text) + 1)
+
+    def _piece_tokens(self, fragment: Fragment) -> int:
+        """About what a top phrase adds to an outline line."""
+        return self._tokens(fragment.phrase) + self._tokens(fragment.label) + 3
+
+    def _tokens(self, text: str) -> int:
+        found = self._costs.get(text)
+        if found is None:
+            if len(self._costs) >= _COSTS_KEPT:
+                self._costs.clear()
+            found = self._costs[text] = self._count(text)
+        return found
+
+
+def _told(segment: Segment, sent: Container[int]) -> _Told | None:
+    """What of ``segment`` the story may quote; None when the request sends all of it whole."""
+    unsent = [f for f in segment.fragments if f.item_id not in sent]
+    if not unsent:
+        return None
+    users = [f for f in unsent if f.role == "user"] or unsent[:1]
+    keep = {f.item_id for f in users}
+    fragments = segment.fragments
+    top = next(fragments[n] for n in segment.ranking() if fragments[n].item_id in keep)
+    return _Told(users, _exchanges(unsent), top)
+
+
+def _exchanges(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
+    """Fragments grouped by exchange: each user message with the replies after it."""
+    groups: list[list[Fragment]] = []
+    for fragment in fragments:
+        if fragment.role != "user" and groups:
+            groups[-1].append(fragment)
+        else:
+            groups.append([fragment])
+    return groups

@@ -1,0 +1,51 @@
+"""The prompt's story section for one plan: the story so far, leaving out what the request sends whole
+(:mod:`engine.summaries.story_lines` renders it)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.curation.items import Item
+from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS
+from engine.curation.result import ContextMessage, cost
+from engine.summaries.story_lines import STORY_HEADER
+
+if TYPE_CHECKING:
+    from engine.curation.curation_state import CurationState
+    from engine.curation.plan_draft import PlanDraft
+
+
+def story_section(
+    state: CurationState, draft: PlanDraft, room: int
+) -> tuple[ContextMessage | None, tuple[tuple[tuple[int, ...], str], ...]]:
+    """The story so far within ``room`` tokens, leaving out the messages this request sends whole."""
+    sent = _Unquoted(draft.chosen, draft.excluded, set(draft.left_out), state.by_id)
+    room -= MESSAGE_OVERHEAD_TOKENS
+    lines = state.story_lines.render(state.story, room, sent)
+    if not lines:
+        return None, ()
+    content = "\n".join([STORY_HEADER, *(line.text for line in lines)])
+    tokens = cost(state.story_lines.header_tokens() + sum(line.tokens for line in lines))
+    sources = tuple(dict.fromkeys(s for line in lines for s in line.sources))
+    told = tuple((line.sources, line.text) for line in lines)
+    return ContextMessage("system", content, sources, "story", tokens), told
+
+
+class _Unquoted:
+    """The messages the story leaves out: those sent whole, those left out of this request (a
+    message of the user's waiting for their answer is not sent in any form until they give it),
+    and those the user took out (never quoted again until restored). Checked one by one, not made
+    into a set (thousands a plan)."""
+
+    __slots__ = ("by_id", "chosen", "excluded", "left_out")
+
+    def __init__(
+        self, chosen: set[int], excluded: set[int], left_out: set[int], by_id: dict[int, Item]
+    ) -> None:
+        self.chosen, self.excluded, self.left_out, self.by_id = chosen, excluded, left_out, by_id
+
+    def __contains__(self, value: object) -> bool:
+        if value in self.chosen or value in self.excluded or value in self.left_out:
+            return True
+        item = self.by_id.get(value) if isinstance(value, int) else None
+        return item is None or item.forgotten

@@ -1,0 +1,45 @@
+"""``heedful replay`` and the story so far: an optional ``story`` field per context, whose lines
+name the transcript's ids they quote, and a message of form "story" inside the budget."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from engine.text.tokens import load_counter
+from tests.test_replay import write_transcript
+
+COUNTER = load_counter("", model_is_offline=True)
+
+
+def test_the_story_is_an_optional_field_whose_lines_name_the_transcript_ids_they_quote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    rows = write_transcript(transcript, turns=60)
+    originals = {str(r["id"]): str(r["content"]) for r in rows}
+    probes = tmp_path / "p.jsonl"
+    probes.write_text(json.dumps({"id": "q1", "content": "What did we decide about PostgreSQL?"}) + "\n")
+    code = main(["replay", str(transcript), "--context-window", "3000", "--probes", str(probes)])
+    captured = capsys.readouterr()
+    assert code == 0
+    out = json.loads(captured.out)
+    context = out["probes"][0]["context"]
+    story = context["story"]
+    assert story
+    (message,) = [m for m in context["messages"] if m["form"] == "story"]
+    assert set(message) == {"role", "content", "sources", "form"} and message["role"] == "system"
+    verbatim = {s for m in context["messages"] if m["form"] == "verbatim" for s in m["sources"]}
+    named = [s for line in story for s in line["sources"]]
+    assert message["sources"] == list(dict.fromkeys(named))
+    for line in story:
+        assert set(line) == {"sources", "line"}
+        assert line["line"] in message["content"]
+        for source in line["sources"]:
+            assert source in originals and source not in verbatim  # a real message, not sent whole
+            assert f"{source}" in line["line"]
+    recount = sum(COUNTER.count(m["content"]) + 4 for m in context["messages"]) + 3
+    assert recount <= out["budget_tokens"]

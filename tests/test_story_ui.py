@@ -1,0 +1,56 @@
+"""The story so far in the app, driven with Pilot: the context panel's legend counts it as a part
+of the request, and F5 shows it where the model reads it."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+from sessions import paths
+from sessions.store import open_store
+from tests.apphelpers import chat, fake_provider, make_app, say, wait_for
+from tests.fake_openai import FakeOpenAIServer
+
+TOPICS = ("the greenhouse tomatoes", "the billing refund", "the marathon training", "the triangle theorem")
+
+
+def seed_long_session() -> None:
+    """A conversation of ~30k tokens: far more than a 24k window's budget holds whole."""
+    store = open_store(paths.database_path()).store
+    session = store.create_session("A long week of questions")
+    for n in range(120):
+        topic = TOPICS[n % len(TOPICS)]
+        question = f"Question {n}: how should I think about {topic} this week, given plan {n}?"
+        answer = f"About {topic} and plan {n}: " + f"step {n} keeps {topic} simple and steady. " * 25
+        store.add_message(session.id, "user", question, tokens=len(question) // 4)
+        store.add_message(session.id, "assistant", answer, tokens=len(answer) // 4)
+    store.close()
+
+
+async def test_the_panel_and_the_preview_show_the_story_so_far(fake_server: FakeOpenAIServer) -> None:
+    fake_provider(fake_server, 24_000, tables="[memory]\nenabled = false\n")
+    seed_long_session()
+    fake_server.reply = "Noted."
+    app = make_app()
+    async with app.run_test(size=(140, 45)) as pilot:
+        await say(pilot, app, "What did we settle about the billing refund?", keep=True)
+        await wait_for(
+            pilot,
+            lambda: (
+                chat(app).context is not None
+                and any(
+                    m.form == "story"
+                    for m in chat(app).context.messages  # type: ignore[union-attr]
+                )
+            ),
+        )
+        view = chat(app).context
+        assert view is not None
+        story = next(m for m in view.messages if m.form == "story")
+        assert story.tokens <= view.budget * 0.06 + 1
+        await wait_for(
+            pilot, lambda: "story so far" in str(app.screen.query_one("#context-legend", Static).render())
+        )
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "PreviewScreen")
+        said = "\n".join(str(s.render()) for s in app.screen.query(Static))
+        assert "The story so far" in said and "· story ·" in said
