@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.curation.consent import ConsentChoice
-from engine.curation.context_building import request_parts
 from engine.curation.context_view import Part
+from engine.curation.request_parts import request_parts
 from engine.curation.result import CurationResult
 from engine.curation.session_curation import SessionCuration
 from engine.text.tokens import load_counter

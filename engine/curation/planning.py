@@ -7,10 +7,12 @@ new message, fits a prompt into the budget and proposes operations, in phases th
 (``SessionCuration.apply`` carries a plan out), so ``heedful replay`` can plan probe questions side
 by side.
 
-The prompt, in order: the system prompt, the memory section (memories of earlier sessions, when the
-session has one and it fits), the standing instructions (:mod:`engine.standing`), system items, a
-summary section for summarized items that still matter, then verbatim items in conversation order
-(pinned, retained, recalled, the recent turns) and the new message last.
+The prompt, in order (:mod:`engine.curation.assembling`): the system prompt, the memory section
+(memories of earlier sessions, when the session has one and it fits), the standing instructions
+(:mod:`engine.standing`), system items, the story so far (:mod:`engine.summaries.story`), a summary
+section for summarized items that still matter, the debugging threads (:mod:`engine.debugging`),
+then verbatim items in conversation order (pinned, retained, recalled, the recent turns) and the
+new message last.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from engine.advice.rules import (
     explain_entities,
     judge,
 )
+from engine.curation.assembling import assemble
 from engine.curation.candidates import narrow
-from engine.curation.choosing import STORY_OWN_SHARE_FROM, choose, operate
+from engine.curation.choosing import choose, operate
 from engine.curation.cold_recall import admit
 from engine.curation.consent import ConsentRequest
 from engine.curation.curation_state import CurationState
@@ -35,7 +38,7 @@ from engine.curation.ledger import EntryKind, LedgerEntry
 from engine.curation.operations import Operation, OpKind
 from engine.curation.plan_draft import PlanDraft
 from engine.curation.prompt import REPLY_PRIMING_TOKENS
-from engine.curation.repeats import relevant_threads, standing_aside, thread_section, threads_room
+from engine.curation.repeats import relevant_threads, standing_aside, threads_room
 from engine.curation.result import ContextMessage, CurationResult, cost
 from engine.curation.scoring import ScoreTable, score_items
 from engine.curation.user_room import (
@@ -55,7 +58,6 @@ from engine.standing.section import (
     standing_left_out_note,
 )
 from engine.standing.section import share as standing_share
-from engine.summaries.story_section import story_section
 from engine.text.terms import terms
 
 RECENT_TURNS = 2
@@ -269,74 +271,6 @@ def score(state: CurationState, draft: PlanDraft) -> ScoreTable:
     )
 
 
-def assemble(
-    state: CurationState, draft: PlanDraft, scores: ScoreTable, system_prompt: str
-) -> tuple[list[ContextMessage], list[Item], ContextMessage | None, dict[int, str]]:
-    """The prompt's messages in order; also the items sent verbatim, the summary section and
-    the quick summaries standing in for ones a model is still writing."""
-    new, chosen, new_summaries = draft.new, draft.chosen, draft.new_summaries
-    # An item whose summary a model is still writing stays as it is, and a quick summary
-    # stands in for it in this request.
-    stand_ins = {i: stand_in(state, state.by_id[i]) for i in draft.waiting}
-    threads = None
-    if draft.threads_room:  # its room set aside, and what verbatim items left
-        in_full = {*chosen, *(i.id for i in draft.fixed), new.id}
-        threads = thread_section(draft.threads, in_full, state.counter, draft.threads_room + draft.room)
-    # What the threads' room has left (less than nothing when they took some of draft.room).
-    extra = draft.threads_room - (threads.tokens if threads is not None else 0)
-    after, summarized, repeats = draft.after_state.get, ItemState.SUMMARIZED, draft.repeats
-    summarized_items = [
-        i
-        for i in draft.candidates
-        if i.id not in chosen
-        and (after(i.id, i.state) is summarized or i.id in stand_ins)
-        and i.id not in repeats  # a copy of an error: its latest paste and thread stand for it
-    ]
-    summaries = {**new_summaries, **stand_ins} if stand_ins else new_summaries
-    free = draft.room + min(draft.reserve, draft.remaining) + extra  # what the budget has left
-    story_message: ContextMessage | None = None
-    if draft.story_reserve >= STORY_OWN_SHARE_FROM:  # its own share: told first
-        story_message, draft.story = story_section(state, draft, min(draft.story_reserve, free))
-        story_used = story_message.tokens if story_message is not None else 0
-        room = draft.room + draft.reserve + extra - story_used
-        summary_message = state.summary_section.build(summarized_items, summaries, scores, room)
-    else:  # sharing the summaries' room (a small window): told in what they leave
-        room = draft.room + draft.reserve + extra
-        summary_message = state.summary_section.build(summarized_items, summaries, scores, room)
-        if draft.story_reserve:
-            left = free - (summary_message.tokens if summary_message is not None else 0)
-            story_message, draft.story = story_section(state, draft, min(draft.story_reserve, left))
-    messages: list[ContextMessage] = []
-    if system_prompt:
-        messages.append(ContextMessage("system", system_prompt, (), "system", draft.system_cost))
-    if draft.memory_cost:
-        messages.append(ContextMessage("system", state.memory, (), "memory", draft.memory_cost))
-    if draft.standing is not None:
-        section = draft.standing
-        messages.append(ContextMessage("system", section.text, section.sources, "standing", section.tokens))
-    messages.extend(
-        ContextMessage(i.role, i.text, (i.id,), "system", cost(i.tokens))
-        for i in draft.fixed
-        if i.role == "system"
-    )
-    if story_message is not None:
-        messages.append(story_message)
-    if summary_message is not None:
-        messages.append(summary_message)
-    if threads is not None:
-        messages.append(threads)
-    verbatim = [
-        i for i in state.items if i is not new and (i.id in chosen or (i.pinned and i.role != "system"))
-    ]
-    if draft.cold:  # from before the cut: first in the conversation
-        verbatim[:0] = [i for i in draft.cold if i.id in chosen]
-    # In the conversation's order: the new message is the last, except in the preview of a
-    # request already answered (the screen's "next request"), where its replies follow it.
-    sent = sorted([*verbatim, new], key=lambda i: i.position)
-    messages.extend(ContextMessage(i.role, i.text, (i.id,), "verbatim", cost(i.tokens)) for i in sent)
-    return messages, verbatim, summary_message, stand_ins
-
-
 def explain(
     state: CurationState, draft: PlanDraft, verbatim: list[Item], summary_message: ContextMessage | None
 ) -> tuple[dict[str, tuple[EntityState, str]], ConsentRequest | None]:
@@ -402,11 +336,6 @@ def fits_verbatim(state: CurationState, new: Item, *, system_prompt: str = "") -
     tokens on every message of a short chat, for no change)."""
     system_cost = cost(state.counter.count(system_prompt)) if system_prompt else 0
     return verbatim_cost(state, new, system_cost + state.memory_cost) <= state.budget.tokens
-
-
-def stand_in(state: CurationState, item: Item) -> str:
-    book = state.model_summaries
-    return book.stand_in(item) if book is not None else state.summarizer.summarize(item)
 
 
 def refs_kept(
