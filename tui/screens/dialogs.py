@@ -51,9 +51,12 @@ class ConfirmScreen(TypingPassesThrough, Dialog[bool]):
 
 
 class TextPromptScreen(Dialog[str | None]):
-    """Ask for one line of text (a new title, say); Escape cancels."""
+    """Ask for one line of text (a new title, say); Escape cancels. Subclasses say what the text
+    is for through :attr:`MAX_LENGTH` and :meth:`problem`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel", id="dialog_cancel")]
+    MAX_LENGTH = 200
+    """Characters the field takes (0: any, for a subclass that explains a limit in :meth:`problem`)."""
 
     def __init__(self, prompt: str, value: str = "") -> None:
         super().__init__()
@@ -63,13 +66,18 @@ class TextPromptScreen(Dialog[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(Content(self.prompt), classes="question")
-            yield Input(inert(self.value), select_on_focus=True, max_length=200)
+            yield Input(inert(self.value), select_on_focus=True, max_length=self.MAX_LENGTH)
             yield Static(Content("Enter saves · Esc cancels"), classes="hint")
+
+    def problem(self, value: str) -> str | None:
+        """Why ``value`` (its spaces collapsed) cannot be saved, or None."""
+        return "A title cannot be empty." if not value else None
 
     @on(Input.Submitted)
     def submitted(self, event: Input.Submitted) -> None:
-        value = event.value.strip()
-        if not value:
-            self.notify("A title cannot be empty.", severity="warning")
+        value = " ".join(event.value.split())
+        problem = self.problem(value)
+        if problem is not None:
+            self.notify(problem, severity="warning")
             return
         self.dismiss(value)

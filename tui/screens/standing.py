@@ -15,12 +15,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
-from tui.screens.dialogs import ConfirmScreen
+from tui.screens.dialogs import ConfirmScreen, TextPromptScreen
 from tui.typing import TypingPassesThrough
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ ChangeStanding = Callable[[str | None, str | None], Awaitable[Sequence["Standing
 instructions as they now stand."""
 
 _CSS = """
-StandingScreen, StandingEditScreen {
+StandingScreen {
     align: center middle;
     background: $background 60%;
     & > .dialog {
@@ -66,35 +66,18 @@ def row(entry: Standing) -> Content:
     return Content(f"{state} · {entry.kind.value} · {where}{edited}: {inert(entry.text)}{long}")
 
 
-class StandingEditScreen(Dialog[str | None]):
+class StandingEditScreen(TextPromptScreen):
     """One instruction in the user's own words: Enter saves, Esc cancels."""
 
     DEFAULT_CSS = _CSS
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Cancel", id="standing_cancel")
-    ]
+    MAX_LENGTH = 0  # a longer paste is refused in words, not cut
 
-    def __init__(self, prompt: str, value: str = "") -> None:
-        super().__init__()
-        self.prompt = prompt
-        self.value = value
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Static(Content(self.prompt), classes="title")
-            yield Input(inert(self.value), id="standing-text")
-            yield Static(Content("Enter saves · Esc cancels"), classes="hint")
-
-    @on(Input.Submitted)
-    def submitted(self, event: Input.Submitted) -> None:
-        value = " ".join(event.value.split())
+    def problem(self, value: str) -> str | None:
         if not value:
-            self.notify("Say the instruction, or remove it with Alt+D.", severity="warning")
-            return
+            return "Say the instruction, or remove it with Alt+D."
         if len(value) > MAX_CHARS:
-            self.notify(f"Up to {MAX_CHARS} characters: it is sent with every request.", severity="warning")
-            return
-        self.dismiss(value)
+            return f"Up to {MAX_CHARS} characters: it is sent with every request."
+        return None
 
 
 class StandingScreen(TypingPassesThrough, Dialog[None]):
