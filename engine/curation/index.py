@@ -79,8 +79,12 @@ class TermIndex:
                 postings[term] = number << 16 | count
                 continue
             if isinstance(found, int):
-                found = _unpacked(found)
-            postings[term] = _appended(found, number, count)
+                found = postings[term] = _unpacked(found)
+            try:
+                found[0].append(number)
+                found[1].append(count)
+            except OverflowError:
+                postings[term] = _widened(found, number, count)
             if weights and term in weights:
                 weights[term].append(self._weight(count, length, self._weights_average))
 
@@ -164,23 +168,29 @@ class TermIndex:
 
 def _unpacked(packed: int) -> _Columns:
     """A one-document term's packed posting as the arrays a second document is added to."""
-    return _appended((array("H"), array("B")), packed >> 16, packed & MAX_COUNT)
-
-
-def _appended(columns: _Columns, number: int, count: int) -> _Columns:
-    """``columns`` with a posting added, widened (as new arrays) when it does not fit them."""
-    docs, counts = columns
+    columns = (array("H"), array("B"))
     try:
-        docs.append(number)
-    except OverflowError:  # past 65,535 documents (or 4 billion): this term's numbers widen
+        columns[0].append(packed >> 16)
+        columns[1].append(packed & MAX_COUNT)
+    except OverflowError:
+        return _widened(columns, packed >> 16, packed & MAX_COUNT)
+    return columns
+
+
+def _widened(columns: _Columns, number: int, count: int) -> _Columns:
+    """``columns`` with the posting that did not fit them added, in wider arrays: past 65,535
+    documents (or 4 billion) for the number, past 255 for the count. The number may be in
+    ``columns`` already (only the count did not fit)."""
+    docs, counts = columns
+    if len(docs) == len(counts):  # the number did not fit
         docs = array("I" if docs.typecode == "H" and number <= 0xFFFFFFFF else "q", docs)
         docs.append(number)
     try:
         counts.append(count)
-    except OverflowError:  # a count beyond 255: this term's counts widen
+    except OverflowError:
         counts = array("H", counts)
         counts.append(count)
-    return columns if docs is columns[0] and counts is columns[1] else (docs, counts)
+    return docs, counts
 
 
 def _columns(found: int | _Columns) -> tuple[Sequence[int], Sequence[int]]:
