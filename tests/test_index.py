@@ -70,3 +70,37 @@ def test_a_word_pasted_a_million_times_ranks_its_message_first() -> None:
     index.add(3, {"garden": 4})
     scores = index.scores({"invoice": 1.0})
     assert scores[1] > scores[2] > 0
+
+
+def _postings_bytes(index: TermIndex) -> int:
+    """What the index's postings arrays take (their buffers, not the Python objects around them)."""
+    total = 0
+    for found in index._postings.values():
+        if not isinstance(found, int):
+            total += sum(column.buffer_info()[1] * column.itemsize for column in found)
+    return total
+
+
+def test_a_long_sessions_postings_take_three_bytes_each_not_six() -> None:
+    # 10,000 messages sharing 50 words each: 500,000 postings. Ids are a store's (large); the
+    # index numbers documents itself, so a posting is a 2-byte number and a 1-byte count.
+    index = TermIndex()
+    for n in range(10_000):
+        index.add(1_000_000 + n, {f"w{(n + k) % 200}": 1 + k % 3 for k in range(50)})
+    assert _postings_bytes(index) <= 3 * 500_000
+    assert set(index.scores({"w7": 1.0})) == {1_000_000 + n for n in range(10_000) if (7 - n) % 200 < 50}
+
+
+def test_past_65535_messages_and_255_repeats_the_scores_stay_exact() -> None:
+    # Document numbers and counts widen when they outgrow 2 bytes and 1 byte.
+    index = TermIndex()
+    docs: dict[int, dict[str, int]] = {}
+    for n in range(70_000):
+        terms = {"common": 1, f"w{n % 7}": 1 + n % 300} if n % 1000 else {"rare": 400, "common": 1}
+        docs[-n] = terms
+        index.add(-n, terms)
+    query = {"rare": 1.0, "w3": 0.5}
+    expected = reference_bm25(docs, query)
+    got = index.scores(query)
+    assert got.keys() == expected.keys()
+    assert all(math.isclose(got[doc], score, rel_tol=1e-9) for doc, score in expected.items())

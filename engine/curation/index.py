@@ -16,20 +16,22 @@ MAX_COUNT = 0xFFFF
 within 0.01% of each other)."""
 
 _Columns: TypeAlias = "tuple[array[int], array[int]]"
-"""A term's postings: the ids of the documents that have it, and how often each does."""
+"""A term's postings: the numbers of the documents that have it, and how often each does."""
 
 
 class TermIndex:
     """Okapi BM25 over stemmed terms, updated one document at a time.
 
-    Postings are kept in arrays of 4-byte document ids (wider only for a term that meets a larger
-    id) and 2-byte counts, side by side, not dicts. A term found in one document only (two in five
-    of a real conversation's terms: names, numbers, paths, hashes) is one int packing its id and
-    count until a second document has it. Each posting's length-normalised term
-    weight is cached per term, so a query costs one multiply-add per posting. The weights use the
-    average document length at the time they were cached; all caches are dropped when that average
-    drifts by more than ``REWEIGH_DRIFT``, which keeps the scores within a fraction of a percent of
-    exact BM25 at amortised constant cost.
+    Each document is numbered in the order it was added, and postings name documents by number:
+    arrays of 2-byte numbers (wider only past 65,535 documents) and 1-byte counts (wider only for
+    a term a document repeats more than 255 times), side by side, not dicts; a posting takes 3
+    bytes, not the 6 of an id and a count. A term found in one document only (two in five of a
+    real conversation's terms: names, numbers, paths, hashes) is one int packing its number and
+    count until a second document has it. Each posting's length-normalised term weight is cached
+    per term, so a query costs one multiply-add per posting. The weights use the average document
+    length at the time they were cached; all caches are dropped when that average drifts by more
+    than ``REWEIGH_DRIFT``, which keeps the scores within a fraction of a percent of exact BM25 at
+    amortised constant cost.
     """
 
     REWEIGH_DRIFT = 0.02
@@ -43,23 +45,30 @@ class TermIndex:
         self._k1 = k1
         self._b = b
         self._postings: dict[str, int | _Columns] = {}
-        """Term → (document ids, counts), in the order the documents were added; or the one
-        document's id and count packed (``id << 16 | count``)."""
-        self._lengths: dict[int, int] = {}
+        """Term → (document numbers, counts), in the order the documents were added; or the one
+        document's number and count packed (``number << 16 | count``)."""
+        self._numbers: dict[int, int] = {}
+        """Document id → its number (the order it was added in)."""
+        self._ids: array[int] = array("q")
+        """Document number → its id."""
+        self._lengths: array[int] = array("q")
+        """Document number → its length in terms."""
         self._total_length = 0
         self._weights: dict[str, array[float]] = {}
-        """Term → cached weights, parallel to its postings' document ids."""
+        """Term → cached weights, parallel to its postings' document numbers."""
         self._weights_average = 0.0
 
     def __len__(self) -> int:
-        return len(self._lengths)
+        return len(self._ids)
 
     def add(self, doc: int, terms: Mapping[str, int]) -> None:
         """Index a document (an item id) by its term counts; adding the same id twice is an error."""
-        if doc in self._lengths:
+        if doc in self._numbers:
             raise ValueError(f"document {doc} is already indexed")
         length = sum(terms.values())
-        self._lengths[doc] = length
+        number = self._numbers[doc] = len(self._ids)
+        self._ids.append(doc)
+        self._lengths.append(length)
         self._total_length += length
         postings = self._postings
         weights = self._weights
@@ -67,25 +76,22 @@ class TermIndex:
             count = min(tf, MAX_COUNT)
             found = postings.get(term)
             if found is None:
-                postings[term] = doc << 16 | count
+                postings[term] = number << 16 | count
                 continue
             if isinstance(found, int):
                 found = postings[term] = _unpacked(found)
-            docs, counts = found
             try:
-                docs.append(doc)
-            except OverflowError:  # an id beyond 32 bits (or below 0): this term's ids widen
-                docs = array("q", docs)
-                docs.append(doc)
-                postings[term] = (docs, counts)
-            counts.append(count)
+                found[0].append(number)
+                found[1].append(count)
+            except OverflowError:
+                postings[term] = _widened(found, number, count)
             if weights and term in weights:
                 weights[term].append(self._weight(count, length, self._weights_average))
 
     def idf(self, term: str) -> float:
         found = self._postings.get(term)
         df = _frequency(found) if found is not None else 0
-        n = len(self._lengths)
+        n = len(self._ids)
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
     def frequency(self, term: str) -> int:
@@ -96,12 +102,15 @@ class TermIndex:
     def documents_with(self, term: str) -> Sequence[int]:
         """The indexed documents that have ``term``."""
         found = self._postings.get(term)
-        return _columns(found)[0] if found is not None else ()
+        if found is None:
+            return ()
+        ids = self._ids
+        return [ids[number] for number in _columns(found)[0]]
 
     def score_outside(self, query: Mapping[str, float], terms: Mapping[str, int]) -> float:
         """The BM25 score a document of ``terms`` that is not indexed (a message before a long
         session's cut) would have for ``query``, on the scale of :meth:`scores`."""
-        n = len(self._lengths)
+        n = len(self._ids)
         average = (self._total_length / n if n else 0.0) or 1.0
         length = sum(terms.values())
         total = 0.0
@@ -114,15 +123,15 @@ class TermIndex:
 
     def scores(self, query: Mapping[str, float]) -> dict[int, float]:
         """BM25 score of every document that shares a term with ``query`` (term → weight)."""
-        if not self._lengths:
+        if not self._ids:
             return {}
-        average = self._total_length / len(self._lengths) or 1.0
+        average = self._total_length / len(self._ids) or 1.0
         if abs(average - self._weights_average) > self.REWEIGH_DRIFT * average:
             self._weights = {}
             self._weights_average = average
         result: dict[int, float] = {}
         get = result.get
-        common = len(self._lengths) * self.COMMON_SHARE
+        common = len(self._ids) * self.COMMON_SHARE
         postings = self._postings
         known = [term for term, weight in query.items() if weight > 0 and term in postings]
         if len(known) > self.MAX_QUERY_TERMS:
@@ -135,9 +144,10 @@ class TermIndex:
                 # In most documents: it tells them apart little (IDF < 0.11) and costs the most.
                 continue
             idf = self.idf(term) * weight
-            for doc, value in zip(docs, self._term_weights(term), strict=True):
-                result[doc] = get(doc, 0.0) + idf * value
-        return result
+            for number, value in zip(docs, self._term_weights(term), strict=True):
+                result[number] = get(number, 0.0) + idf * value
+        ids = self._ids
+        return {ids[number]: score for number, score in result.items()}
 
     def _weight(self, tf: int, length: int, average: float) -> float:
         k1 = self._k1
@@ -149,7 +159,8 @@ class TermIndex:
             docs, counts = _columns(self._postings[term])
             average, lengths = self._weights_average, self._lengths
             cached = array(
-                "d", (self._weight(tf, lengths[doc], average) for doc, tf in zip(docs, counts, strict=True))
+                "d",
+                (self._weight(tf, lengths[number], average) for number, tf in zip(docs, counts, strict=True)),
             )
             self._weights[term] = cached
         return cached
@@ -157,17 +168,33 @@ class TermIndex:
 
 def _unpacked(packed: int) -> _Columns:
     """A one-document term's packed posting as the arrays a second document is added to."""
-    doc, count = packed >> 16, packed & MAX_COUNT
-    docs = array("I")
+    columns = (array("H"), array("B"))
     try:
-        docs.append(doc)
+        columns[0].append(packed >> 16)
+        columns[1].append(packed & MAX_COUNT)
     except OverflowError:
-        docs = array("q", (doc,))
-    return docs, array("H", (count,))
+        return _widened(columns, packed >> 16, packed & MAX_COUNT)
+    return columns
+
+
+def _widened(columns: _Columns, number: int, count: int) -> _Columns:
+    """``columns`` with the posting that did not fit them added, in wider arrays: past 65,535
+    documents (or 4 billion) for the number, past 255 for the count. The number may be in
+    ``columns`` already (only the count did not fit)."""
+    docs, counts = columns
+    if len(docs) == len(counts):  # the number did not fit
+        docs = array("I" if docs.typecode == "H" and number <= 0xFFFFFFFF else "q", docs)
+        docs.append(number)
+    try:
+        counts.append(count)
+    except OverflowError:
+        counts = array("H", counts)
+        counts.append(count)
+    return docs, counts
 
 
 def _columns(found: int | _Columns) -> tuple[Sequence[int], Sequence[int]]:
-    """A term's postings as (document ids, counts), packed or not."""
+    """A term's postings as (document numbers, counts), packed or not."""
     if isinstance(found, int):
         return (found >> 16,), (found & MAX_COUNT,)
     return found
