@@ -52,14 +52,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--embeddings",
         choices=("off", "local", "provider"),
         default="off",
-        help="recall by meaning too, with the local embedding model, or the --base-url server's "
-        "/v1/embeddings (which also curates live) (default: off, words alone)",
+        help="recall by meaning too, with the local embedding model, or a server's /v1/embeddings "
+        "(--embeddings-url, else the --base-url server, which also curates live) (default: off, words alone)",
     )
     replay.add_argument(
         "--embedding-model",
         default="text-embedding-3-small",
         metavar="NAME",
         help="the server's embedding model, with --embeddings provider (default: text-embedding-3-small)",
+    )
+    replay.add_argument(
+        "--embeddings-url",
+        metavar="URL",
+        help="the server for --embeddings provider when it is not the --base-url one (summaries and "
+        "the curator pass then stay offline)",
     )
     _add_session_commands(commands)
     return parser
@@ -182,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             model=args.live_model or args.model,
             embeddings=args.embeddings,
             embedding_model=args.embedding_model,
+            embeddings_url=args.embeddings_url,
         )
     if args.command == "sessions":
         from cli import sessions_cmd

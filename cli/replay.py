@@ -111,8 +111,9 @@ class ReplayOptions(TypedDict):
     model: NotRequired[str | None]
     embeddings: NotRequired[str]
     """"local": the bundled embedding model joins the ranking; "provider": ``embedding_model`` at
-    ``base_url``'s ``/v1/embeddings``; "off" (the default): words alone."""
+    ``embeddings_url``'s (else ``base_url``'s) ``/v1/embeddings``; "off" (the default): words alone."""
     embedding_model: NotRequired[str]
+    embeddings_url: NotRequired[str | None]
 
 
 def replay(transcript: Path, **options: Unpack[ReplayOptions]) -> dict[str, object]:
@@ -137,6 +138,7 @@ async def _replay(
     model: str | None = None,
     embeddings: str = "off",
     embedding_model: str = "text-embedding-3-small",
+    embeddings_url: str | None = None,
 ) -> dict[str, object]:
     # An exported session keeps its superseded and failed replies; the app never sends them, nor does this.
     messages = [message for message in read_transcript(transcript) if message.in_conversation]
@@ -149,7 +151,7 @@ async def _replay(
         budget_ratio=budget_ratio,
         policy=ConsentChoice(consent),
     )
-    embedder_name = _use_embeddings(curation, embeddings, base_url, embedding_model)
+    embedder_name = _use_embeddings(curation, embeddings, embeddings_url or base_url, embedding_model)
     live = None
     if base_url is not None:
         from cli.replay_live import LiveCuration
@@ -237,7 +239,9 @@ def _use_embeddings(
     embedder: Embedder
     if embeddings == "provider":
         if base_url is None:
-            raise ValueError("--embeddings provider needs --base-url (the server with /v1/embeddings)")
+            raise ValueError(
+                "--embeddings provider needs --embeddings-url or --base-url (the server with /v1/embeddings)"
+            )
         from providers.openai_embedder import ProviderEmbedder
 
         key = os.environ.get("OPENAI_API_KEY") or None

