@@ -13,6 +13,7 @@ from textual import events
 from textual.message_pump import MessagePump
 from textual.pilot import Pilot
 from textual.screen import Screen
+from textual.widgets import OptionList
 
 from cli.chat import build_services
 from engine.chat import StoredMessage
@@ -165,6 +166,20 @@ def chat(app: HeedfulApp) -> ChatScreen:
     screen = app.screen
     assert isinstance(screen, ChatScreen), screen
     return screen
+
+
+async def command(pilot: Pilot[None], app: HeedfulApp, text: str) -> None:
+    """Types ``text`` in the chat's composer and sends it with Enter (a slash command, mostly)."""
+    composer = chat(app).composer
+    composer.focus()
+    composer.insert(text)
+    await pilot.press("enter")
+
+
+def option_rows(screen: Screen[Any]) -> list[str]:
+    """The rows of the screen's option list, as shown."""
+    options = screen.query_one(OptionList)
+    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
 
 
 def views(app: HeedfulApp) -> list[MessageView]:

@@ -11,36 +11,11 @@ from engine.curation.context_building import build_view
 from engine.curation.items import Item, ItemState
 from engine.curation.keep_rules import KeepRule, matches, needed, rule
 from engine.curation.result import CurationResult
-from engine.curation.session_curation import SessionCuration
-from engine.text.tokens import load_counter
+from tests.curationhelpers import Chat, garden
 
-COUNTER = load_counter("gpt-4o-mini")
 RULE = "anything about the database schema"
 SCHEMA = "The database schema has a users table with an email column and an orders table keyed by user id."
 REASON = f'kept by your rule "{RULE}"'
-
-
-def garden(turn: int) -> str:
-    return " ".join(f"The garden note {turn}.{k} is about garden weather and travel plans." for k in range(8))
-
-
-class Chat:
-    """A session played as the app plays it: a user message is planned and applied."""
-
-    def __init__(self, window: int = 1500) -> None:
-        self.curation = SessionCuration(window=window, counter=COUNTER)
-        self.next_id = 1
-
-    def say(self, role: str, text: str, *, apply: bool = True) -> Item:
-        item = self.curation.add_message(self.next_id, role, text, COUNTER.count(text))  # type: ignore[arg-type]
-        self.next_id += 1
-        if role == "user" and apply:
-            self.curation.apply(self.curation.plan(item))
-        return item
-
-    def plan_new(self, text: str = "And what flowers grow in the garden?") -> tuple[Item, CurationResult]:
-        new = self.say("user", text, apply=False)
-        return new, self.curation.plan(new)
 
 
 def schema_chat() -> tuple[Chat, Item]:
@@ -60,7 +35,7 @@ def sent(result: CurationResult) -> set[int]:
 
 def test_a_matching_old_message_is_sent_with_the_rule_as_its_reason() -> None:
     chat, old = schema_chat()
-    _, without = chat.plan_new()
+    _, without = chat.ask()
     assert old.id not in sent(without)  # ordinary curation leaves it out
     assert old.state is ItemState.PRUNED
 
@@ -84,7 +59,7 @@ def test_a_rule_from_the_start_keeps_the_message_active_with_its_reason_in_the_p
     for turn in range(14):
         chat.say("user", f"Tell me about the garden {turn}?")
         chat.say("assistant", garden(turn))
-    new, result = chat.plan_new()
+    new, result = chat.ask()
     assert old.state is ItemState.ACTIVE and old.id in sent(result)
     view = build_view(chat.curation, result, new_id=new.id).item(old.id)
     assert view is not None and view.reason == REASON
@@ -94,7 +69,7 @@ def test_the_users_forget_wins_over_a_rule() -> None:
     chat, old = schema_chat()
     chat.curation.forget(old.id)
     chat.curation.set_keep_rules([rule(1, RULE)])
-    _, result = chat.plan_new()
+    _, result = chat.ask()
     assert old.id not in sent(result)
     assert old.id not in result.kept_by_rule
 
@@ -107,7 +82,7 @@ def test_removing_the_rule_lets_the_message_follow_ordinary_curation() -> None:
     assert old.id in sent(kept)
     chat.curation.apply(kept)
     chat.curation.set_keep_rules([])
-    _, result = chat.plan_new()
+    _, result = chat.ask()
     assert old.id not in sent(result)
     assert old.id not in result.kept_by_rule
 
@@ -119,7 +94,7 @@ def test_matched_messages_that_do_not_all_fit_go_best_scored_first_within_the_bu
         chat.say("user", f"More on the pond {turn}?")
         chat.say("assistant", garden(100 + turn))
     chat.curation.set_keep_rules([rule(1, RULE)])
-    _, result = chat.plan_new("Which variant of the schema had the users table?")
+    _, result = chat.ask("Which variant of the schema had the users table?")
     kept = [i.id for i in schemas if i.id in result.kept_by_rule]
     assert 0 < len(kept) < len(schemas)  # some fit, not all
     assert result.tokens <= result.budget_tokens
@@ -161,7 +136,7 @@ def test_rules_never_push_past_the_budget_nor_send_what_the_user_forgot(
         if index < len(items) and not items[index].pinned and items[index].role != "user":
             chat.curation.forget(items[index].id)
     chat.curation.set_keep_rules([rule(n, text) for n, text in enumerate(rules)])
-    _, result = chat.plan_new("What about the database schema?")
+    _, result = chat.ask("What about the database schema?")
     if not result.over_budget:
         assert result.tokens <= result.budget_tokens
     forgotten = {i.id for i in chat.curation.items if i.forgotten}

@@ -3,10 +3,8 @@ alone lists the rules, Alt+D removes one after asking, and typing in the list go
 
 from __future__ import annotations
 
-from textual.widgets import OptionList
-
 from engine.curation.context_view import ContextView
-from tests.apphelpers import chat, fake_provider, make_app, say, send, toasts, wait_for
+from tests.apphelpers import chat, command, fake_provider, make_app, option_rows, say, send, toasts, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.dialogs import ConfirmScreen
@@ -24,21 +22,9 @@ def context(app: HeedfulApp) -> ContextView:
     return view
 
 
-def rows(screen: KeepRulesScreen) -> list[str]:
-    options = screen.query_one(OptionList)
-    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
-
-
 def rows_left(screen: KeepRulesScreen) -> list[str]:
     """The rows that name a rule (none: the list says there are no rules)."""
-    return [r for r in rows(screen) if not r.startswith("No keep rules")]
-
-
-async def command(pilot: object, app: HeedfulApp, text: str) -> None:
-    composer = chat(app).composer
-    composer.focus()
-    composer.insert(text)
-    await pilot.press("enter")  # type: ignore[attr-defined]
+    return [r for r in option_rows(screen) if not r.startswith("No keep rules")]
 
 
 async def test_keep_lists_and_removes_a_rule_that_keeps_an_old_message(fake_server: FakeOpenAIServer) -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from textual.pilot import Pilot
-from textual.widgets import Input, Markdown, OptionList
+from textual.widgets import Input, Markdown
 
 from engine.memory.memories import Memory, expiry_for
 from engine.memory.service import MemoryService
-from tests.apphelpers import make_app, refreshed, send, views, wait_for
+from tests.apphelpers import make_app, option_rows, refreshed, send, views, wait_for
 from tui.app import HeedfulApp
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.memory import MemoryEditScreen, MemoryScreen
@@ -32,11 +32,6 @@ def add(service: MemoryService, summary: str, importance: float, age: timedelta,
 
 def reply_text(app: HeedfulApp) -> str:
     return views(app)[1].query_one(".body", Markdown).source
-
-
-def rows(screen: MemoryScreen) -> list[str]:
-    options = screen.query_one(OptionList)
-    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
 
 
 def stored(app: HeedfulApp, memory_id: int) -> Memory | None:
@@ -75,7 +70,7 @@ async def test_the_screen_lists_memories_newest_first_as_plain_text() -> None:
     new = add(app.services.memory, "Small talk about the weather.", 0.2, timedelta(hours=1))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_memories(app, pilot, 2)
-        first, second = rows(screen)
+        first, second = option_rows(screen)
         assert [m.id for m in screen.memories] == [new.id, old.id]
         assert "0.20" in first and "expires in" in first and "Small talk" in first
         assert "0.90" in second and "permanent" in second
@@ -91,7 +86,7 @@ async def test_an_empty_list_says_how_memories_are_made() -> None:
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_memories(app, pilot, None)
-        await wait_for(pilot, lambda: rows(screen) and "No memories yet" in rows(screen)[0])
+        await wait_for(pilot, lambda: option_rows(screen) and "No memories yet" in option_rows(screen)[0])
         await pilot.press("alt+e", "alt+p", "alt+d")  # nothing to act on: nothing happens
         assert app.screen is screen
 
@@ -109,7 +104,7 @@ async def test_editing_a_memory_changes_its_summary() -> None:
         await wait_for(
             pilot, lambda: (m := stored(app, kept.id)) is not None and m.summary == "Coffee, black"
         )
-        await wait_for(pilot, lambda: "Coffee, black" in rows(screen)[0])
+        await wait_for(pilot, lambda: "Coffee, black" in option_rows(screen)[0])
 
 
 async def test_an_edit_can_be_cancelled_and_cannot_blank_a_memory() -> None:
@@ -132,7 +127,9 @@ async def test_pinning_and_unpinning_a_memory() -> None:
         screen = await open_memories(app, pilot, 1)
         await pilot.press("alt+p")
         await wait_for(pilot, lambda: (m := stored(app, kept.id)) is not None and m.pinned)
-        await wait_for(pilot, lambda: "📌" in rows(screen)[0] and "never expires" in rows(screen)[0])
+        await wait_for(
+            pilot, lambda: "📌" in option_rows(screen)[0] and "never expires" in option_rows(screen)[0]
+        )
         await pilot.press("alt+p")
         await wait_for(pilot, lambda: (m := stored(app, kept.id)) is not None and not m.pinned)
         memory = stored(app, kept.id)

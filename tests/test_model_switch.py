@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from tests.apphelpers import chat, make_app, run_from_palette, send, toasts, wait_for, write_config
+from tests.apphelpers import chat, command, make_app, run_from_palette, send, toasts, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
@@ -40,13 +40,6 @@ def header_model(app: HeedfulApp) -> str:
     rendered = chat(app).header.query_one("#header-model", Static).render()
     assert isinstance(rendered, Content)
     return rendered.plain
-
-
-async def command(pilot: Pilot[None], app: HeedfulApp, line: str) -> None:
-    screen = chat(app)
-    screen.composer.focus()
-    screen.composer.insert(line)
-    await pilot.press("enter")
 
 
 async def send_to(pilot: Pilot[None], app: HeedfulApp, server: FakeOpenAIServer, text: str) -> str:

@@ -1,6 +1,7 @@
 """The standing-instructions section of the request (issue 36): an instruction stays in the model's
 view verbatim however old its message, within a bounded share of the budget; a superseded one comes
-back only when the new message is about its subject, and the panel says why."""
+back only when the new message is about its subject, and the panel says why. The user has agreed
+to have their messages summarized (as `heedful replay --consent summarize`)."""
 
 from __future__ import annotations
 
@@ -8,36 +9,12 @@ from engine.curation.consent import ConsentChoice
 from engine.curation.context_building import build_view
 from engine.curation.items import Item, ItemState
 from engine.curation.result import CurationResult
-from engine.curation.session_curation import SessionCuration
 from engine.standing.section import share
-from engine.text.tokens import load_counter
+from tests.curationhelpers import Chat, garden
 
-COUNTER = load_counter("gpt-4o-mini")
 FRENCH = "From now on answer in French."
 POSTGRES = "We decided to use PostgreSQL, not MySQL."
 SQLITE = "Actually, switch to SQLite."
-
-
-def garden(turn: int) -> str:
-    return " ".join(f"The garden note {turn}.{k} is about garden weather and travel plans." for k in range(8))
-
-
-class Chat:
-    def __init__(self, window: int = 1500) -> None:
-        # The user agreed to have their messages summarized (as `heedful replay --consent summarize`).
-        self.curation = SessionCuration(window=window, counter=COUNTER, policy=ConsentChoice.SUMMARIZE)
-        self.next_id = 1
-
-    def say(self, role: str, text: str, *, apply: bool = True) -> Item:
-        item = self.curation.add_message(self.next_id, role, text, COUNTER.count(text))  # type: ignore[arg-type]
-        self.next_id += 1
-        if role == "user" and apply:
-            self.curation.apply(self.curation.plan(item))
-        return item
-
-    def ask(self, text: str) -> tuple[Item, CurationResult]:
-        new = self.say("user", text, apply=False)
-        return new, self.curation.plan(new)
 
 
 def standing_text(result: CurationResult) -> str:
@@ -45,7 +22,7 @@ def standing_text(result: CurationResult) -> str:
 
 
 def long_chat() -> tuple[Chat, Item, Item, Item]:
-    chat = Chat()
+    chat = Chat(policy=ConsentChoice.SUMMARIZE)
     french = chat.say("user", f"Hi there. {FRENCH} Thanks!")
     chat.say("assistant", "D'accord.")
     postgres = chat.say("user", POSTGRES)
@@ -90,7 +67,7 @@ def test_the_superseded_decision_comes_back_when_the_question_is_about_the_chang
 
 
 def test_a_session_without_standing_instructions_sends_no_section() -> None:
-    chat = Chat()
+    chat = Chat(policy=ConsentChoice.SUMMARIZE)
     for turn in range(3):
         chat.say("user", f"Tell me about the garden {turn}?")
         chat.say("assistant", garden(turn))
@@ -99,7 +76,7 @@ def test_a_session_without_standing_instructions_sends_no_section() -> None:
 
 
 def test_many_instructions_take_no_more_than_the_share_and_the_newest_go_first() -> None:
-    chat = Chat()
+    chat = Chat(policy=ConsentChoice.SUMMARIZE)
     said = [f"Always use tool{n} for task{n} and nothing else." for n in range(40)]  # forty subjects
     for text in said:
         chat.say("user", text)
@@ -112,7 +89,7 @@ def test_many_instructions_take_no_more_than_the_share_and_the_newest_go_first()
 
 
 def test_a_standing_instruction_too_long_to_send_every_turn_is_asked_about_not_cut() -> None:
-    chat = Chat()
+    chat = Chat(policy=ConsentChoice.SUMMARIZE)
     beds = ", ".join(f"mention the garden bed number {n} and its soil" for n in range(12))
     long = f"From now on, {beds}."
     assert len(long) > 400

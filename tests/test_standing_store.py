@@ -7,21 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from engine.curation.context_service import ContextService
 from engine.curation.ledger import EntryKind
-from engine.text.tokens import LazyTokenCounter, load_counter
-from engine.turn.service import TurnService
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.turnhelpers import send_text
-
-COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
-
-
-def services(store: SqliteChatStore, model: OpenAIChatModel) -> tuple[TurnService, ContextService]:
-    turns = TurnService(store, model, COUNTER, system_prompt="", flush_interval=0.05)
-    return turns, ContextService(turns.curations)
+from tests.turnhelpers import send_text, services
 
 
 async def test_edits_removals_and_additions_are_kept_across_a_reopen(

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.widgets import Input, OptionList
+from textual.widgets import Input
 
-from tests.apphelpers import chat, fake_provider, make_app, say, send, toasts, wait_for
+from tests.apphelpers import chat, command, fake_provider, make_app, option_rows, say, send, toasts, wait_for
 from tests.fake_openai import FakeOpenAIServer
-from tui.app import HeedfulApp
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.standing import StandingEditScreen, StandingScreen
 
@@ -18,20 +17,8 @@ FRENCH = "From now on answer in [bold]French[/]."
 """A standing instruction with what would be markup: it must be shown as typed."""
 
 
-def rows(screen: StandingScreen) -> list[str]:
-    options = screen.query_one(OptionList)
-    return [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
-
-
 def system_text(request: dict[str, Any]) -> str:
     return "\n".join(m["content"] for m in request["body"]["messages"] if m["role"] == "system")
-
-
-async def command(pilot: object, app: HeedfulApp, text: str) -> None:
-    composer = chat(app).composer
-    composer.focus()
-    composer.insert(text)
-    await pilot.press("enter")  # type: ignore[attr-defined]
 
 
 async def test_a_standing_instruction_is_sent_shown_edited_added_and_removed(
@@ -55,7 +42,7 @@ async def test_a_standing_instruction_is_sent_shown_edited_added_and_removed(
         screen = app.screen
         assert isinstance(screen, StandingScreen)
         listed = screen
-        [row] = rows(screen)
+        [row] = option_rows(screen)
         assert row.startswith("current · instruction · #") and row.endswith(FRENCH)
         await pilot.press("h", "i")  # typing, not a choice: it goes to the composer
         assert under.composer.text == "hi"
@@ -66,22 +53,22 @@ async def test_a_standing_instruction_is_sent_shown_edited_added_and_removed(
         assert app.screen.query_one(Input).value == FRENCH
         app.screen.query_one(Input).value = "From now on answer in Spanish."
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen is listed and rows(listed)[0].endswith("Spanish."))
-        assert "edited" in rows(screen)[0]
+        await wait_for(pilot, lambda: app.screen is listed and option_rows(listed)[0].endswith("Spanish."))
+        assert "edited" in option_rows(screen)[0]
 
         await pilot.press("alt+a")
         await wait_for(pilot, lambda: isinstance(app.screen, StandingEditScreen) and app.screen.is_mounted)
         app.screen.query_one(Input).value = "Always answer in German."
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen is listed and len(rows(listed)) == 2)
-        assert rows(screen)[0].startswith("replaced")  # German replaces Spanish: the same subject
-        assert rows(screen)[1].startswith("current · instruction · by you")
+        await wait_for(pilot, lambda: app.screen is listed and len(option_rows(listed)) == 2)
+        assert option_rows(screen)[0].startswith("replaced")  # German replaces Spanish: the same subject
+        assert option_rows(screen)[1].startswith("current · instruction · by you")
 
         await pilot.press("down", "alt+d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("alt+y")
-        await wait_for(pilot, lambda: app.screen is listed and len(rows(listed)) == 1)
-        assert rows(screen)[0].startswith("current") and rows(screen)[0].endswith("Spanish.")
+        await wait_for(pilot, lambda: app.screen is listed and len(option_rows(listed)) == 1)
+        assert option_rows(screen)[0].startswith("current") and option_rows(screen)[0].endswith("Spanish.")
         session = under.session
         assert session is not None
         edits = app.services.store.standing_edits(session.id)

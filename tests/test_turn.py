@@ -79,6 +79,16 @@ async def collect(events: object) -> list[TurnEvent]:
     return [event async for event in events]  # type: ignore[attr-defined]
 
 
+async def after_one_turn(store: SqliteChatStore, fake_server: FakeOpenAIServer) -> tuple[TurnService, int]:
+    """A turn service on the fake server, after a first turn in a new session (the server's window
+    is asked once, then); the session's id."""
+    turns = service(store, remote(fake_server))
+    await collect(turns.send(None, "first"))
+    session = store.latest_session()
+    assert session is not None
+    return turns, session.id
+
+
 async def test_offline_turn_stores_both_messages_in_order(store: SqliteChatStore) -> None:
     turns = service(store, OfflineModel(COUNTER, word_delay=0))
     events = await collect(turns.send(None, "hello"))
@@ -367,16 +377,13 @@ async def test_the_users_message_is_reported_before_the_request_and_even_when_pl
 ) -> None:
     from engine.errors import StoreError
 
-    turns = service(store, remote(fake_server))
-    await collect(turns.send(None, "first"))  # the server's window is asked once, before this
-    session = store.latest_session()
-    assert session is not None
+    turns, session_id = await after_one_turn(store, fake_server)
     seen: list[TurnEvent] = []
-    async for event in turns.send(session.id, "second"):
+    async for event in turns.send(session_id, "second"):
         seen.append(event)
         if isinstance(event, UserMessageSaved):
             # Drawn once the request is planned and sent: planning did not wait for the screen.
-            last = store.messages(session.id)[-1]
+            last = store.messages(session_id)[-1]
             assert last.role == "assistant" and last.status is MessageStatus.STREAMING
     assert [type(e) for e in seen][:2] == [UserMessageSaved, ReplyStarted]
     assert [type(e) for e in seen].count(ContextCurated) == 1
@@ -387,8 +394,8 @@ async def test_the_users_message_is_reported_before_the_request_and_even_when_pl
     store.save_curation = broken  # type: ignore[method-assign]
     seen.clear()
     with pytest.raises(StoreError):
-        async for event in turns.send(session.id, "third, when the disk fills up"):
+        async for event in turns.send(session_id, "third, when the disk fills up"):
             seen.append(event)
     # The message is stored all the same, and the screen was told, so it is not typed twice.
     assert [type(e) for e in seen] == [UserMessageSaved]
-    assert store.messages(session.id)[-1].content == "third, when the disk fills up"
+    assert store.messages(session_id)[-1].content == "third, when the disk fills up"

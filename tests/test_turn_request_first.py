@@ -8,7 +8,7 @@ import time
 from engine.turn.events import ReplyStarted, UserMessageSaved
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.test_turn import collect, remote, service
+from tests.test_turn import after_one_turn
 
 DRAWING = 0.5
 """How long the screen holds the event loop drawing the message, here (much longer than it does)."""
@@ -17,13 +17,10 @@ DRAWING = 0.5
 async def test_the_request_reaches_the_server_while_the_screen_draws_the_message(
     store: SqliteChatStore, fake_server: FakeOpenAIServer
 ) -> None:
-    turns = service(store, remote(fake_server))
-    await collect(turns.send(None, "first"))  # the server's window is asked once, before this
-    session = store.latest_session()
-    assert session is not None
+    turns, session_id = await after_one_turn(store, fake_server)
     asked = len(fake_server.requests)
     arrived: dict[str, int] = {}
-    async for event in turns.send(session.id, "second"):
+    async for event in turns.send(session_id, "second"):
         if isinstance(event, UserMessageSaved | ReplyStarted):
             time.sleep(DRAWING)  # noqa: ASYNC251 - the screen drawing: it holds the loop
             arrived[type(event).__name__] = len(fake_server.requests) - asked

@@ -9,7 +9,7 @@ from textual.pilot import Pilot
 from engine.curation.consent import ConsentChoice
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import asked, chat, fake_provider, make_app, say, wait_for
+from tests.apphelpers import asked, chat, command, fake_provider, make_app, say, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.turnhelpers import document
 from tui.app import HeedfulApp
@@ -44,13 +44,6 @@ async def settle(pilot: Pilot[None], app: HeedfulApp) -> None:
     if isinstance(app.screen, ConsentScreen):
         await pilot.press("escape")
     await wait_for(pilot, lambda: not isinstance(app.screen, ConsentScreen) and chat(app).settled)
-
-
-async def command(pilot: Pilot[None], app: HeedfulApp, text: str) -> None:
-    screen = chat(app)
-    screen.composer.focus()
-    screen.composer.insert(text)
-    await pilot.press("enter")
 
 
 async def test_a_message_sent_anyway_is_then_said_not_sent_at_the_top_of_the_panel(

@@ -1,11 +1,24 @@
-"""Helpers for tests of the turn and context services: a document of a known size on one topic,
-sending a message through the turn service, and a session that moves away from a topic."""
+"""Helpers for tests of the turn and context services: the two services as the app makes them, a
+document of a known size on one topic, sending a message through the turn service, and a session
+that moves away from a topic."""
 
 from __future__ import annotations
 
+from engine.curation.context_service import ContextService
+from engine.text.tokens import LazyTokenCounter, load_counter
 from engine.turn.events import UserMessageSaved
 from engine.turn.service import TurnService
+from providers.openai_chat import OpenAIChatModel
+from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
+
+COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
+
+
+def services(store: SqliteChatStore, model: OpenAIChatModel) -> tuple[TurnService, ContextService]:
+    """The turn service on ``store`` and ``model``, and the context service on its curations."""
+    turns = TurnService(store, model, COUNTER, system_prompt="", flush_interval=0.05)
+    return turns, ContextService(turns.curations)
 
 
 def document(topic: str, sentences: int) -> str:
