@@ -18,29 +18,26 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.sanitize import inert
-from tui.screens.dialog import Dialog
-from tui.screens.dialogs import ConfirmScreen
-from tui.typing import TypingPassesThrough
+from tui.screens.list_dialog import ListDialog
 
 if TYPE_CHECKING:
     from engine.curation.keep_rules import KeepRule
 
-EMPTY = "No keep rules in this session. Add one with /keep and what must survive."
 RemoveRule = Callable[[int], Awaitable[Sequence["KeepRule"]]]
 """Removes a rule by id; the rules left."""
 
 
-class KeepRulesScreen(TypingPassesThrough, Dialog[None]):
+class KeepRulesScreen(ListDialog["KeepRule"]):
     """Lists the session's keep rules, oldest first; Alt+D removes the highlighted one."""
 
+    EMPTY = "No keep rules in this session. Add one with /keep and what must survive."
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Close", id="keep_close"),
         Binding("alt+d,delete", "remove", "Remove", id="keep_remove", tooltip="Remove the keep rule"),
     ]
 
     def __init__(self, rules: Sequence[KeepRule], remove: RemoveRule) -> None:
-        super().__init__()
-        self.rules = list(rules)
+        super().__init__(rules)
         self._remove_rule = remove
 
     def compose(self) -> ComposeResult:
@@ -55,42 +52,20 @@ class KeepRulesScreen(TypingPassesThrough, Dialog[None]):
             yield OptionList(id="keep-rules")
             yield Static(Content("Alt+D removes · Esc closes"), classes="hint")
 
-    def on_mount(self) -> None:
-        self._show()
-
-    def _show(self) -> None:
-        options = self.query_one(OptionList)
-        keep = options.highlighted
-        options.clear_options()
-        if not self.rules:
-            options.add_option(Option(Content(EMPTY), disabled=True))
-            return
-        options.add_options(Option(Content(inert(r.text)), id=str(r.id)) for r in self.rules)
-        options.highlighted = min(keep or 0, len(self.rules) - 1)
-        options.focus()
-
-    def selected(self) -> KeepRule | None:
-        """The highlighted rule, if any."""
-        index = self.query_one(OptionList).highlighted
-        if index is None or index >= len(self.rules):
-            return None
-        return self.rules[index]
+    def option(self, item: KeepRule) -> Option:
+        return Option(Content(inert(item.text)), id=str(item.id))
 
     def action_remove(self) -> None:
         rule = self.selected()
-        if rule is None:
-            return
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._take_out(rule.id)
-
-        text = rule.text if len(rule.text) <= 120 else rule.text[:119] + "…"
-        question = f"Remove this keep rule?\n“{text}”\nWhat it kept is curated as usual from now on."
-        self.app.push_screen(ConfirmScreen(question, confirm="Remove", danger=True), confirmed)
+        if rule is not None:
+            self.ask_to_remove(
+                "keep rule",
+                rule.text,
+                "What it kept is curated as usual from now on.",
+                lambda: self._take_out(rule.id),
+            )
 
     @work(exclusive=True, group="keep-rule-change")
     async def _take_out(self, rule_id: int) -> None:
-        self.rules = list(await self._remove_rule(rule_id))
-        self._show()
+        self.show(await self._remove_rule(rule_id))
         self.notify("Keep rule removed.")

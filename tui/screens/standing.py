@@ -19,17 +19,12 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.sanitize import inert
-from tui.screens.dialog import Dialog
-from tui.screens.dialogs import ConfirmScreen, TextPromptScreen
-from tui.typing import TypingPassesThrough
+from tui.screens.dialogs import TextPromptScreen
+from tui.screens.list_dialog import ListDialog
 
 if TYPE_CHECKING:
     from engine.standing.book import Standing
 
-EMPTY = (
-    "No standing instructions in this session. Say one (“from now on answer in French”, “I prefer "
-    "pytest”, “we decided to use SQLite”) or add one with Alt+A."
-)
 MAX_CHARS = 400
 """Longer ones are kept but not sent every turn (engine.standing.book.MAX_CHARS)."""
 ChangeStanding = Callable[[str | None, str | None], Awaitable[Sequence["Standing"]]]
@@ -80,10 +75,14 @@ class StandingEditScreen(TextPromptScreen):
         return None
 
 
-class StandingScreen(TypingPassesThrough, Dialog[None]):
+class StandingScreen(ListDialog["Standing"]):
     """Lists the session's standing instructions in conversation order, the replaced ones too."""
 
     DEFAULT_CSS = _CSS
+    EMPTY = (
+        "No standing instructions in this session. Say one (“from now on answer in French”, “I prefer "
+        "pytest”, “we decided to use SQLite”) or add one with Alt+A."
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Close", id="standing_close"),
         Binding("alt+e", "edit", "Edit", id="standing_edit", tooltip="Edit the instruction in your words"),
@@ -92,8 +91,7 @@ class StandingScreen(TypingPassesThrough, Dialog[None]):
     ]
 
     def __init__(self, entries: Sequence[Standing], change: ChangeStanding) -> None:
-        super().__init__()
-        self.entries = list(entries)
+        super().__init__(entries)
         self._change = change
 
     def compose(self) -> ComposeResult:
@@ -110,26 +108,8 @@ class StandingScreen(TypingPassesThrough, Dialog[None]):
             yield OptionList(id="standing-list")
             yield Static(Content("Alt+E edits · Alt+A adds · Alt+D removes · Esc closes"), classes="hint")
 
-    def on_mount(self) -> None:
-        self._show()
-
-    def _show(self) -> None:
-        options = self.query_one(OptionList)
-        keep = options.highlighted
-        options.clear_options()
-        if not self.entries:
-            options.add_option(Option(Content(EMPTY), disabled=True))
-            return
-        options.add_options(Option(row(s), id=s.key) for s in self.entries)
-        options.highlighted = min(keep or 0, len(self.entries) - 1)
-        options.focus()
-
-    def selected(self) -> Standing | None:
-        """The highlighted instruction, if any."""
-        index = self.query_one(OptionList).highlighted
-        if index is None or index >= len(self.entries):
-            return None
-        return self.entries[index]
+    def option(self, item: Standing) -> Option:
+        return Option(row(item), id=item.key)
 
     @on(OptionList.OptionSelected, "#standing-list")
     def _selected(self) -> None:
@@ -155,19 +135,15 @@ class StandingScreen(TypingPassesThrough, Dialog[None]):
 
     def action_remove(self) -> None:
         entry = self.selected()
-        if entry is None:
-            return
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._apply(entry.key, None, "Standing instruction removed.")
-
-        text = entry.text if len(entry.text) <= 120 else entry.text[:119] + "…"
-        question = f"Remove this standing instruction?\n“{inert(text)}”\nIt is not sent from now on."
-        self.app.push_screen(ConfirmScreen(question, confirm="Remove", danger=True), confirmed)
+        if entry is not None:
+            self.ask_to_remove(
+                "standing instruction",
+                entry.text,
+                "It is not sent from now on.",
+                lambda: self._apply(entry.key, None, "Standing instruction removed."),
+            )
 
     @work(exclusive=True, group="standing-change")
     async def _apply(self, key: str | None, text: str | None, done: str) -> None:
-        self.entries = list(await self._change(key, text))
-        self._show()
+        self.show(await self._change(key, text))
         self.notify(done)

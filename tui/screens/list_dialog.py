@@ -1,0 +1,71 @@
+"""A dialog that lists a session's items one row each (keep rules, standing instructions): the
+highlighted row stays put as the list changes, and a removal is asked about first, the item quoted.
+
+Plain keys are typing, and go to the composer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Generic, TypeVar
+
+from textual.content import Content
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from tui.screens.dialog import Dialog
+from tui.screens.dialogs import ConfirmScreen
+from tui.typing import TypingPassesThrough
+
+Item = TypeVar("Item")
+QUOTED_CHARS = 120
+"""A removal's question quotes the item's text up to this many characters."""
+
+
+class ListDialog(TypingPassesThrough, Dialog[None], Generic[Item]):
+    """Lists :attr:`items` in its option list, one :meth:`option` each, or :attr:`EMPTY` when
+    there are none."""
+
+    EMPTY: ClassVar[str] = ""
+
+    def __init__(self, items: Sequence[Item]) -> None:
+        super().__init__()
+        self.items = list(items)
+
+    def option(self, item: Item) -> Option:
+        """The row that shows ``item``."""
+        raise NotImplementedError
+
+    def on_mount(self) -> None:
+        self.show(self.items)
+
+    def show(self, items: Sequence[Item]) -> None:
+        """Lists ``items``, the same row highlighted as before where there is one."""
+        self.items = list(items)
+        options = self.query_one(OptionList)
+        keep = options.highlighted
+        options.clear_options()
+        if not self.items:
+            options.add_option(Option(Content(self.EMPTY), disabled=True))
+            return
+        options.add_options(self.option(item) for item in self.items)
+        options.highlighted = min(keep or 0, len(self.items) - 1)
+        options.focus()
+
+    def selected(self) -> Item | None:
+        """The highlighted item, if any."""
+        index = self.query_one(OptionList).highlighted
+        if index is None or index >= len(self.items):
+            return None
+        return self.items[index]
+
+    def ask_to_remove(self, what: str, text: str, after: str, remove: Callable[[], object]) -> None:
+        """Asks "Remove this ``what``?", quoting ``text`` and saying ``after``; calls ``remove`` on yes."""
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                remove()
+
+        quoted = text if len(text) <= QUOTED_CHARS else text[: QUOTED_CHARS - 1] + "…"
+        question = f"Remove this {what}?\n“{quoted}”\n{after}"
+        self.app.push_screen(ConfirmScreen(question, confirm="Remove", danger=True), confirmed)
