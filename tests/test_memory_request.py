@@ -11,11 +11,10 @@ from engine.chat import PromptMessage
 from engine.memory.assessment import assess_offline
 from engine.memory.memories import PERMANENT_FROM, expiry_for, memory_budget, select_for_prompt
 from engine.turn.attachments import attachment_text
-from tests.apphelpers import chat, make_app, send, toasts, wait_for
+from tests.apphelpers import chat, make_app, option_rows, send, toasts, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.memory_helpers import COUNTER, T0, memory_at
 from tests.test_memory_chat import memories
-from tests.test_memory_ui import rows
 from tests.test_slash import type_command
 from tui.screens.memory import MemoryScreen
 
@@ -64,17 +63,19 @@ async def test_memories_the_screen_says_are_loaded_are_in_the_new_sessions_reque
         await type_command(pilot, app, "/new")
         await wait_for(pilot, lambda: chat(app).session is None)
         await type_command(pilot, app, "/memory")
-        await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen) and len(rows(app.screen)) == 6)
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, MemoryScreen) and len(option_rows(app.screen)) == 6
+        )
         screen = app.screen
         assert isinstance(screen, MemoryScreen)
         said_in = {
             m.summary
-            for m, row in zip(screen.memories, rows(screen), strict=True)
+            for m, row in zip(screen.memories, option_rows(screen), strict=True)
             if "in new sessions" in row and "not in" not in row
         }
         said_out = {
             m.summary
-            for m, row in zip(screen.memories, rows(screen), strict=True)
+            for m, row in zip(screen.memories, option_rows(screen), strict=True)
             if "not in new sessions" in row
         }
         await pilot.press("escape")
