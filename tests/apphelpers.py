@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 Question = TypeVar("Question", bound=Screen[Any])
 """A dialog type :func:`asked` waits for."""
+Shown = TypeVar("Shown", bound=Screen[Any])
+"""A screen type :func:`opened` waits for."""
 
 CURATION_OFF = "\n[curation]\ncurator = false\nmodel_summaries = false\n"
 
@@ -239,6 +241,14 @@ async def asked(pilot: Pilot[None], app: HeedfulApp, kind: type[Question]) -> Qu
     await wait_for(
         pilot, lambda: isinstance(app.screen, kind) and getattr(app.screen, "shown_at", 0) is not None
     )
+    screen = app.screen
+    assert isinstance(screen, kind)
+    return screen
+
+
+async def opened(pilot: Pilot[None], app: HeedfulApp, kind: type[Shown]) -> Shown:
+    """Wait until a screen of ``kind`` is on top and mounted, and return it."""
+    await wait_for(pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted)
     screen = app.screen
     assert isinstance(screen, kind)
     return screen

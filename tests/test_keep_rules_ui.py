@@ -4,7 +4,18 @@ alone lists the rules, Alt+D removes one after asking, and typing in the list go
 from __future__ import annotations
 
 from engine.curation.context_view import ContextView
-from tests.apphelpers import chat, command, fake_provider, make_app, option_rows, say, send, toasts, wait_for
+from tests.apphelpers import (
+    chat,
+    command,
+    fake_provider,
+    make_app,
+    opened,
+    option_rows,
+    say,
+    send,
+    toasts,
+    wait_for,
+)
 from tests.fake_openai import FakeOpenAIServer
 from tui.app import HeedfulApp
 from tui.screens.dialogs import ConfirmScreen
@@ -45,10 +56,7 @@ async def test_keep_lists_and_removes_a_rule_that_keeps_an_old_message(fake_serv
 
         screen_under = chat(app)
         await command(pilot, app, "/keep")
-        await wait_for(pilot, lambda: isinstance(app.screen, KeepRulesScreen) and app.screen.is_mounted)
-        screen = app.screen
-        assert isinstance(screen, KeepRulesScreen)
-        listed = screen
+        screen = await opened(pilot, app, KeepRulesScreen)
         assert rows_left(screen) == [RULE]  # shown as typed, not as markup
         await pilot.press("h", "i")  # typing, not a choice: it goes to the composer
         assert screen_under.composer.text == "hi"
@@ -57,7 +65,7 @@ async def test_keep_lists_and_removes_a_rule_that_keeps_an_old_message(fake_serv
         await pilot.press("alt+d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("alt+y")
-        await wait_for(pilot, lambda: app.screen is listed and not rows_left(listed))
+        await wait_for(pilot, lambda: app.screen is screen and not rows_left(screen))
         assert screen_under.session is not None
         assert app.services.store.keep_rules(screen_under.session.id) == []
         await pilot.press("escape")

@@ -10,7 +10,7 @@ from textual.widgets import Input, Markdown
 
 from engine.memory.memories import Memory, expiry_for
 from engine.memory.service import MemoryService
-from tests.apphelpers import make_app, option_rows, refreshed, send, views, wait_for
+from tests.apphelpers import make_app, opened, option_rows, refreshed, send, views, wait_for
 from tui.app import HeedfulApp
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.memory import MemoryEditScreen, MemoryScreen
@@ -50,9 +50,7 @@ async def open_memories(app: HeedfulApp, pilot: Pilot[None], count: int | None) 
 async def open_edit(app: HeedfulApp, pilot: Pilot[None]) -> MemoryEditScreen:
     """Alt+E on the highlighted memory, and its edit dialog once composed."""
     await pilot.press("alt+e")
-    await wait_for(pilot, lambda: isinstance(app.screen, MemoryEditScreen) and app.screen.is_mounted)
-    assert isinstance(app.screen, MemoryEditScreen)
-    return app.screen
+    return await opened(pilot, app, MemoryEditScreen)
 
 
 async def escape_to(pilot: Pilot[None], screen: MemoryScreen) -> None:

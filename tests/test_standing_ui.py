@@ -8,7 +8,18 @@ from typing import Any
 
 from textual.widgets import Input
 
-from tests.apphelpers import chat, command, fake_provider, make_app, option_rows, say, send, toasts, wait_for
+from tests.apphelpers import (
+    chat,
+    command,
+    fake_provider,
+    make_app,
+    opened,
+    option_rows,
+    say,
+    send,
+    toasts,
+    wait_for,
+)
 from tests.fake_openai import FakeOpenAIServer
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.standing import StandingEditScreen, StandingScreen
@@ -38,10 +49,7 @@ async def test_a_standing_instruction_is_sent_shown_edited_added_and_removed(
 
         under = chat(app)
         await command(pilot, app, "/standing")
-        await wait_for(pilot, lambda: isinstance(app.screen, StandingScreen) and app.screen.is_mounted)
-        screen = app.screen
-        assert isinstance(screen, StandingScreen)
-        listed = screen
+        screen = await opened(pilot, app, StandingScreen)
         [row] = option_rows(screen)
         assert row.startswith("current · instruction · #") and row.endswith(FRENCH)
         await pilot.press("h", "i")  # typing, not a choice: it goes to the composer
@@ -49,25 +57,25 @@ async def test_a_standing_instruction_is_sent_shown_edited_added_and_removed(
         under.composer.clear()
 
         await pilot.press("alt+e")
-        await wait_for(pilot, lambda: isinstance(app.screen, StandingEditScreen) and app.screen.is_mounted)
-        assert app.screen.query_one(Input).value == FRENCH
-        app.screen.query_one(Input).value = "From now on answer in Spanish."
+        edit = await opened(pilot, app, StandingEditScreen)
+        assert edit.query_one(Input).value == FRENCH
+        edit.query_one(Input).value = "From now on answer in Spanish."
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen is listed and option_rows(listed)[0].endswith("Spanish."))
+        await wait_for(pilot, lambda: app.screen is screen and option_rows(screen)[0].endswith("Spanish."))
         assert "edited" in option_rows(screen)[0]
 
         await pilot.press("alt+a")
-        await wait_for(pilot, lambda: isinstance(app.screen, StandingEditScreen) and app.screen.is_mounted)
-        app.screen.query_one(Input).value = "Always answer in German."
+        edit = await opened(pilot, app, StandingEditScreen)
+        edit.query_one(Input).value = "Always answer in German."
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen is listed and len(option_rows(listed)) == 2)
+        await wait_for(pilot, lambda: app.screen is screen and len(option_rows(screen)) == 2)
         assert option_rows(screen)[0].startswith("replaced")  # German replaces Spanish: the same subject
         assert option_rows(screen)[1].startswith("current · instruction · by you")
 
         await pilot.press("down", "alt+d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("alt+y")
-        await wait_for(pilot, lambda: app.screen is listed and len(option_rows(listed)) == 1)
+        await wait_for(pilot, lambda: app.screen is screen and len(option_rows(screen)) == 1)
         assert option_rows(screen)[0].startswith("current") and option_rows(screen)[0].endswith("Spanish.")
         session = under.session
         assert session is not None
