@@ -85,7 +85,7 @@ async def test_a_row_the_story_quotes_is_tagged_and_its_why_dialog_shows_the_lin
         panel.rows.focus()
         panel.rows.highlighted = panel.rows.get_option_index(f"item-{quoted.id}")
         why = panel.query_one("#context-why", Static)
-        await wait_for(pilot, lambda: "quoted in the story so far: [" in str(why.render()))
+        await wait_for(pilot, lambda: "quoted in the story so far, line [" in str(why.render()))
         await pilot.press("enter")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "InspectScreen" and app.screen.is_mounted)
         told = str(app.screen.query_one("#inspect-story", Static).render())

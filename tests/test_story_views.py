@@ -6,6 +6,7 @@ from __future__ import annotations
 from engine.curation import context_building
 from engine.curation.context_building import build_view
 from engine.curation.context_view import Mark
+from engine.curation.story_quotes import story_reason
 from tests.test_story import LARGE, play
 
 
@@ -21,8 +22,11 @@ def test_a_pruned_message_the_story_quotes_says_so_and_one_it_does_not_quote_doe
     quoted = next(i for i in pruned if i.id in told)
     assert quoted.story == (told[quoted.id],)
     assert quoted.reason.startswith("no longer fits the budget")
-    assert "; quoted in the story so far: [" in quoted.reason
-    assert quoted.label in quoted.reason.split("quoted in the story so far: ")[1]
+    # The reason names the line and quotes the message's own words in it.
+    note = quoted.reason.split("; quoted in the story so far, line [")[1]
+    assert quoted.label in note.split("]")[0]
+    words = note.split(': "', 1)[1].removesuffix('"').rstrip("…").split(": ", 1)[-1]
+    assert words and words in curation.by_id[quoted.id].text
 
     unquoted = next(i for i in pruned if i.id not in told)
     assert unquoted.story == ()
@@ -40,3 +44,14 @@ def test_a_pruned_message_the_story_quotes_says_so_and_one_it_does_not_quote_doe
     assert pinned.story == () and "story" not in pinned.reason
     context_building._EARLIER.pop(curation, None)
     assert build_view(curation, curation.plan(last), new_id=last.id) == after
+
+
+def test_the_reason_quotes_the_message_s_own_words_or_the_whole_line_when_they_cannot_be_told_apart() -> None:
+    line = ((4, 5), "- [#4, #5] user: the refund for the May invoice | assistant: issued on Friday")
+    said = story_reason(5, [line])
+    assert said == 'quoted in the story so far, line [#4, #5]: "assistant: issued on Friday"'
+    # A quote holding the separator: the pieces do not match the sources, so the whole line, shortened.
+    odd = ((4, 5), "- [#4, #5] user: pick a | b or c | assistant: " + "b, since " * 20)
+    said = story_reason(4, [odd, line])
+    assert said.startswith('quoted in the story so far, line [#4, #5]: "user: pick a | b or c | assistant: b')
+    assert said.endswith('…" (and 1 more line)')

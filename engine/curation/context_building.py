@@ -255,10 +255,10 @@ class _ItemPlacer:
                 standing = self.standing.get(item.id)
                 if standing:
                     reason = f"{reason}; {standing}"
-                story = self.quoted.get(item.id, ())
-                if story and mark not in SENT_IN_FULL:
-                    reason = f"{reason}; {story_reason(story)}"
-                append(self._view(item, section, mark, reason, story))
+                quoted = self.quoted.get(item.id, ())
+                if quoted and mark not in SENT_IN_FULL:
+                    reason = f"{reason}; {story_reason(item.id, quoted)}"
+                append(self._view(item, section, mark, reason, tuple(line for _, line in quoted)))
                 continue
             state = item.state
             mark, reason = _ATTACHED if item.attached else _UNINVOLVED[state, item.forgotten]
