@@ -3,11 +3,16 @@ message the story quotes is not one the model sees nothing of (engine.curation.s
 
 from __future__ import annotations
 
+from textual.widgets import Static
+
 from engine.curation import context_building
 from engine.curation.context_building import build_view
-from engine.curation.context_view import Mark
+from engine.curation.context_view import ItemDetail, ItemView, Mark, Section
+from engine.curation.items import ItemState
 from engine.curation.story_quotes import story_reason
+from tests.apphelpers import make_app, wait_for
 from tests.test_story import LARGE, play
+from tui.screens.inspect import InspectScreen
 
 
 def test_a_pruned_message_the_story_quotes_says_so_and_one_it_does_not_quote_does_not() -> None:
@@ -55,3 +60,21 @@ def test_the_reason_quotes_the_message_s_own_words_or_the_whole_line_when_they_c
     said = story_reason(4, [odd, line])
     assert said.startswith('quoted in the story so far, line [#4, #5]: "user: pick a | b or c | assistant: b')
     assert said.endswith('…" (and 1 more line)')
+
+
+async def test_the_why_dialog_shows_a_hostile_story_line_inert() -> None:
+    hostile = "- [#7] user: \x1b[2J[bold red]boom[/] \u202eevil"
+    view = ItemView(
+        7, "user", "#7", "hello", 12, ItemState.PRUNED, False, Section.PRUNED, Mark.PRUNED, "pruned",
+        story=(hostile,),
+    )  # fmt: skip
+    detail = ItemDetail(view, "hello", None, "context", None, ())
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.push_screen(InspectScreen(detail))
+        await wait_for(pilot, lambda: isinstance(app.screen, InspectScreen) and app.screen.is_mounted)
+        told = str(app.screen.query_one("#inspect-story", Static).render())
+    assert "[bold red]boom[/]" in told  # as text, not markup
+    assert "\x1b" not in told and "\u202e" not in told
+    assert "␛[2J" in told
