@@ -54,3 +54,39 @@ async def test_the_panel_and_the_preview_show_the_story_so_far(fake_server: Fake
         await wait_for(pilot, lambda: type(app.screen).__name__ == "PreviewScreen")
         said = "\n".join(str(s.render()) for s in app.screen.query(Static))
         assert "The story so far" in said and "· story ·" in said
+
+
+async def test_a_row_the_story_quotes_is_tagged_and_its_why_dialog_shows_the_line(
+    fake_server: FakeOpenAIServer,
+) -> None:
+    fake_provider(fake_server, 24_000, tables="[memory]\nenabled = false\n")
+    seed_long_session()
+    fake_server.reply = "Noted."
+    app = make_app()
+    async with app.run_test(size=(140, 45)) as pilot:
+        await say(pilot, app, "What did we settle about the billing refund?", keep=True)
+        await wait_for(
+            pilot,
+            lambda: (
+                chat(app).context is not None and any(i.story for i in chat(app).context.items)  # type: ignore[union-attr]
+            ),
+        )
+        view = chat(app).context
+        assert view is not None
+        quoted = max((i for i in view.items if i.story), key=lambda i: i.id)  # the newest: in sight
+        assert not quoted.sent_in_full
+        panel = chat(app).context_panel
+        await wait_for(pilot, lambda: panel.rows.get_option(f"item-{quoted.id}") is not None)
+        row = str(panel.rows.get_option(f"item-{quoted.id}").prompt)
+        assert f"#{quoted.id}" in row and " story " in row
+        unquoted = max((i for i in view.items if not i.story and not i.in_prompt), key=lambda i: i.id)
+        assert " story " not in str(panel.rows.get_option(f"item-{unquoted.id}").prompt)
+
+        panel.rows.focus()
+        panel.rows.highlighted = panel.rows.get_option_index(f"item-{quoted.id}")
+        why = panel.query_one("#context-why", Static)
+        await wait_for(pilot, lambda: "quoted in the story so far, line [" in str(why.render()))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "InspectScreen" and app.screen.is_mounted)
+        told = str(app.screen.query_one("#inspect-story", Static).render())
+        assert told == "\n".join(quoted.story) and f"#{quoted.id}" in told

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from weakref import WeakKeyDictionary
 
 from engine.advice.calls import CallsReport
-from engine.curation.context_view import ContextView, EntityView, ItemView, Mark, Section
+from engine.curation.context_view import SENT_IN_FULL, ContextView, EntityView, ItemView, Mark, Section
 from engine.curation.items import Item, ItemState
 from engine.curation.operations import OpKind, Scores
 from engine.curation.pins import SUGGEST_TURNS, recalls_lately
@@ -14,6 +14,7 @@ from engine.curation.repeats import THREADS_HEADER, copy_reason
 from engine.curation.request_parts import request_parts
 from engine.curation.result import CurationResult
 from engine.curation.session_curation import RECENT_TURNS, SessionCuration
+from engine.curation.story_quotes import story_quotes, story_reason
 from engine.entities.registry import EntityState
 from engine.entities.views import Things, list_entities
 from engine.standing.section import standing_reasons
@@ -224,6 +225,8 @@ class _ItemPlacer:
         self.asked_left_out = result.asked_left_out
         self.recent_from = result.turn - RECENT_TURNS
         self.standing = standing_reasons(result.standing)
+        self.quoted = story_quotes(result.story)
+        """The story lines that quote each message they quote."""
 
     def place(self, items: list[Item]) -> tuple[ItemView, ...]:
         # Most items of a long session play no part in this plan: they are placed by their state
@@ -241,6 +244,7 @@ class _ItemPlacer:
             | result.new_summaries.keys()
             | result.stand_ins.keys()
             | self.standing.keys()
+            | self.quoted.keys()
         )
         earlier = self.earlier
         views: list[ItemView] = []
@@ -249,13 +253,19 @@ class _ItemPlacer:
             if item.pinned or item.id in involved:
                 section, mark, reason = self._placing(item)
                 standing = self.standing.get(item.id)
-                append(self._view(item, section, mark, f"{reason}; {standing}" if standing else reason))
+                if standing:
+                    reason = f"{reason}; {standing}"
+                quoted = self.quoted.get(item.id, ())
+                if quoted and mark not in SENT_IN_FULL:
+                    reason = f"{reason}; {story_reason(item.id, quoted)}"
+                append(self._view(item, section, mark, reason, tuple(line for _, line in quoted)))
                 continue
             state = item.state
             mark, reason = _ATTACHED if item.attached else _UNINVOLVED[state, item.forgotten]
             view = earlier.get(item.id)
             if (
                 view is not None
+                and not view.story
                 and view.mark is mark
                 and view.reason is reason
                 and view.section is Section.PRUNED
@@ -347,7 +357,9 @@ class _ItemPlacer:
             return "sent verbatim"
         return f"relevant now (score {scores.total:.2f})"
 
-    def _view(self, item: Item, section: Section, mark: Mark, reason: str) -> ItemView:
+    def _view(
+        self, item: Item, section: Section, mark: Mark, reason: str, story: tuple[str, ...] = ()
+    ) -> ItemView:
         summary = self.result.new_summaries.get(item.id) or self.result.stand_ins.get(item.id) or item.summary
         group = self.repeats.get(item.id, ())
         view = self.earlier.get(item.id)
@@ -359,6 +371,7 @@ class _ItemPlacer:
             and view.state is item.state
             and view.pinned == item.pinned
             and view.reason == reason
+            and view.story == story
             and view.summary == summary
             and view.tokens == item.tokens
             and view.preview == item.preview
@@ -378,6 +391,7 @@ class _ItemPlacer:
             reason,
             summary,
             group,
+            story,
         )
         self.earlier[item.id] = view
         return view

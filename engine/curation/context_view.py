@@ -110,6 +110,9 @@ class ItemView:
     group: tuple[int, ...] = ()
     """When it is a paste of an error pasted more than once: every paste of it, in order (the
     last stands for the others)."""
+    story: tuple[str, ...] = ()
+    """The lines of the request's story so far that quote it, oldest first (none when it quotes
+    nothing of it): a message not sent in full may still be in the request in these words."""
 
     @property
     def repeated(self) -> int:

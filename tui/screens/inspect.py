@@ -17,7 +17,7 @@ from tui.messages import ItemVerb
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
-from tui.widgets.context_rows import repeats_line
+from tui.widgets.context_rows import in_story, repeats_line
 
 if TYPE_CHECKING:
     from engine.curation.context_view import ItemDetail
@@ -82,6 +82,9 @@ class InspectScreen(TypingPassesThrough, Dialog[ItemVerb | None]):
             yield Static(Content.styled(f"Why? Message #{detail.view.id}", "bold"), classes="title")
             yield Static(Content(inert(describe(detail))), id="inspect-facts")
             with VerticalScroll(id="inspect-scroll"):
+                if in_story(detail.view):
+                    yield Static(Content.styled("Quoted in the story so far (F5 shows it all)", "bold"))
+                    yield Static(Content(inert("\n".join(detail.view.story))), id="inspect-story")
                 if detail.summary:
                     yield Static(Content.styled("Summary", "bold"))
                     yield Static(Content(inert(detail.summary)), id="inspect-summary")

@@ -18,7 +18,15 @@ from engine.curation.context_view import (
     Section,
 )
 from tui.filtering import counted, nothing_matches
-from tui.widgets.context_rows import MARK_LEGEND, entity_matches, entity_row, item_matches, item_row
+from tui.widgets.context_rows import (
+    MARK_LEGEND,
+    STORY_LEGEND,
+    entity_matches,
+    entity_row,
+    in_story,
+    item_matches,
+    item_row,
+)
 
 ROWS_PER_GROUP = 120
 """Rows shown per group (a section's messages, or its entities) unless a filter narrows them: a
@@ -106,7 +114,9 @@ class ContextOptions:
         if needle and not self.shown:
             options.insert(0, self._label("nothing-matches", nothing_matches(typed), "italic"))
         if view.items:
-            options.extend(self._label(f"legend-{n}", line, "dim") for n, line in enumerate(MARK_LEGEND))
+            told = any(m.form == "story" for m in view.messages)  # then some row is tagged
+            legend = (*MARK_LEGEND, STORY_LEGEND) if told else MARK_LEGEND
+            options.extend(self._label(f"legend-{n}", line, "dim") for n, line in enumerate(legend))
         elif not needle:
             options.append(self._label("no-messages", "No messages yet: only the system prompt.", "dim"))
         self._reused = {}
@@ -138,6 +148,7 @@ class ContextOptions:
                 shown.section,
                 shown.tokens,
                 shown.repeated,
+                in_story(shown),
                 shown.reason if with_reason else None,
             )
         self.shown[option_id] = shown

@@ -20,12 +20,17 @@ MARK_SYMBOLS = {
 }
 MARK_LEGEND = ("📌 pinned  ↺ recalled  ≈ summary sent", "✂ pruned (restorable)  ○ not this time")
 """What the row marks mean, in lines that fit the narrowest panel (shown under the rows)."""
+STORY_TAG = "story "
+"""Before the text of a message not sent in full that the story so far quotes (F5 shows it)."""
+STORY_LEGEND = "story: quoted in the story so far (F5)"
+"""The legend's line for the tag, shown when a row has it."""
 ROLE_NAMES = {"user": "you", "assistant": "ai", "system": "sys", "tool": "tool"}
 
 
 def item_row(item: ItemView, *, with_reason: bool = False) -> Content:
     """``≈ ai #12      340  The login fails…``: mark, who, id, tokens, then the start of the text
-    (and, for the user's messages not sent, the reason on a line of its own)."""
+    (tagged ``story`` when only the story so far quotes it; and, for the user's messages not sent,
+    the reason on a line of its own)."""
     preview = inert(item.preview[:PREVIEW_CHARS])
     who = f"{ROLE_NAMES.get(item.role, item.role)} #{item.id}"
     row = Content.assemble(
@@ -33,11 +38,17 @@ def item_row(item: ItemView, *, with_reason: bool = False) -> Content:
         (f"{who:<9}", "bold"),
         f"{compact(item.tokens):>5}  ",
         (f"x{item.repeated} ", "bold") if item.repeated else "",
+        (STORY_TAG, "italic") if in_story(item) else "",
         (preview, "" if item.in_prompt else "dim"),
     )
     if not with_reason:
         return row
     return Content.assemble(row, "\n   ", (inert(item.reason[: PREVIEW_CHARS * 2]), "italic"))
+
+
+def in_story(item: ItemView) -> bool:
+    """Not sent in full, but the story so far quotes it: the model reads it in those words."""
+    return bool(item.story) and not item.sent_in_full
 
 
 def entity_row(entity: EntityView) -> Content:
