@@ -123,7 +123,8 @@ def central_sentence(text: str, counts: Mapping[str, int]) -> tuple[str, frozens
         found = frozenset(_terms(sentence))
         if not found:
             continue
-        weight = sum(math.log1p(counts.get(t, 1)) for t in found) / math.sqrt(len(found) + 4)
+        # fsum: exact, so the sum is the same in any order the set gives its terms (replay is deterministic)
+        weight = math.fsum(math.log1p(counts.get(t, 1)) for t in found) / math.sqrt(len(found) + 4)
         weight += 10.0 if len(found) >= MIN_SENTENCE_TERMS else 0.0
         if best is None or weight > best[0]:
             best = (weight, sentence, found)
