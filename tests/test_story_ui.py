@@ -3,12 +3,18 @@ of the request, and F5 shows it where the model reads it."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+from textual.pilot import Pilot
 from textual.widgets import Static
 
+from engine.curation.context_view import ContextView
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, fake_provider, make_app, say, wait_for
 from tests.fake_openai import FakeOpenAIServer
+from tui.app import HeedfulApp
 
 TOPICS = ("the greenhouse tomatoes", "the billing refund", "the marathon training", "the triangle theorem")
 
@@ -26,23 +32,32 @@ def seed_long_session() -> None:
     store.close()
 
 
-async def test_the_panel_and_the_preview_show_the_story_so_far(fake_server: FakeOpenAIServer) -> None:
+def carries_a_story(view: ContextView) -> bool:
+    return any(m.form == "story" for m in view.messages)
+
+
+def quotes_a_message(view: ContextView) -> bool:
+    return any(i.story for i in view.items)
+
+
+@asynccontextmanager
+async def asked_in_a_long_session(
+    fake_server: FakeOpenAIServer, shown: Callable[[ContextView], bool]
+) -> AsyncIterator[tuple[HeedfulApp, Pilot[None]]]:
+    """The app on a session far longer than a 24k window's budget, a question asked, once its
+    context is ``shown``."""
     fake_provider(fake_server, 24_000, tables="[memory]\nenabled = false\n")
     seed_long_session()
     fake_server.reply = "Noted."
     app = make_app()
     async with app.run_test(size=(140, 45)) as pilot:
         await say(pilot, app, "What did we settle about the billing refund?", keep=True)
-        await wait_for(
-            pilot,
-            lambda: (
-                chat(app).context is not None
-                and any(
-                    m.form == "story"
-                    for m in chat(app).context.messages  # type: ignore[union-attr]
-                )
-            ),
-        )
+        await wait_for(pilot, lambda: (view := chat(app).context) is not None and shown(view))
+        yield app, pilot
+
+
+async def test_the_panel_and_the_preview_show_the_story_so_far(fake_server: FakeOpenAIServer) -> None:
+    async with asked_in_a_long_session(fake_server, carries_a_story) as (app, pilot):
         view = chat(app).context
         assert view is not None
         story = next(m for m in view.messages if m.form == "story")
@@ -59,18 +74,7 @@ async def test_the_panel_and_the_preview_show_the_story_so_far(fake_server: Fake
 async def test_a_row_the_story_quotes_is_tagged_and_its_why_dialog_shows_the_line(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    fake_provider(fake_server, 24_000, tables="[memory]\nenabled = false\n")
-    seed_long_session()
-    fake_server.reply = "Noted."
-    app = make_app()
-    async with app.run_test(size=(140, 45)) as pilot:
-        await say(pilot, app, "What did we settle about the billing refund?", keep=True)
-        await wait_for(
-            pilot,
-            lambda: (
-                chat(app).context is not None and any(i.story for i in chat(app).context.items)  # type: ignore[union-attr]
-            ),
-        )
+    async with asked_in_a_long_session(fake_server, quotes_a_message) as (app, pilot):
         view = chat(app).context
         assert view is not None
         quoted = max((i for i in view.items if i.story), key=lambda i: i.id)  # the newest: in sight
