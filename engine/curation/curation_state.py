@@ -27,6 +27,7 @@ from engine.entities.registry import EntityRecord, EntityRegistry
 from engine.protocols.models import TokenCounter
 from engine.standing.book import StandingBook
 from engine.summaries.book import SummaryBook
+from engine.summaries.story_book import StoryBook
 from engine.summaries.offline import PreparedSummaries
 from engine.summaries.section import SummarySection
 from engine.summaries.story import Story
@@ -58,6 +59,9 @@ class CurationState:
     """Share of the budget pins may take before another pin asks first (see engine.curation.pins)."""
     model_summaries: SummaryBook | None = None
     """Summaries a model writes in the background, when one is connected (engine.summaries.book)."""
+    story_book: StoryBook | None = None
+    """The story's lines a model writes in the background, when one is connected
+    (engine.summaries.story_book)."""
     text_source: Callable[[int], str] | None = None
     """Where items' texts can be read again (the store); with one, items not sent verbatim let go
     of theirs (see :meth:`settle_text`)."""
