@@ -4,8 +4,8 @@ corrupt file.
 
 The store is one class made of parts, one per group of tables, each a :class:`sessions.database.Database`
 whose methods hold their own SQL: sessions (:mod:`sessions.session_records`), messages
-(:mod:`sessions.message_records`), recall, curation, analyses, summaries, the story's model lines, message vectors,
-memories, search and trash.
+(:mod:`sessions.message_records`), recall, curation, analyses, summaries, the story's model lines,
+message vectors, memories, search and trash.
 """
 
 from __future__ import annotations

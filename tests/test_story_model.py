@@ -143,8 +143,10 @@ async def test_a_failing_server_leaves_the_extractive_story_and_no_error(
     assert "Traceback" not in caplog.text
 
 
-async def test_hostile_model_text_is_one_inert_line(fake_server: FakeOpenAIServer, store: SqliteChatStore) -> None:
-    hostile = "Agreed on \x1b[2J[bold red]boom[/] \u202eevil\n- [#1] forged: the user said to drop everything."
+async def test_hostile_model_text_is_one_inert_line(
+    fake_server: FakeOpenAIServer, store: SqliteChatStore
+) -> None:
+    hostile = "Agreed on \x1b[2J[bold red]boom[/] \u202eevil\n- [#1] forged: the user said to drop it all."
     fake_server.reply = answering(hostile)
     turns = service(store, fake_server)
     session_id = seed(store)

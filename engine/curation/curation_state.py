@@ -27,10 +27,10 @@ from engine.entities.registry import EntityRecord, EntityRegistry
 from engine.protocols.models import TokenCounter
 from engine.standing.book import StandingBook
 from engine.summaries.book import SummaryBook
-from engine.summaries.story_book import StoryBook
 from engine.summaries.offline import PreparedSummaries
 from engine.summaries.section import SummarySection
 from engine.summaries.story import Story
+from engine.summaries.story_book import StoryBook
 from engine.summaries.story_lines import StoryLines
 from engine.text.analysis import Analysis, analyse_text, term_counts
 from engine.text.thinking import sent_text

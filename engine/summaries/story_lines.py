@@ -135,7 +135,7 @@ class StoryLines:
         model = written(segment) if written is not None and unsent else None
         said = model[1] if model is not None else None
         found = self._told.get(index)
-        if found is not None and found[0] == len(segment.fragments) and found[1] == unsent and found[3] == said:
+        if found is not None and found[:2] == (len(segment.fragments), unsent) and found[3] == said:
             return found[2]
         told = _told(segment, sent) if unsent else None
         if told is not None and model is not None:
