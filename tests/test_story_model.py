@@ -11,6 +11,7 @@ from typing import Any
 import openai
 import pytest
 
+from engine.curation.context_service import ContextService
 from engine.protocols.models import CurationModels
 from engine.summaries.story_lines import STORY_HEADER
 from engine.turn.service import TurnService
@@ -166,3 +167,22 @@ async def test_hostile_model_text_is_one_inert_line(
     assert quoting, "the why dialog shows the line"
     shown = inert(quoting[0])
     assert "\x1b" not in shown and "\u202e" not in shown and "[bold red]boom[/]" in shown
+
+
+async def test_a_model_line_naming_a_message_you_forgot_is_no_longer_sent(
+    fake_server: FakeOpenAIServer, store: SqliteChatStore
+) -> None:
+    fake_server.reply = answering(TOLD)
+    turns = service(store, fake_server)
+    session_id = seed(store)
+    await turn(turns, session_id, "What did we settle about the billing refund?")
+    await turns.write_summaries(session_id)
+    view = await turns.preview(session_id)
+    story = next(m for m in view.messages if m.form == "story")
+    told = next(line for line in story.content.split("\n") if TOLD in line)
+    named = int(told.split("]")[0].split(", ")[-1].lstrip("- [#"))
+
+    view = await ContextService(turns.curations).forget(session_id, named)
+    story = next(m for m in view.messages if m.form == "story")
+    assert TOLD in story.content  # the other segments' lines stay
+    assert not any(f"#{named}]" in line or f"#{named}," in line for line in story.content.split("\n"))
