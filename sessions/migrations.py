@@ -287,6 +287,26 @@ _V13_STANDING_EDITS: Migration = (
 )
 
 
+_V14_STORY_LINES: Migration = (
+    # The story so far's lines a model wrote, one per closed topic segment (its first and last
+    # message and the model): reopening a session does not ask for them again. ``sources`` are
+    # the message ids the model was given (comma-separated); ``source_hash`` identifies the text
+    # it was given, checked on reading.
+    """
+    CREATE TABLE story_lines (
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        first_id INTEGER NOT NULL,
+        last_id INTEGER NOT NULL,
+        model TEXT NOT NULL,
+        sources TEXT NOT NULL,
+        source_hash TEXT NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (session_id, first_id, last_id, model)
+    )
+    """,
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _V1_INITIAL,
     _V2_CURATION,
@@ -301,6 +321,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _V11_MESSAGE_VECTORS,
     _V12_KEEP_RULES,
     _V13_STANDING_EDITS,
+    _V14_STORY_LINES,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 

@@ -4,8 +4,8 @@ corrupt file.
 
 The store is one class made of parts, one per group of tables, each a :class:`sessions.database.Database`
 whose methods hold their own SQL: sessions (:mod:`sessions.session_records`), messages
-(:mod:`sessions.message_records`), recall, curation, analyses, summaries, message vectors,
-memories, search and trash.
+(:mod:`sessions.message_records`), recall, curation, analyses, summaries, the story's model lines,
+message vectors, memories, search and trash.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from sessions.search_records import SearchRecords
 from sessions.search_records import fts_query as fts_query
 from sessions.session_records import SessionRecords
 from sessions.standing_records import StandingRecords
+from sessions.story_line_records import StoryLineRecords
 from sessions.summary_records import SummaryRecords
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class SqliteChatStore(
     StandingRecords,
     AnalysisRecords,
     SummaryRecords,
+    StoryLineRecords,
     EmbeddingRecords,
     MemoryRecords,
     SearchRecords,

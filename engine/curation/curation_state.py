@@ -30,6 +30,7 @@ from engine.summaries.book import SummaryBook
 from engine.summaries.offline import PreparedSummaries
 from engine.summaries.section import SummarySection
 from engine.summaries.story import Story
+from engine.summaries.story_book import StoryBook
 from engine.summaries.story_lines import StoryLines
 from engine.text.analysis import Analysis, analyse_text, term_counts
 from engine.text.thinking import sent_text
@@ -58,6 +59,9 @@ class CurationState:
     """Share of the budget pins may take before another pin asks first (see engine.curation.pins)."""
     model_summaries: SummaryBook | None = None
     """Summaries a model writes in the background, when one is connected (engine.summaries.book)."""
+    story_book: StoryBook | None = None
+    """The story's lines a model writes in the background, when one is connected
+    (engine.summaries.story_book)."""
     text_source: Callable[[int], str] | None = None
     """Where items' texts can be read again (the store); with one, items not sent verbatim let go
     of theirs (see :meth:`settle_text`)."""

@@ -247,11 +247,17 @@ class SessionCurations:
         book = curation.model_summaries
         if not self.model_writes_summaries:
             curation.state.model_summaries = None
+            curation.state.story_book = None
         elif book is None or book.level is not level:
             from engine.summaries.book import SummaryBook
 
             book = curation.state.model_summaries = SummaryBook(level)
             book.load(self.store.load_summaries(session_id))
+        if self.model_writes_summaries and curation.state.story_book is None:
+            from engine.summaries.story_book import StoryBook
+
+            curation.state.story_book = StoryBook()
+            curation.state.story_book.load(self.store.load_story_lines(session_id))
         curation.state.pin_limit = self.pin_limit
         state = curation.state
         state.dense = self.meaning.index(state.dense) if self.meaning is not None else None

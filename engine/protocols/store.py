@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from engine.curation.keep_rules import KeepRule
     from engine.standing.book import Edit
     from engine.summaries.model import StoredSummary
+    from engine.summaries.story_book import StoredStoryLine
     from engine.text.analysis import Analysis
 
 # --- curation state ---------------------------------------------------------------------------
@@ -169,6 +170,15 @@ class ChatStore(Protocol):
     def save_summary(self, summary: StoredSummary) -> None:
         """Store a model's summary of a message (replacing one of the same level); a summary of a
         message that is gone, or whose text no longer has ``summary.source_hash``, is skipped."""
+        ...
+
+    def load_story_lines(self, session_id: int) -> list[StoredStoryLine]:
+        """The story lines a model wrote for a session's segments, oldest written first."""
+        ...
+
+    def save_story_line(self, session_id: int, line: StoredStoryLine) -> None:
+        """Store a model's line for one segment (replacing one of the same segment and model);
+        skipped if the session is gone."""
         ...
 
     def save_curation(

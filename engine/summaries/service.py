@@ -4,7 +4,8 @@ A plan that wants a model's summary leaves the item as it is (:mod:`engine.summa
 the turn the app runs :meth:`SummaryService.run` in the background. Each summary is stored as it
 arrives (it survives a restart; a changed message drops it) and handed to the session's curation,
 which uses it from its next plan on. Typing and sending never wait for it: the session's curation is
-held only to take the requests and to hand each summary over.
+held only to take the requests and to hand each summary over. The story's segments a model tells
+(:mod:`engine.summaries.story_book`) are written the same way, after the messages' summaries.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ import asyncio
 
 from engine.curation.session_curations import SessionCurations
 from engine.protocols.models import ModelSummarizer
-from engine.summaries.model import StoredSummary, SummaryOutcome, SummaryRequest
+from engine.summaries.model import StoredSummary, SummaryOutcome, SummaryRequest, source_hash
+from engine.summaries.story_book import StoredStoryLine, StoryRequest
+
+Wanted = SummaryRequest | StoryRequest
 
 
 class SummaryService:
@@ -35,13 +39,18 @@ class SummaryService:
         if not await asyncio.to_thread(self._start, session_id):
             return 0
         written = 0
-        left: list[SummaryRequest] = []
+        left: list[Wanted] = []
         try:
             while requests := await asyncio.to_thread(self._take, session_id):
                 left = list(requests)
                 while left:
-                    outcome = await summarizer.summarize(left[0])
-                    await asyncio.to_thread(self._deliver, session_id, left[0], outcome, summarizer.model)
+                    wanted = left[0]
+                    if isinstance(wanted, StoryRequest):
+                        outcome = await summarizer.summarize(wanted.request)
+                        await asyncio.to_thread(self._tell, session_id, wanted, outcome, summarizer.model)
+                    else:
+                        outcome = await summarizer.summarize(wanted)
+                        await asyncio.to_thread(self._deliver, session_id, wanted, outcome, summarizer.model)
                     written += outcome.text is not None
                     left.pop(0)
         except BaseException:
@@ -56,11 +65,14 @@ class SummaryService:
             self._running.add(session_id)
             return True
 
-    def _take(self, session_id: int) -> list[SummaryRequest]:
+    def _take(self, session_id: int) -> list[Wanted]:
         with self.curations.held(session_id) as held:
             curation = held.cached
             book = curation.model_summaries if curation is not None else None
-            taken = book.take_wanted() if book is not None else []
+            taken: list[Wanted] = list(book.take_wanted()) if book is not None else []
+            story = curation.state.story_book if curation is not None else None
+            if not taken and story is not None:
+                taken = list(story.take_wanted())  # the messages' summaries first: they free room
             if not taken:
                 self._running.discard(session_id)
             return taken
@@ -90,10 +102,40 @@ class SummaryService:
             if delta.items or delta.ledger:
                 held.save(delta)
 
-    def _hand_back(self, session_id: int, requests: list[SummaryRequest]) -> None:
+    def _tell(self, session_id: int, wanted: StoryRequest, outcome: SummaryOutcome, model: str) -> None:
+        """A segment's line the model wrote (stored, then used from the next plan on), or the
+        extractive lines kept for it."""
+        self.curations.spend(session_id, outcome.usage)
+        line: StoredStoryLine | None = None
+        said = " ".join(outcome.text.split()) if outcome.text is not None else ""
+        if said:
+            line = StoredStoryLine(
+                wanted.first_id,
+                wanted.last_id,
+                outcome.model or model,
+                wanted.sources,
+                source_hash(wanted.request.text),
+                said,
+            )
+            self.curations.store.save_story_line(session_id, line)
+        with self.curations.held(session_id) as held:
+            curation = held.cached
+            book = curation.state.story_book if curation is not None else None
+            if book is None:
+                return  # rebuilt from the store on next use, which now holds the line
+            if line is None:
+                book.failed(wanted)
+            else:
+                book.add(line)
+
+    def _hand_back(self, session_id: int, requests: list[Wanted]) -> None:
         # Synchronous: this runs while the task is being cancelled.
         with self.curations.held(session_id) as held:
             self._running.discard(session_id)
             curation = held.cached
-            if curation is not None and curation.model_summaries is not None:
-                curation.model_summaries.returned(requests)
+            if curation is None:
+                return
+            if curation.model_summaries is not None:
+                curation.model_summaries.returned([r for r in requests if isinstance(r, SummaryRequest)])
+            if curation.state.story_book is not None:
+                curation.state.story_book.returned([r for r in requests if isinstance(r, StoryRequest)])

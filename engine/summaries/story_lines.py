@@ -6,7 +6,9 @@ sides' key phrases, then with their sentences. When even the index of every segm
 the oldest segments are told by their most central phrase alone, several segments to a line (and,
 past that, only every second, third… of them: the session in outline). A line quotes its sources'
 words and names only those; a message sent verbatim in the request is left out (the model reads it
-whole).
+whole). A closed segment a model has told (:mod:`engine.summaries.story_book`) is told by the model's
+line instead of its index and exchanges (it names every message the model read of the segment, some
+of which the request may also send whole).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 
 from engine.summaries.story import Fragment, Segment, Story
+
+Written = Callable[[Segment], tuple[tuple[int, ...], str] | None]
+"""A segment's line written by a model (the messages it names, its text), or None."""
 
 STORY_HEADER = (
     "The story so far (made by Heedful from the messages not sent in full; oldest first; "
@@ -43,6 +48,7 @@ class _Told:
     """What the user said (or, in a segment without a user message, its first fragment)."""
     exchanges: list[list[Fragment]]
     top: Fragment
+    segment: Segment
     level: int = 1
     """0: its top phrase only; 1: its index; 2: exchanges in phrases; 3: exchanges in sentences."""
     lines: dict[int, tuple[list[StoryLine], int]] = field(default_factory=dict)
@@ -55,20 +61,29 @@ class StoryLines:
     def __init__(self, count: Callable[[str], int]) -> None:
         self._count = count
         self._costs: dict[str, int] = {}
-        self._told: dict[int, tuple[int, tuple[int, ...], _Told | None]] = {}
+        self._told: dict[int, tuple[int, tuple[int, ...], _Told | None, str | None]] = {}
         """Segment index → (its fragments, those unsent, what it tells): a segment is told the
         same way plan after plan while the same of its messages are sent whole."""
+        self.detailed: list[Segment] = []
+        """The segments the last rendering told in more than its outline (a model's line is
+        wanted only for those)."""
 
     def header_tokens(self) -> int:
         return self._tokens(STORY_HEADER)
 
-    def render(self, story: Story, room: int, sent: Container[int]) -> list[StoryLine]:
+    def render(
+        self, story: Story, room: int, sent: Container[int], written: Written | None = None
+    ) -> list[StoryLine]:
         """The lines that fit ``room`` tokens (the header included), oldest first; none if only the
-        header would. ``sent``: messages the request carries verbatim (left out)."""
+        header would. ``sent``: messages the request carries verbatim (left out); ``written``: the
+        segments' lines a model wrote."""
         room -= self.header_tokens()
+        self.detailed = []
         if room <= 0:
             return []
-        told = [t for n, s in enumerate(story.segments) if (t := self._segment(n, s, sent)) is not None]
+        told = [
+            t for n, s in enumerate(story.segments) if (t := self._segment(n, s, sent, written)) is not None
+        ]
         if not told:
             return []
         for part in told:
@@ -98,6 +113,7 @@ class StoryLines:
                         part.level = level
                         total += more - less
         lines = self._assemble(told, step)
+        self.detailed = [t.segment for t in told if t.level]
         while lines and sum(line.tokens for line in lines) > room:
             lines.pop(0)  # estimates were short: the oldest goes, the share is never passed
         return lines
@@ -112,14 +128,28 @@ class StoryLines:
                 lines.extend(self._level_lines(part, part.level)[0])
         return lines
 
-    def _segment(self, index: int, segment: Segment, sent: Container[int]) -> _Told | None:
+    def _segment(
+        self, index: int, segment: Segment, sent: Container[int], written: Written | None
+    ) -> _Told | None:
         unsent = tuple(f.item_id for f in segment.fragments if f.item_id not in sent)
+        model = written(segment) if written is not None and unsent else None
+        said = model[1] if model is not None else None
         found = self._told.get(index)
-        if found is not None and found[0] == len(segment.fragments) and found[1] == unsent:
+        if found is not None and found[:2] == (len(segment.fragments), unsent) and found[3] == said:
             return found[2]
         told = _told(segment, sent) if unsent else None
-        self._told[index] = (len(segment.fragments), unsent, told)
+        if told is not None and model is not None:
+            line = self._model_line(model[0], model[1], segment)
+            for level in (1, 2, 3):
+                told.lines[level] = ([line], line.tokens)
+        self._told[index] = (len(segment.fragments), unsent, told, said)
         return told
+
+    def _model_line(self, sources: tuple[int, ...], said: str, segment: Segment) -> StoryLine:
+        labels = {f.item_id: f.label for f in segment.fragments}
+        ids = ", ".join(labels.get(source, f"#{source}") for source in sources)
+        text = f"- [{ids}] {' '.join(said.split())}"
+        return StoryLine(sources, text, self._tokens(text) + 1)
 
     def _level_lines(self, part: _Told, level: int) -> tuple[list[StoryLine], int]:
         found = part.lines.get(level)
@@ -172,7 +202,7 @@ def _told(segment: Segment, sent: Container[int]) -> _Told | None:
     keep = {f.item_id for f in users}
     fragments = segment.fragments
     top = next(fragments[n] for n in segment.ranking() if fragments[n].item_id in keep)
-    return _Told(users, _exchanges(unsent), top)
+    return _Told(users, _exchanges(unsent), top, segment)
 
 
 def _exchanges(fragments: Sequence[Fragment]) -> list[list[Fragment]]:

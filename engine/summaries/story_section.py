@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from engine.curation.items import Item
 from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS
 from engine.curation.result import ContextMessage, cost
+from engine.summaries.story import Segment
 from engine.summaries.story_lines import STORY_HEADER
 
 if TYPE_CHECKING:
@@ -21,7 +22,20 @@ def story_section(
     """The story so far within ``room`` tokens, leaving out the messages this request sends whole."""
     sent = _Unquoted(draft.chosen, draft.excluded, set(draft.left_out), state.by_id)
     room -= MESSAGE_OVERHEAD_TOKENS
-    lines = state.story_lines.render(state.story, room, sent)
+    book = state.story_book
+    written = None
+    if book is not None:
+
+        def written(segment: Segment) -> tuple[tuple[int, ...], str] | None:
+            found = book.line(segment)
+            if found is None or any(sent.withheld(source) for source in found[0]):
+                return None  # it would tell of a message the user took out, or not yet sent
+            return found
+
+    lines = state.story_lines.render(state.story, room, sent, written)
+    if book is not None:
+        for segment in state.story_lines.detailed:
+            book.want(segment)
     if not lines:
         return None, ()
     content = "\n".join([STORY_HEADER, *(line.text for line in lines)])
@@ -43,6 +57,14 @@ class _Unquoted:
         self, chosen: set[int], excluded: set[int], left_out: set[int], by_id: dict[int, Item]
     ) -> None:
         self.chosen, self.excluded, self.left_out, self.by_id = chosen, excluded, left_out, by_id
+
+    def withheld(self, item_id: int) -> bool:
+        """Not to be told of in any form (sent whole is not withheld: a model's line of a segment may
+        name such a message beside the others)."""
+        if item_id in self.excluded or item_id in self.left_out:
+            return True
+        item = self.by_id.get(item_id)
+        return item is None or item.forgotten
 
     def __contains__(self, value: object) -> bool:
         if value in self.chosen or value in self.excluded or value in self.left_out:

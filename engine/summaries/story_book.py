@@ -1,0 +1,128 @@
+"""The story so far's lines written by a model: one or two sentences per closed topic segment.
+
+When a summarizer model is connected, each closed segment (:mod:`engine.summaries.story`) that the
+story tells is asked for once, in the background (:class:`engine.summaries.service.SummaryService`),
+from its fragments' sentences (bounded input). Until the line arrives, and whenever the model fails,
+the segment keeps its extractive lines. A written line names only the messages whose sentences the
+model was given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.summaries.model import SummaryLevel, SummaryRequest, source_hash
+from engine.summaries.story import Fragment, Segment
+
+MAX_SEGMENT_SOURCES = 16
+"""The model is given at most this many of a segment's fragments (its first ones), and the line
+names only those."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredStoryLine:
+    """A model's line for one segment, as the store keeps it."""
+
+    first_id: int
+    last_id: int
+    model: str
+    sources: tuple[int, ...]
+    source_hash: str
+    """Of the text the model was given: a line of other text is not used."""
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoryRequest:
+    """One segment to be told by the model: the summary request sent, and what it stands for."""
+
+    first_id: int
+    last_id: int
+    sources: tuple[int, ...]
+    request: SummaryRequest
+
+
+def segment_source(fragments: list[Fragment]) -> tuple[tuple[int, ...], str]:
+    """The messages the model is given of a segment, and the text it reads (a line each)."""
+    given = fragments[:MAX_SEGMENT_SOURCES]
+    text = "\n".join(f"{f.label} {f.speaker}: {f.text}" for f in given)
+    return tuple(f.item_id for f in given), text
+
+
+class StoryBook:
+    """A session's model-written story lines: those written, and the segments wanted."""
+
+    def __init__(self) -> None:
+        self._written: dict[tuple[int, int], StoredStoryLine] = {}
+        self._wanted: dict[tuple[int, int], StoryRequest] = {}
+        self._asked: set[tuple[int, int]] = set()
+        self._failed: set[tuple[int, int]] = set()
+        """Segments the model could not tell this session: their extractive lines stay."""
+        self._sources: dict[tuple[int, int], tuple[tuple[int, ...], str]] = {}
+
+    def load(self, lines: list[StoredStoryLine]) -> None:
+        """Take the lines the store kept (a later one of the same segment replaces an earlier)."""
+        for line in lines:
+            self._written[(line.first_id, line.last_id)] = line
+
+    def _source(self, segment: Segment) -> tuple[tuple[int, int], tuple[int, ...], str] | None:
+        if not segment.closed or not segment.fragments:
+            return None
+        key = (segment.fragments[0].item_id, segment.fragments[-1].item_id)
+        found = self._sources.get(key)
+        if found is None:
+            found = self._sources[key] = segment_source(segment.fragments)
+        return key, found[0], found[1]
+
+    def line(self, segment: Segment) -> tuple[tuple[int, ...], str] | None:
+        """The model's line for ``segment`` (its sources and text), if written for its current text."""
+        found = self._source(segment)
+        if found is None:
+            return None
+        key, _sources, text = found
+        written = self._written.get(key)
+        if written is not None and written.source_hash == source_hash(text):
+            return written.sources, written.text
+        return None
+
+    def want(self, segment: Segment) -> None:
+        """Ask for a line of ``segment`` (closed, told, with none written) unless asked already
+        or failed this session."""
+        found = self._source(segment)
+        if found is None or self.line(segment) is not None:
+            return
+        key, sources, text = found
+        if key not in self._asked and key not in self._failed and key not in self._wanted:
+            request = SummaryRequest(
+                source_id=key[0],
+                label=f"{segment.fragments[0].label}–{segment.fragments[-1].label}",
+                role="user",
+                text=text,
+                tokens=max(1, len(text) // 4),
+                entities=(),
+                level=SummaryLevel.BRIEF,
+                name="conversation: a passage of several messages, one a line, each with its id and speaker",
+            )
+            self._wanted[key] = StoryRequest(key[0], key[1], sources, request)
+
+    def take_wanted(self) -> list[StoryRequest]:
+        taken = list(self._wanted.values())
+        self._wanted.clear()
+        self._asked.update((r.first_id, r.last_id) for r in taken)
+        return taken
+
+    def add(self, line: StoredStoryLine) -> None:
+        key = (line.first_id, line.last_id)
+        self._asked.discard(key)
+        self._written[key] = line
+
+    def failed(self, request: StoryRequest) -> None:
+        key = (request.first_id, request.last_id)
+        self._asked.discard(key)
+        self._failed.add(key)
+
+    def returned(self, requests: list[StoryRequest]) -> None:
+        for request in requests:
+            key = (request.first_id, request.last_id)
+            self._asked.discard(key)
+            self._wanted.setdefault(key, request)
