@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from engine.curation import candidates as candidates_module
@@ -107,8 +107,55 @@ def play(script: list[Say], window: int, last: str) -> tuple[SessionCuration, Cu
     return curation, curation.plan(curation.items[-1])
 
 
+TIGHT_WITH_A_THREAD = (
+    [
+        Say(role="user", text="deploy", pin=True),
+        Say(role="user", text="deploy", pin=True),
+        Say(role="user", text="deploy", pin=True),
+        Say(role="user", text="deploy", pin=True),
+        Say(role="user", text="deploy", pin=True),
+        Say(role="user", text="deploy", pin=True),
+        Say(role="user", text="deploy", pin=True),
+        Say(role="assistant", text="JWTError", pin=False),
+        Say(role="user", text="JWTError", pin=True),
+        Say(role="user", text="deploy deploy JWTError", pin=True),
+        Say(role="user", text="deploy deploy deploy deploy deploy", pin=True),
+        Say(role="user", text="deploy deploy deploy deploy deploy", pin=True),
+        Say(role="user", text="deploy deploy deploy deploy deploy JWTError JWTError", pin=True),
+        Say(
+            role="user",
+            text="deploy deploy deploy deploy deploy deploy deploy deploy deploy JWTError JWTError",
+            pin=True,
+        ),
+        Say(
+            role="user",
+            text="deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy",
+            pin=True,
+        ),
+        Say(role="user", text="invoice", pin=False),
+        Say(role="user", text="deploy deploy port 5432", pin=False),
+        Say(role="assistant", text="deploy deploy", pin=False),
+        Say(role="assistant", text="deploy garden deploy", pin=False),
+        Say(role="assistant", text="JWTError", pin=False),
+        Say(role="system", text="Maya port 5432", pin=False),
+        Say(role="system", text="port 5432 port 5432", pin=False),
+        Say(role="assistant", text="deploy deploy deploy deploy", pin=False),
+        Say(
+            role="assistant",
+            text="deploy " * 13 + "JWTError",
+            pin=False,
+        ),
+    ],
+    400,
+    "deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy",
+)
+"""A budget smaller than the rooms set aside (the summaries', the debugging threads'): the sections
+together once took the request past it."""
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(says, min_size=10, max_size=50), st.integers(400, 3_000), texts)
+@example(*TIGHT_WITH_A_THREAD)
 def test_a_plan_from_candidates_sends_what_must_be_sent_within_the_budget(
     script: list[Say], window: int, last: str
 ) -> None:

@@ -23,11 +23,17 @@ def assemble(
     # stands in for it in this request.
     stand_ins = {i: stand_in(state, state.by_id[i]) for i in draft.waiting}
     threads = None
+    # What the summaries and the story may take beyond draft.room and draft.reserve (less than
+    # nothing when the threads took some of them).
+    extra = 0
     if draft.threads_room:  # its room set aside, and what verbatim items left
         in_full = {*chosen, *(i.id for i in draft.fixed), new.id}
-        threads = thread_section(draft.threads, in_full, state.counter, draft.threads_room + draft.room)
-    # What the threads' room has left (less than nothing when they took some of draft.room).
-    extra = draft.threads_room - (threads.tokens if threads is not None else 0)
+        # The sections together never take more than the budget has left: in a tight budget the
+        # rooms set aside can add up to more than it.
+        left = min(draft.room + draft.reserve + draft.threads_room, draft.remaining)
+        room = min(draft.threads_room + draft.room, left)
+        threads = thread_section(draft.threads, in_full, state.counter, room)
+        extra = left - (threads.tokens if threads is not None else 0) - draft.room - draft.reserve
     after, summarized, repeats = draft.after_state.get, ItemState.SUMMARIZED, draft.repeats
     summarized_items = [
         i
