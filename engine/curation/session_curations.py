@@ -17,6 +17,7 @@ from engine.chat import BuildProgress, HistoryCut, SessionSettings, StoredMessag
 from engine.curation.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
 from engine.curation.build import Build, grow
 from engine.curation.cold_store import ColdStore
+from engine.curation.model_books import equip_model_books
 from engine.curation.pins import DEFAULT_PIN_LIMIT
 from engine.curation.prompt import in_conversation
 from engine.curation.session_notes import SessionNotes
@@ -244,20 +245,7 @@ class SessionCurations:
         one that will never come."""
         cost = self._profile_for(session_id).name == ProfileName.COST
         level = SummaryLevel.BRIEF if cost else SummaryLevel.DETAILED
-        book = curation.model_summaries
-        if not self.model_writes_summaries:
-            curation.state.model_summaries = None
-            curation.state.story_book = None
-        elif book is None or book.level is not level:
-            from engine.summaries.book import SummaryBook
-
-            book = curation.state.model_summaries = SummaryBook(level)
-            book.load(self.store.load_summaries(session_id))
-        if self.model_writes_summaries and curation.state.story_book is None:
-            from engine.summaries.story_book import StoryBook
-
-            curation.state.story_book = StoryBook()
-            curation.state.story_book.load(self.store.load_story_lines(session_id))
+        equip_model_books(curation.state, self.store, session_id, level, writes=self.model_writes_summaries)
         curation.state.pin_limit = self.pin_limit
         state = curation.state
         state.dense = self.meaning.index(state.dense) if self.meaning is not None else None
