@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import OptionList
+from textual.widgets import OptionList, Static
 
 from engine.chat import MessageStatus
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, refreshed, wait_for, write_config
 from tui.app import HeedfulApp
+from tui.screens.chat import ChatScreen
 from tui.screens.connect import ConnectScreen
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.composer import Composer
@@ -222,7 +223,16 @@ async def highlight(app: HeedfulApp, item_id: int) -> None:
 
 def test_consent_dialog(snap_compare: Any) -> None:
     """F4: the user's messages the engine would like to summarize or remove, with a choice each."""
-    run_before = opening(seed_long_conversation(), "f4", "ConsentScreen")
+    opened = opening(seed_long_conversation(), "f4", "ConsentScreen")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await opened(pilot)
+        # The panel behind it says a question is open once the request's picture is in.
+        screen = next(s for s in pilot.app.screen_stack if isinstance(s, ChatScreen))
+        asking = screen.context_panel.query_one("#context-asking", Static)
+        await wait_for(pilot, lambda: asking.display and "F4 answers" in str(asking.render()))
+        await refreshed(pilot)
+
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
 
 
