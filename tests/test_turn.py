@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.chat import MessageStatus, StoredMessage
+from engine.chat import MessageStatus
 from engine.errors import ModelErrorKind
 from engine.text.tokens import LazyTokenCounter, load_counter
 from engine.turn.conversation_tail import TAIL_PAGE, NothingToRetry
@@ -22,7 +22,7 @@ from engine.turn.events import (
     UserMessageSaved,
 )
 from engine.turn.retrying import RetryPolicy
-from engine.turn.service import STOPPED_BY_USER, TurnService
+from engine.turn.service import TurnService
 from providers.offline import OfflineModel
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore, open_store
@@ -223,85 +223,6 @@ async def test_each_fault_keeps_the_message_and_retry_recovers(
     assert statuses == [MessageStatus.COMPLETE, MessageStatus.SUPERSEDED, MessageStatus.COMPLETE]
     # The superseded reply is not sent again.
     assert [m["role"] for m in fake_server.requests[-1]["body"]["messages"]] == ["system", "user"]
-
-
-async def stopped_after_five_pieces(
-    store: SqliteChatStore, turns: TurnService
-) -> tuple[list[TurnEvent], StoredMessage]:
-    """Send "go" and stop the turn (as Esc does) once five pieces of the reply arrived: the events
-    seen, and the reply as stored."""
-    seen: list[TurnEvent] = []
-    enough = asyncio.Event()
-
-    async def run() -> None:
-        async for event in turns.send(None, "go"):
-            seen.append(event)
-            if sum(isinstance(e, ReplyTextArrived) for e in seen) >= 5:
-                enough.set()
-
-    task = asyncio.create_task(run())
-    await asyncio.wait_for(enough.wait(), timeout=10)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    (session,) = store.list_sessions()
-    return seen, store.messages(session.id)[-1]
-
-
-async def stopped_while_the_model_thinks(
-    store: SqliteChatStore,
-    turns: TurnService,
-    server: FakeOpenAIServer,
-    *,
-    at: type[TurnEvent],
-    busy: bool = False,
-) -> StoredMessage:
-    """Send "go" to a model that takes 5 s to its first piece, and stop the turn (as Esc does) once
-    an ``at`` event is seen (``busy``: while the consumer is still drawing it). Checks that the
-    request already sent was ended; returns the reply as stored."""
-    server.faults.append("slow_first_token:5")
-    seen = asyncio.Event()
-
-    async def run() -> None:
-        async for event in turns.send(None, "go"):
-            if isinstance(event, at):
-                seen.set()
-                if busy:
-                    await asyncio.sleep(10)  # the UI busy drawing when the user presses Esc
-
-    task = asyncio.create_task(run())
-    await asyncio.wait_for(seen.wait(), timeout=10)
-    await wait_until(lambda: len(server.requests) == 1)  # sent before anything is read
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    await wait_until(lambda: server.requests[0]["outcome"] == "client_disconnected")
-    (session,) = store.list_sessions()
-    return store.messages(session.id)[-1]
-
-
-async def test_stopping_keeps_the_partial_reply(
-    store: SqliteChatStore, fake_server: FakeOpenAIServer
-) -> None:
-    fake_server.reply = "word " * 200
-    fake_server.chunk_delay = 0.01
-    events, reply = await stopped_after_five_pieces(store, service(store, remote(fake_server)))
-    arrived = [e.text for e in events if isinstance(e, ReplyTextArrived)]
-    assert reply.status == MessageStatus.INTERRUPTED
-    assert reply.error == STOPPED_BY_USER
-    assert reply.content.startswith("".join(arrived[:5]))
-    assert len(reply.content) < len("word " * 200)
-
-
-async def test_stopping_before_the_first_word_ends_the_request_already_sent_and_says_stopped(
-    store: SqliteChatStore, fake_server: FakeOpenAIServer
-) -> None:
-    """The request goes out before the UI is told the reply started; a stop right then still
-    closes it, and the reply is marked stopped, not left "writing"."""
-    reply = await stopped_while_the_model_thinks(
-        store, service(store, remote(fake_server)), fake_server, at=ReplyStarted, busy=True
-    )
-    assert reply.status == MessageStatus.FAILED and reply.error == STOPPED_BY_USER
 
 
 async def test_reply_is_saved_while_it_streams(store: SqliteChatStore, fake_server: FakeOpenAIServer) -> None:

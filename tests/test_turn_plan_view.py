@@ -19,9 +19,8 @@ from tests.test_turn import (
     close_models,  # noqa: F401 (autouse: closes the models remote() opens, here too)
     collect,
     remote,
-    stopped_after_five_pieces,
-    stopped_while_the_model_thinks,
 )
+from tests.test_turn_stopping import stopped_after_five_pieces, stopped_while_the_model_thinks
 
 
 class SlowViewTurns(TurnService):
