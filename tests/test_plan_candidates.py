@@ -107,47 +107,28 @@ def play(script: list[Say], window: int, last: str) -> tuple[SessionCuration, Cu
     return curation, curation.plan(curation.items[-1])
 
 
+def _said(role: str, pin: bool, *texts: str) -> list[Say]:
+    return [Say(role=role, text=text, pin=pin) for text in texts]
+
+
+def _words(*counts: tuple[int, int]) -> str:
+    """So many "deploy"s, then so many "JWTError"s, for each pair."""
+    return " ".join(" ".join(["deploy"] * d + ["JWTError"] * j) for d, j in counts)
+
+
 TIGHT_WITH_A_THREAD = (
     [
-        Say(role="user", text="deploy", pin=True),
-        Say(role="user", text="deploy", pin=True),
-        Say(role="user", text="deploy", pin=True),
-        Say(role="user", text="deploy", pin=True),
-        Say(role="user", text="deploy", pin=True),
-        Say(role="user", text="deploy", pin=True),
-        Say(role="user", text="deploy", pin=True),
-        Say(role="assistant", text="JWTError", pin=False),
-        Say(role="user", text="JWTError", pin=True),
-        Say(role="user", text="deploy deploy JWTError", pin=True),
-        Say(role="user", text="deploy deploy deploy deploy deploy", pin=True),
-        Say(role="user", text="deploy deploy deploy deploy deploy", pin=True),
-        Say(role="user", text="deploy deploy deploy deploy deploy JWTError JWTError", pin=True),
-        Say(
-            role="user",
-            text="deploy deploy deploy deploy deploy deploy deploy deploy deploy JWTError JWTError",
-            pin=True,
-        ),
-        Say(
-            role="user",
-            text="deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy",
-            pin=True,
-        ),
-        Say(role="user", text="invoice", pin=False),
-        Say(role="user", text="deploy deploy port 5432", pin=False),
-        Say(role="assistant", text="deploy deploy", pin=False),
-        Say(role="assistant", text="deploy garden deploy", pin=False),
-        Say(role="assistant", text="JWTError", pin=False),
-        Say(role="system", text="Maya port 5432", pin=False),
-        Say(role="system", text="port 5432 port 5432", pin=False),
-        Say(role="assistant", text="deploy deploy deploy deploy", pin=False),
-        Say(
-            role="assistant",
-            text="deploy " * 13 + "JWTError",
-            pin=False,
-        ),
+        *_said("user", True, *["deploy"] * 7),
+        *_said("assistant", False, "JWTError"),
+        *_said("user", True, "JWTError", _words((2, 1)), _words((5, 0)), _words((5, 0)), _words((5, 2))),
+        *_said("user", True, _words((9, 2)), _words((12, 0))),
+        *_said("user", False, "invoice", "deploy deploy port 5432"),
+        *_said("assistant", False, "deploy deploy", "deploy garden deploy", "JWTError"),
+        *_said("system", False, "Maya port 5432", "port 5432 port 5432"),
+        *_said("assistant", False, _words((4, 0)), _words((13, 1))),
     ],
     400,
-    "deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy deploy",
+    _words((13, 0)),
 )
 """A budget smaller than the rooms set aside (the summaries', the debugging threads'): the sections
 together once took the request past it."""
