@@ -34,11 +34,16 @@ COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
 _open_models: list[OpenAIChatModel] = []
 
 
+async def close_open_models() -> None:
+    """Close the models :func:`remote` opened (on the test's own loop)."""
+    while _open_models:
+        await _open_models.pop().aclose()
+
+
 @pytest.fixture(autouse=True)
 async def close_models() -> AsyncIterator[None]:
     yield
-    while _open_models:
-        await _open_models.pop().aclose()
+    await close_open_models()
 
 
 def remote(server: FakeOpenAIServer, *, read_timeout: float = 5.0, window: int = 8192) -> OpenAIChatModel:

@@ -4,6 +4,7 @@ sent is ended, whenever the stop comes."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -12,12 +13,13 @@ from engine.turn.events import ReplyStarted, ReplyTextArrived, TurnEvent
 from engine.turn.service import STOPPED_BY_USER, TurnService
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.test_turn import (
-    close_models,  # noqa: F401 (autouse: closes the models remote() opens, here too)
-    remote,
-    service,
-    wait_until,
-)
+from tests.test_turn import close_open_models, remote, service, wait_until
+
+
+@pytest.fixture(autouse=True)
+async def close_models() -> AsyncIterator[None]:
+    yield
+    await close_open_models()
 
 
 async def stopped_after_five_pieces(
