@@ -24,7 +24,7 @@ from typing import NotRequired, TypedDict, Unpack
 
 from engine.curation.budget import profile_named
 from engine.curation.consent import ConsentChoice
-from engine.curation.result import CurationResult
+from engine.curation.result import ContextMessage, CurationResult
 from engine.curation.session_curation import SessionCuration
 from engine.curation.stored import save
 from engine.errors import ModelError, StoreError
@@ -35,6 +35,10 @@ from engine.text.tokens import load_counter
 from sessions import paths
 from sessions.store import SqliteChatStore, open_store
 from sessions.transcript import TranscriptError, read_probes, read_transcript
+
+_CONTRACT_FORM = {"story": "summary", "standing": "memory"}
+"""The contract's forms are verbatim, summary, memory and system: a newer section keeps the nearest
+one and names itself in an optional ``section`` field."""
 
 _EMPTY_CONTEXT: dict[str, object] = {
     "tokens": 0,
@@ -72,15 +76,7 @@ def _context(result: CurationResult, curation: SessionCuration, ids: Mapping[int
         groups[state.value].append(entry)
     context: dict[str, object] = {
         "tokens": result.tokens,
-        "messages": [
-            {
-                "role": m.role,
-                "content": m.content,
-                "sources": [ids.get(source, str(source)) for source in m.sources],
-                "form": m.form,
-            }
-            for m in result.messages
-        ],
+        "messages": [_message(m, ids) for m in result.messages],
         "entities": groups,
     }
     if result.story:  # optional: the story so far, line by line with the messages each quotes
@@ -89,6 +85,18 @@ def _context(result: CurationResult, curation: SessionCuration, ids: Mapping[int
             for sources, line in result.story
         ]
     return context
+
+
+def _message(message: ContextMessage, ids: Mapping[int, str]) -> dict[str, object]:
+    out: dict[str, object] = {
+        "role": message.role,
+        "content": message.content,
+        "sources": [ids.get(source, str(source)) for source in message.sources],
+        "form": _CONTRACT_FORM.get(message.form, message.form),
+    }
+    if message.form in _CONTRACT_FORM:
+        out["section"] = message.form
+    return out
 
 
 def _percentile(values: list[float], share: float) -> float:

@@ -131,7 +131,7 @@ def replay_and_score(transcript: Path, window: int) -> Scored:
     for question in questions:
         messages = by_id[question["id"]]["messages"]
         contents = [m["content"] for m in messages]
-        summarized = set().union(*(_sources(m) for m in messages if m.get("form") in ("summary", "story")))
+        summarized = set().union(*(_sources(m) for m in messages if m.get("form") == "summary"))
         tokens = sum(len(encoding.encode(c, disallowed_special=())) + 4 for c in contents) + 3
         scored.contexts += 1
         scored.over += tokens > result["budget_tokens"]
