@@ -173,9 +173,9 @@ class ContextView:
     building: BuildProgress | None = None
     """The session's curation is still being read: the plan is of the latest messages read so far."""
     parts: tuple[RequestPart, ...] = ()
+    """What the request's :attr:`tokens` are made of, in prompt order (they add up to them)."""
     standing: StandingSection | None = None
     """The standing instructions the request carries (the panel's standing rows)."""
-    """What the request's :attr:`tokens` are made of, in prompt order (they add up to them)."""
 
     @property
     def fraction(self) -> float:
