@@ -1,0 +1,13 @@
+"""Bindings written one a line: a key, its action, its footer label and tooltip, and the id the
+config's ``[keys]`` table remaps it by, which is the action's name unless the action takes arguments."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+
+
+def key(
+    keys: str, action: str, description: str, tooltip: str = "", *, name: str = "", show: bool = True
+) -> Binding:
+    """A remappable binding whose id is ``name``, or ``action`` when no name is given."""
+    return Binding(keys, action, description, show=show, tooltip=tooltip, id=name or action)
