@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import ClassVar, Generic, TypeVar
 
+from textual.app import ComposeResult
+from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import OptionList
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.screens.dialog import Dialog
@@ -24,13 +26,25 @@ QUOTED_CHARS = 120
 
 class ListDialog(TypingPassesThrough, Dialog[None], Generic[Item]):
     """Lists :attr:`items` in its option list, one :meth:`option` each, or :attr:`EMPTY` when
-    there are none."""
+    there are none; above the list a heading and an intro, below it the keys."""
 
     EMPTY: ClassVar[str] = ""
+    HEADING: ClassVar[str] = ""
+    INTRO: ClassVar[str] = ""
+    KEYS_HINT: ClassVar[str] = ""
+    LIST_ID: ClassVar[str] = ""
+    BOX_CLASSES: ClassVar[str] = "dialog"
 
     def __init__(self, items: Sequence[Item]) -> None:
         super().__init__()
         self.items = list(items)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes=self.BOX_CLASSES):
+            yield Static(Content(self.HEADING), classes="title")
+            yield Static(Content(self.INTRO), classes="intro")
+            yield OptionList(id=self.LIST_ID)
+            yield Static(Content(self.KEYS_HINT), classes="hint")
 
     def option(self, item: Item) -> Option:
         """The row that shows ``item``."""

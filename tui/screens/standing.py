@@ -11,11 +11,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from tui.sanitize import inert
@@ -83,6 +81,13 @@ class StandingScreen(ListDialog["Standing"]):
         "No standing instructions in this session. Say one (“from now on answer in French”, “I prefer "
         "pytest”, “we decided to use SQLite”) or add one with Alt+A."
     )
+    HEADING = "Standing instructions"
+    INTRO = (
+        "What you said must hold from now on, what you prefer and what you decided. The current ones go "
+        "with every request in your words; a replaced one only when you ask about its subject."
+    )
+    KEYS_HINT = "Alt+E edits · Alt+A adds · Alt+D removes · Esc closes"
+    LIST_ID = "standing-list"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss(None)", "Close", id="standing_close"),
         Binding("alt+e", "edit", "Edit", id="standing_edit", tooltip="Edit the instruction in your words"),
@@ -93,20 +98,6 @@ class StandingScreen(ListDialog["Standing"]):
     def __init__(self, entries: Sequence[Standing], change: ChangeStanding) -> None:
         super().__init__(entries)
         self._change = change
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Static(Content("Standing instructions"), classes="title")
-            yield Static(
-                Content(
-                    "What you said must hold from now on, what you prefer and what you decided. The "
-                    "current ones go with every request in your words; a replaced one only when you "
-                    "ask about its subject."
-                ),
-                classes="intro",
-            )
-            yield OptionList(id="standing-list")
-            yield Static(Content("Alt+E edits · Alt+A adds · Alt+D removes · Esc closes"), classes="hint")
 
     def option(self, item: Standing) -> Option:
         return Option(row(item), id=item.key)
