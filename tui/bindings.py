@@ -11,3 +11,10 @@ def key(
 ) -> Binding:
     """A remappable binding whose id is ``name``, or ``action`` when no name is given."""
     return Binding(keys, action, description, show=show, tooltip=tooltip, id=name or action)
+
+
+def closing(
+    keys: str = "escape", *, name: str = "dialog_cancel", description: str = "Close", tooltip: str = ""
+) -> Binding:
+    """The binding that closes a dialog with no answer: Esc, and the key that opened it where given."""
+    return Binding(keys, "dismiss(None)", description, tooltip=tooltip, id=name)

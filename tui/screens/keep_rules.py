@@ -14,6 +14,7 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.widgets.option_list import Option
 
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.list_dialog import ListDialog
 
@@ -34,7 +35,7 @@ class KeepRulesScreen(ListDialog["KeepRule"]):
     LIST_ID = "keep-rules"
     BOX_CLASSES = "dialog keep-rules"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close", id="keep_close"),
+        closing(name="keep_close"),
         Binding("alt+d,delete", "remove", "Remove", id="keep_remove", tooltip="Remove the keep rule"),
     ]
 

@@ -23,6 +23,7 @@ from engine.memory.memories import (
 )
 from engine.memory.service import MemoryService
 from engine.text.moments import local_text
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.screens.dialogs import ConfirmScreen
@@ -74,9 +75,7 @@ class MemoryEditScreen(Dialog[str | None]):
     """Edit a memory's summary; Enter saves, Escape cancels."""
 
     CSS_PATH = "memory.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Cancel", id="memory_edit_cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [closing(name="memory_edit_cancel", description="Cancel")]
 
     def __init__(self, summary: str) -> None:
         super().__init__()
@@ -103,7 +102,7 @@ class MemoryScreen(TypingPassesThrough, Dialog[None]):
 
     CSS_PATH = "memory.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close", id="memory_close", tooltip="Close the memory screen"),
+        closing(name="memory_close", tooltip="Close the memory screen"),
         Binding("alt+e", "edit", "Edit", id="memory_edit", tooltip="Edit the highlighted memory's summary"),
         Binding("alt+p", "pin", "Pin", id="memory_pin", tooltip="Pin (never expires) or unpin the memory"),
         Binding("alt+d,delete", "delete", "Delete", id="memory_delete", tooltip="Delete the memory"),

@@ -16,6 +16,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.dialogs import TextPromptScreen
 from tui.screens.list_dialog import ListDialog
@@ -89,7 +90,7 @@ class StandingScreen(ListDialog["Standing"]):
     KEYS_HINT = "Alt+E edits · Alt+A adds · Alt+D removes · Esc closes"
     LIST_ID = "standing-list"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close", id="standing_close"),
+        closing(name="standing_close"),
         Binding("alt+e", "edit", "Edit", id="standing_edit", tooltip="Edit the instruction in your words"),
         Binding("alt+a", "add", "Add", id="standing_add", tooltip="Add a standing instruction"),
         Binding("alt+d,delete", "remove", "Remove", id="standing_remove", tooltip="Remove the instruction"),
