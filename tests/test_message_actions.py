@@ -101,22 +101,20 @@ async def test_deleting_a_message_asks_hides_it_logs_it_and_it_is_not_sent(
     assert ledger_actions() == [(str(deleted.id), "delete", "deleted by you")]
 
 
-def fake_clipboard_tool(tmp_path: Path) -> Path:
-    """An `xclip` on PATH that writes what it is given to a file."""
+@pytest.fixture
+def sink(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The file an `xclip` put first on PATH writes what it is given to."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    sink = tmp_path / "clipboard.txt"
+    written = tmp_path / "clipboard.txt"
     tool = bin_dir / "xclip"
-    tool.write_text(f"#!/bin/sh\ncat > {sink}\n")
+    tool.write_text(f"#!/bin/sh\ncat > {written}\n")
     tool.chmod(0o755)
-    return sink
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return written
 
 
-async def test_copy_a_message_and_its_code_block(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_server: FakeOpenAIServer
-) -> None:
-    sink = fake_clipboard_tool(tmp_path)
-    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+async def test_copy_a_message_and_its_code_block(sink: Path, fake_server: FakeOpenAIServer) -> None:
     fake_server.reply = "Try:\n\n```sh\nls -la\n```\n\nthen:\n\n```python\nprint('hi')\n```\n"
     app = make_app(base_url=fake_server.base_url, model="fake-model")
     async with app.run_test(notifications=True) as pilot:
@@ -139,10 +137,8 @@ def test_code_blocks_are_found_with_either_fence() -> None:
 
 
 async def test_bidi_and_zero_width_characters_show_as_markers_and_copy_exactly(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_server: FakeOpenAIServer
+    sink: Path, fake_server: FakeOpenAIServer
 ) -> None:
-    sink = fake_clipboard_tool(tmp_path)
-    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     fake_server.reply = "Open invoice_\u202egpj.exe\u202c now\u200b; 👩\u200d💻 agrees."
     typed = "Is \u2066report\u2069 safe?\u200b Here is the file list from my disk."
     app = make_app(base_url=fake_server.base_url, model="fake-model")
@@ -155,8 +151,7 @@ async def test_bidi_and_zero_width_characters_show_as_markers_and_copy_exactly(
         # ...stored and sent as it was, and copied exactly.
         assert [m.content for m in stored_messages()] == [typed, fake_server.reply]
         assert fake_server.requests[-1]["body"]["messages"][-1]["content"] == typed
-        reply.focus()
-        await pilot.press("alt+y")
+        await press_on(pilot, app, 1, "alt+y")
         await wait_for(pilot, lambda: sink.exists() and sink.read_text() == fake_server.reply)
         assert app.clipboard == fake_server.reply
         app.notify("Saved \u202egpj.exe")
