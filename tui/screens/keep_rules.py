@@ -34,6 +34,8 @@ class KeepRulesScreen(ListDialog["KeepRule"]):
     KEYS_HINT = "Alt+D removes · Esc closes"
     LIST_ID = "keep-rules"
     BOX_CLASSES = "dialog keep-rules"
+    WHAT = "keep rule"
+    AFTER_REMOVAL = "What it kept is curated as usual from now on."
     BINDINGS: ClassVar[list[BindingType]] = [
         closing(name="keep_close"),
         Binding("alt+d,delete", "remove", "Remove", id="keep_remove", tooltip="Remove the keep rule"),
@@ -46,15 +48,8 @@ class KeepRulesScreen(ListDialog["KeepRule"]):
     def option(self, item: KeepRule) -> Option:
         return Option(Content(inert(item.text)), id=str(item.id))
 
-    def action_remove(self) -> None:
-        rule = self.selected()
-        if rule is not None:
-            self.ask_to_remove(
-                "keep rule",
-                rule.text,
-                "What it kept is curated as usual from now on.",
-                lambda: self._take_out(rule.id),
-            )
+    def remove_item(self, item: KeepRule) -> None:
+        self._take_out(item.id)
 
     @work(exclusive=True, group="keep-rule-change")
     async def _take_out(self, rule_id: int) -> None:

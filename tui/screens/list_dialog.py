@@ -6,8 +6,8 @@ Plain keys are typing, and go to the composer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import ClassVar, Generic, TypeVar
+from collections.abc import Sequence
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -19,7 +19,13 @@ from tui.screens.dialog import Dialog
 from tui.screens.dialogs import ConfirmScreen
 from tui.typing import TypingPassesThrough
 
-Item = TypeVar("Item")
+
+class _Written(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+Item = TypeVar("Item", bound=_Written)
 QUOTED_CHARS = 120
 """A removal's question quotes the item's text up to this many characters."""
 
@@ -34,6 +40,10 @@ class ListDialog(TypingPassesThrough, Dialog[None], Generic[Item]):
     KEYS_HINT: ClassVar[str] = ""
     LIST_ID: ClassVar[str] = ""
     BOX_CLASSES: ClassVar[str] = "dialog"
+    WHAT: ClassVar[str] = ""
+    """What an item is called in the question before its removal ("keep rule")."""
+    AFTER_REMOVAL: ClassVar[str] = ""
+    """What removing one means, said under its text in that question."""
 
     def __init__(self, items: Sequence[Item]) -> None:
         super().__init__()
@@ -73,13 +83,21 @@ class ListDialog(TypingPassesThrough, Dialog[None], Generic[Item]):
             return None
         return self.items[index]
 
-    def ask_to_remove(self, what: str, text: str, after: str, remove: Callable[[], object]) -> None:
-        """Asks "Remove this ``what``?", quoting ``text`` and saying ``after``; calls ``remove`` on yes."""
+    def remove_item(self, item: Item) -> None:
+        """Removes ``item``, the user having agreed."""
+        raise NotImplementedError
+
+    def action_remove(self) -> None:
+        """Asks "Remove this :attr:`WHAT`?", quoting the highlighted item; :meth:`remove_item` on yes."""
+        item = self.selected()
+        if item is None:
+            return
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                remove()
+                self.remove_item(item)
 
+        text = item.text
         quoted = text if len(text) <= QUOTED_CHARS else text[: QUOTED_CHARS - 1] + "…"
-        question = f"Remove this {what}?\n“{quoted}”\n{after}"
+        question = f"Remove this {self.WHAT}?\n“{quoted}”\n{self.AFTER_REMOVAL}"
         self.app.push_screen(ConfirmScreen(question, confirm="Remove", danger=True), confirmed)

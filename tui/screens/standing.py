@@ -89,6 +89,8 @@ class StandingScreen(ListDialog["Standing"]):
     )
     KEYS_HINT = "Alt+E edits · Alt+A adds · Alt+D removes · Esc closes"
     LIST_ID = "standing-list"
+    WHAT = "standing instruction"
+    AFTER_REMOVAL = "It is not sent from now on."
     BINDINGS: ClassVar[list[BindingType]] = [
         closing(name="standing_close"),
         Binding("alt+e", "edit", "Edit", id="standing_edit", tooltip="Edit the instruction in your words"),
@@ -125,15 +127,8 @@ class StandingScreen(ListDialog["Standing"]):
 
         self.app.push_screen(StandingEditScreen("A new standing instruction, in your words"), added)
 
-    def action_remove(self) -> None:
-        entry = self.selected()
-        if entry is not None:
-            self.ask_to_remove(
-                "standing instruction",
-                entry.text,
-                "It is not sent from now on.",
-                lambda: self._apply(entry.key, None, "Standing instruction removed."),
-            )
+    def remove_item(self, item: Standing) -> None:
+        self._apply(item.key, None, "Standing instruction removed.")
 
     @work(exclusive=True, group="standing-change")
     async def _apply(self, key: str | None, text: str | None, done: str) -> None:
