@@ -48,6 +48,9 @@ class KeepRulesScreen(ListDialog["KeepRule"]):
     def option(self, item: KeepRule) -> Option:
         return Option(Content(inert(item.text)), id=str(item.id))
 
+    def words(self, item: KeepRule) -> str:
+        return item.text
+
     def remove_item(self, item: KeepRule) -> None:
         self._take_out(item.id)
 

@@ -7,7 +7,7 @@ Plain keys are typing, and go to the composer.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, Generic, Protocol, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -19,13 +19,7 @@ from tui.screens.dialog import Dialog
 from tui.screens.dialogs import ConfirmScreen
 from tui.typing import TypingPassesThrough
 
-
-class _Written(Protocol):
-    @property
-    def text(self) -> str: ...
-
-
-Item = TypeVar("Item", bound=_Written)
+Item = TypeVar("Item")
 QUOTED_CHARS = 120
 """A removal's question quotes the item's text up to this many characters."""
 
@@ -40,14 +34,18 @@ class ListDialog(TypingPassesThrough, Dialog[None], Generic[Item]):
     KEYS_HINT: ClassVar[str] = ""
     LIST_ID: ClassVar[str] = ""
     BOX_CLASSES: ClassVar[str] = "dialog"
+    VERB: ClassVar[str] = "Remove"
+    """The word for a removal, in the question and on its button ("Delete")."""
     WHAT: ClassVar[str] = ""
     """What an item is called in the question before its removal ("keep rule")."""
     AFTER_REMOVAL: ClassVar[str] = ""
     """What removing one means, said under its text in that question."""
 
-    def __init__(self, items: Sequence[Item]) -> None:
+    def __init__(self, items: Sequence[Item] | None) -> None:
+        """``items`` to list once mounted; None when the subclass fetches them and calls :meth:`show`."""
         super().__init__()
-        self.items = list(items)
+        self.items = list(items or ())
+        self._given = items is not None
 
     def compose(self) -> ComposeResult:
         with Vertical(classes=self.BOX_CLASSES):
@@ -60,11 +58,17 @@ class ListDialog(TypingPassesThrough, Dialog[None], Generic[Item]):
         """The row that shows ``item``."""
         raise NotImplementedError
 
-    def on_mount(self) -> None:
-        self.show(self.items)
+    def words(self, item: Item) -> str:
+        """The item's text, as the question before its removal quotes it."""
+        raise NotImplementedError
 
-    def show(self, items: Sequence[Item]) -> None:
-        """Lists ``items``, the same row highlighted as before where there is one."""
+    def on_mount(self) -> None:
+        if self._given:
+            self.show(self.items)
+
+    def show(self, items: Sequence[Item], highlight: int | None = None) -> None:
+        """Lists ``items``, the row at ``highlight`` highlighted, else the same row as before where
+        there is one."""
         self.items = list(items)
         options = self.query_one(OptionList)
         keep = options.highlighted
@@ -73,7 +77,7 @@ class ListDialog(TypingPassesThrough, Dialog[None], Generic[Item]):
             options.add_option(Option(Content(self.EMPTY), disabled=True))
             return
         options.add_options(self.option(item) for item in self.items)
-        options.highlighted = min(keep or 0, len(self.items) - 1)
+        options.highlighted = highlight if highlight is not None else min(keep or 0, len(self.items) - 1)
         options.focus()
 
     def selected(self) -> Item | None:
@@ -97,7 +101,7 @@ class ListDialog(TypingPassesThrough, Dialog[None], Generic[Item]):
             if yes:
                 self.remove_item(item)
 
-        text = item.text
+        text = self.words(item)
         quoted = text if len(text) <= QUOTED_CHARS else text[: QUOTED_CHARS - 1] + "…"
-        question = f"Remove this {self.WHAT}?\n“{quoted}”\n{self.AFTER_REMOVAL}"
-        self.app.push_screen(ConfirmScreen(question, confirm="Remove", danger=True), confirmed)
+        question = f"{self.VERB} this {self.WHAT}?\n“{quoted}”\n{self.AFTER_REMOVAL}"
+        self.app.push_screen(ConfirmScreen(question, confirm=self.VERB, danger=True), confirmed)

@@ -127,6 +127,9 @@ class StandingScreen(ListDialog["Standing"]):
 
         self.app.push_screen(StandingEditScreen("A new standing instruction, in your words"), added)
 
+    def words(self, item: Standing) -> str:
+        return item.text
+
     def remove_item(self, item: Standing) -> None:
         self._apply(item.key, None, "Standing instruction removed.")
 
