@@ -1,4 +1,4 @@
-"""A dialog that lists a session's items one row each (keep rules, standing instructions): the
+"""A dialog that lists items one row each (keep rules, standing instructions, memories): the
 highlighted row stays put as the list changes, and a removal is asked about first, the item quoted.
 
 Plain keys are typing, and go to the composer.
