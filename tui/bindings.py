@@ -1,5 +1,6 @@
 """Bindings written one a line: a key, its action, its footer label and tooltip, and the id the
-config's ``[keys]`` table remaps it by, which is the action's name unless the action takes arguments."""
+config's ``[keys]`` table remaps it by (the action's name unless the action takes arguments); and
+the binding every dialog closes by."""
 
 from __future__ import annotations
 
