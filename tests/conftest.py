@@ -14,6 +14,7 @@ from textual.screen import Screen
 from engine.text.redaction import forget_secrets
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
+from tests.kept_clients import close_kept
 from tests.memory_helpers import COUNTER, Clock
 
 if TYPE_CHECKING:
@@ -43,6 +44,15 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
     monkeypatch.undo()
     time.tzset()
+
+
+@pytest.fixture
+async def models_closed() -> AsyncIterator[None]:
+    """Closes, after the test and on its own loop, the models and helpers it noted with
+    :func:`tests.kept_clients.kept` (left to the garbage collector, their sockets would be closed
+    after the loop is gone, or by a later test on its loop)."""
+    yield
+    await close_kept()
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Models and helpers that keep a connection open between calls (the chat model, the curator, the
-summarizer): a test notes each it makes with :func:`kept`, and closes them after with
-:func:`close_kept`, on its own loop (left to the garbage collector, their sockets would be closed
-after the loop is gone, with a ResourceWarning)."""
+summarizer): a test notes each it makes with :func:`kept`, and the ``models_closed`` fixture
+(conftest.py) closes them after the test with :func:`close_kept`, on the test's own loop (left to
+the garbage collector, their sockets would be closed after the loop is gone, with a ResourceWarning)."""
 
 from __future__ import annotations
 

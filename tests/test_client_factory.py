@@ -10,8 +10,8 @@ import json
 import threading
 
 import openai
+import pytest
 
-from providers.client_factory import ClientFactory
 from providers.memory_assessor import OpenAIMemoryAssessor
 from providers.openai_curator import OpenAICurator
 from providers.openai_summarizer import OpenAISummarizer
@@ -19,23 +19,29 @@ from tests import test_llm_curator, test_llm_summarizer, test_memory_llm
 from tests.fake_openai import FakeOpenAIServer
 
 
-def recording(server: FakeOpenAIServer, made: list[tuple[bool, openai.AsyncOpenAI]]) -> ClientFactory:
-    """A client factory that notes each client it makes, and whether on the event loop's thread."""
+class Recording:
+    """A client factory that notes in :attr:`made` each client it makes, and whether it made it on
+    the event loop's thread."""
 
-    def clients() -> openai.AsyncOpenAI:
-        client = openai.AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0)
-        made.append((threading.current_thread() is threading.main_thread(), client))
+    def __init__(self, server: FakeOpenAIServer) -> None:
+        self.server = server
+        self.made: list[tuple[bool, openai.AsyncOpenAI]] = []
+
+    def __call__(self) -> openai.AsyncOpenAI:
+        client = openai.AsyncOpenAI(base_url=self.server.base_url, api_key="k", max_retries=0)
+        self.made.append((threading.current_thread() is threading.main_thread(), client))
         return client
 
-    return clients
+
+@pytest.fixture
+def clients(fake_server: FakeOpenAIServer) -> Recording:
+    return Recording(fake_server)
 
 
-async def kept_until_closed(
-    made: list[tuple[bool, openai.AsyncOpenAI]], helper: OpenAICurator | OpenAISummarizer
-) -> None:
+async def kept_until_closed(clients: Recording, helper: OpenAICurator | OpenAISummarizer) -> None:
     """One client was made, off the event loop, for all of ``helper``'s calls, and it stays open
     until ``helper.aclose()``."""
-    ((on_the_event_loop, client),) = made
+    ((on_the_event_loop, client),) = clients.made
     assert not on_the_event_loop
     assert not client.is_closed()
     await helper.aclose()
@@ -43,42 +49,37 @@ async def kept_until_closed(
 
 
 async def test_the_memory_assessors_client_is_made_off_the_event_loop_and_closed_after(
-    fake_server: FakeOpenAIServer,
+    fake_server: FakeOpenAIServer, clients: Recording
 ) -> None:
     fake_server.reply = json.dumps(test_memory_llm.GOOD)
-    made: list[tuple[bool, openai.AsyncOpenAI]] = []
-    await OpenAIMemoryAssessor(recording(fake_server, made), "fake-model").assess(test_memory_llm.MESSAGES)
+    await OpenAIMemoryAssessor(clients, "fake-model").assess(test_memory_llm.MESSAGES)
     assert fake_server.requests, "the helper asked its model"
-    ((on_the_event_loop, client),) = made
+    ((on_the_event_loop, client),) = clients.made
     assert not on_the_event_loop
     assert client.is_closed()
 
 
 async def test_the_curators_client_is_made_off_the_event_loop_at_warm_up_and_kept_until_closed(
-    fake_server: FakeOpenAIServer,
+    fake_server: FakeOpenAIServer, clients: Recording
 ) -> None:
     fake_server.reply = json.dumps(test_llm_curator.GOOD)
-    made: list[tuple[bool, openai.AsyncOpenAI]] = []
-    curator = OpenAICurator(recording(fake_server, made), "fake-model")
+    curator = OpenAICurator(clients, "fake-model")
     await curator.warm_up()  # as the app does once a session is on screen
-    assert len(made) == 1 and not fake_server.requests, "made before the first pass, nothing asked"
+    assert len(clients.made) == 1 and not fake_server.requests, "made before the first pass, nothing asked"
     for _ in range(2):
         outcome = await curator.advise(test_llm_curator.BRIEF)
         assert outcome.advice is not None, outcome.problem
-    await kept_until_closed(made, curator)  # one client for both passes
+    await kept_until_closed(clients, curator)  # one client for both passes
 
 
 async def test_the_summarizers_client_is_made_off_the_event_loop_and_kept_until_closed(
-    fake_server: FakeOpenAIServer,
+    fake_server: FakeOpenAIServer, clients: Recording
 ) -> None:
     fake_server.reply = (
         "db-stage-2 backup moved to 02:30 after 2024-03-14 (ECONNREFUSED 5432, deploy.sh kept)."
     )
-    made: list[tuple[bool, openai.AsyncOpenAI]] = []
-    summarizer = OpenAISummarizer(
-        recording(fake_server, made), "fake-model", counter=test_llm_summarizer.COUNTER
-    )
+    summarizer = OpenAISummarizer(clients, "fake-model", counter=test_llm_summarizer.COUNTER)
     for _ in range(2):
         outcome = await summarizer.summarize(test_llm_summarizer.request())
         assert outcome.text is not None, outcome.problem
-    await kept_until_closed(made, summarizer)  # one client for both summaries
+    await kept_until_closed(clients, summarizer)  # one client for both summaries

@@ -8,7 +8,6 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
@@ -30,6 +29,8 @@ from sessions.store import SqliteChatStore
 from tests.curator_answers import NEUTRAL
 from tests.fake_openai import FakeOpenAIServer
 from tests.kept_clients import close_kept, kept
+
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 COUNTER = load_counter("gpt-4o-mini")
 _FENCED = re.compile(r"^BEGIN SOURCE (\S+)\n(.*?)\nEND SOURCE \1$", re.M | re.S)
@@ -97,12 +98,6 @@ async def turn(
             session = event.message.session_id
     assert session is not None, "the turn completed"
     return session
-
-
-@pytest.fixture(autouse=True)
-async def close_models() -> AsyncIterator[None]:
-    yield
-    await close_kept()
 
 
 async def test_an_injected_drop_all_user_messages_never_removes_the_users_words(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,9 @@ from providers.openai_curator import OpenAICurator
 from sessions.store import SqliteChatStore
 from tests.curator_answers import NEUTRAL
 from tests.fake_openai import FakeOpenAIServer
-from tests.kept_clients import close_kept, kept
+from tests.kept_clients import kept
+
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 COUNTER = load_counter("gpt-4o-mini")
 
@@ -143,12 +144,6 @@ async def play(store: SqliteChatStore, server: FakeOpenAIServer, carrier: Role, 
             assert set(sent) <= set(user), "a user message was sent changed"
             played.users_sent.append([user.index(text) for text in sent])
     return played
-
-
-@pytest.fixture(autouse=True)
-async def close_models() -> AsyncIterator[None]:
-    yield
-    await close_kept()
 
 
 @pytest.mark.parametrize("carrier", ["assistant", "tool", "user"])

@@ -10,25 +10,21 @@ from engine.curation.ledger import EntryKind
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.turnhelpers import send_text, services
+from tests.turnhelpers import opened, send_text
 
 
 async def test_rules_are_kept_across_a_reopen_and_each_change_is_one_ledger_line(
     db_path: Path, fake_server: FakeOpenAIServer, chat_model: Callable[[int], OpenAIChatModel]
 ) -> None:
     fake_server.reply = "The database schema has a users table and an orders table."
-    store = SqliteChatStore(db_path)
-    turns, context = services(store, chat_model(4000))
-    session_id, _ = await send_text(turns, None, "How should the database schema look?")
-    other, _ = await send_text(turns, None, "Something else entirely.")
-    rule, matching, _ = await context.add_keep_rule(session_id, "anything about the database schema")
-    assert matching == 2  # the question and the reply
-    await context.add_keep_rule(session_id, "invoices")
-    store.close()
+    with opened(db_path, chat_model(4000)) as (turns, context):
+        session_id, _ = await send_text(turns, None, "How should the database schema look?")
+        other, _ = await send_text(turns, None, "Something else entirely.")
+        rule, matching, _ = await context.add_keep_rule(session_id, "anything about the database schema")
+        assert matching == 2  # the question and the reply
+        await context.add_keep_rule(session_id, "invoices")
 
-    store = SqliteChatStore(db_path)
-    try:
-        turns, context = services(store, chat_model(4000))
+    with opened(db_path, chat_model(4000)) as (_, context):
         rules = await context.keep_rules(session_id)
         assert [r.text for r in rules] == ["anything about the database schema", "invoices"]
         assert rules[0].id == rule.id
@@ -41,8 +37,6 @@ async def test_rules_are_kept_across_a_reopen_and_each_change_is_one_ledger_line
             ("keep rule added", 'by you: "invoices"'),
             ("keep rule removed", 'by you: "anything about the database schema"'),
         ]
-    finally:
-        store.close()
     store = SqliteChatStore(db_path)
     try:
         assert [r.text for r in store.keep_rules(session_id)] == ["invoices"]

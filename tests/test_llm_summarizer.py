@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -18,7 +18,9 @@ from engine.summaries.model import SummaryLevel, SummaryRequest
 from engine.text.tokens import load_counter
 from providers.openai_summarizer import OpenAISummarizer, missing_labels
 from tests.fake_openai import FakeOpenAIServer
-from tests.kept_clients import close_kept, kept
+from tests.kept_clients import kept
+
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 COUNTER = load_counter("gpt-4o-mini")
 FENCE = "f3nc3"
@@ -32,12 +34,6 @@ ENTITIES = ("db-stage-2", "02:30", "2024-03-14", "ECONNREFUSED", "5432", "deploy
 
 def request(text: str = SOURCE, entities: tuple[str, ...] = ENTITIES, **kw: Any) -> SummaryRequest:
     return SummaryRequest(7, "#7", "assistant", text, COUNTER.count(text), entities, **kw)
-
-
-@pytest.fixture(autouse=True)
-async def close_summarizers() -> AsyncIterator[None]:
-    yield
-    await close_kept()
 
 
 def summarizer(server: FakeOpenAIServer, **kw: Any) -> OpenAISummarizer:

@@ -70,12 +70,12 @@ async def test_memories_the_screen_says_are_loaded_are_in_the_new_sessions_reque
         assert isinstance(screen, MemoryScreen)
         said_in = {
             m.summary
-            for m, row in zip(screen.memories, option_rows(screen), strict=True)
+            for m, row in zip(screen.items, option_rows(screen), strict=True)
             if "in new sessions" in row and "not in" not in row
         }
         said_out = {
             m.summary
-            for m, row in zip(screen.memories, option_rows(screen), strict=True)
+            for m, row in zip(screen.items, option_rows(screen), strict=True)
             if "not in new sessions" in row
         }
         await pilot.press("escape")

@@ -43,7 +43,7 @@ async def open_memories(app: HeedfulApp, pilot: Pilot[None], count: int | None) 
     screen = MemoryScreen(app.services.memory)
     await app.push_screen(screen)
     if count is not None:
-        await wait_for(pilot, lambda: len(screen.memories) == count)
+        await wait_for(pilot, lambda: len(screen.items) == count)
     return screen
 
 
@@ -69,7 +69,7 @@ async def test_the_screen_lists_memories_newest_first_as_plain_text() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_memories(app, pilot, 2)
         first, second = option_rows(screen)
-        assert [m.id for m in screen.memories] == [new.id, old.id]
+        assert [m.id for m in screen.items] == [new.id, old.id]
         assert "0.20" in first and "expires in" in first and "Small talk" in first
         assert "0.90" in second and "permanent" in second
         # Markup is shown as written, and the escape sequence is made visible, never sent.
@@ -151,7 +151,7 @@ async def test_deleting_asks_first() -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("alt+y")
         await wait_for(pilot, lambda: stored(app, drop.id) is None)
-        await wait_for(pilot, lambda: [m.id for m in screen.memories] == [keep.id])
+        await wait_for(pilot, lambda: [m.id for m in screen.items] == [keep.id])
         assert stored(app, keep.id) is not None
 
 

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 
 from engine.chat import MessageStatus
 from sessions import paths
@@ -13,6 +14,7 @@ from sessions.store import open_store
 from tests.apphelpers import chat, make_app, send, stored_messages, toasts, views, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.test_app import body
+from tui.app import HeedfulApp
 from tui.clipboard import code_blocks
 from tui.screens.dialogs import ConfirmScreen
 
@@ -28,14 +30,18 @@ def ledger_actions() -> list[tuple[str, str, str]]:
         store.close()
 
 
+async def press_on(pilot: Pilot[None], app: HeedfulApp, index: int, key: str) -> None:
+    """Focuses the message at ``index`` (of those on screen) and presses ``key`` there."""
+    views(app)[index].focus()
+    await pilot.press(key)
+
+
 async def test_editing_a_message_resends_it_and_keeps_the_old_branch(fake_server: FakeOpenAIServer) -> None:
     app = make_app(base_url=fake_server.base_url, model="fake-model")
     async with app.run_test(size=(100, 40)) as pilot:
         await send(pilot, "one")
         await send(pilot, "two")
-        first = views(app)[0]
-        first.focus()
-        await pilot.press("alt+i")
+        await press_on(pilot, app, 0, "alt+i")
         screen = chat(app)
         assert screen.composer.text == "one" and app.focused is screen.composer
         assert "Editing #" in str(screen.draft_hint.render())
@@ -66,11 +72,9 @@ async def test_escape_cancels_an_edit_and_only_user_messages_are_editable() -> N
     app = make_app()
     async with app.run_test(notifications=True) as pilot:
         await send(pilot, "keep me")
-        views(app)[1].focus()
-        await pilot.press("alt+i")
+        await press_on(pilot, app, 1, "alt+i")
         await wait_for(pilot, lambda: any("Only your own messages" in t for t in toasts(app)))
-        views(app)[0].focus()
-        await pilot.press("alt+i")
+        await press_on(pilot, app, 0, "alt+i")
         assert chat(app).composer.text == "keep me"
         await pilot.press("escape")
         assert chat(app).composer.text == "" and chat(app).editing is None
@@ -85,9 +89,7 @@ async def test_deleting_a_message_asks_hides_it_logs_it_and_it_is_not_sent(
     async with app.run_test(size=(100, 40)) as pilot:
         await send(pilot, "secret plan")
         await send(pilot, "hello")
-        target = views(app)[0]
-        target.focus()
-        await pilot.press("alt+d")
+        await press_on(pilot, app, 0, "alt+d")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("alt+y")
         await wait_for(pilot, lambda: len(views(app)) == 3)
@@ -99,37 +101,32 @@ async def test_deleting_a_message_asks_hides_it_logs_it_and_it_is_not_sent(
     assert ledger_actions() == [(str(deleted.id), "delete", "deleted by you")]
 
 
-def fake_clipboard_tool(tmp_path: Path) -> Path:
-    """An `xclip` on PATH that writes what it is given to a file."""
+@pytest.fixture
+def sink(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The file an `xclip` put first on PATH writes what it is given to."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    sink = tmp_path / "clipboard.txt"
+    written = tmp_path / "clipboard.txt"
     tool = bin_dir / "xclip"
-    tool.write_text(f"#!/bin/sh\ncat > {sink}\n")
+    tool.write_text(f"#!/bin/sh\ncat > {written}\n")
     tool.chmod(0o755)
-    return sink
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return written
 
 
-async def test_copy_a_message_and_its_code_block(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_server: FakeOpenAIServer
-) -> None:
-    sink = fake_clipboard_tool(tmp_path)
-    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+async def test_copy_a_message_and_its_code_block(sink: Path, fake_server: FakeOpenAIServer) -> None:
     fake_server.reply = "Try:\n\n```sh\nls -la\n```\n\nthen:\n\n```python\nprint('hi')\n```\n"
     app = make_app(base_url=fake_server.base_url, model="fake-model")
     async with app.run_test(notifications=True) as pilot:
         await send(pilot, "how?")
-        reply = views(app)[1]
-        reply.focus()
-        await pilot.press("alt+y")
+        await press_on(pilot, app, 1, "alt+y")
         await wait_for(pilot, lambda: any("Copied #" in t for t in toasts(app)))
         assert app.clipboard == fake_server.reply  # through the terminal (OSC 52)
         await wait_for(pilot, lambda: sink.exists() and sink.read_text() == fake_server.reply)
         await pilot.press("alt+c")
         await wait_for(pilot, lambda: app.clipboard == "print('hi')\n")
         assert any("the last of 2 code blocks" in t for t in toasts(app))
-        views(app)[0].focus()
-        await pilot.press("alt+c")
+        await press_on(pilot, app, 0, "alt+c")
         # It names the key that copies a message (a plain y would be typing, in the composer).
         await wait_for(pilot, lambda: any("no code block; Alt+Y copies all of it" in t for t in toasts(app)))
 
@@ -140,10 +137,8 @@ def test_code_blocks_are_found_with_either_fence() -> None:
 
 
 async def test_bidi_and_zero_width_characters_show_as_markers_and_copy_exactly(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_server: FakeOpenAIServer
+    sink: Path, fake_server: FakeOpenAIServer
 ) -> None:
-    sink = fake_clipboard_tool(tmp_path)
-    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     fake_server.reply = "Open invoice_\u202egpj.exe\u202c now\u200b; 👩\u200d💻 agrees."
     typed = "Is \u2066report\u2069 safe?\u200b Here is the file list from my disk."
     app = make_app(base_url=fake_server.base_url, model="fake-model")
@@ -156,8 +151,7 @@ async def test_bidi_and_zero_width_characters_show_as_markers_and_copy_exactly(
         # ...stored and sent as it was, and copied exactly.
         assert [m.content for m in stored_messages()] == [typed, fake_server.reply]
         assert fake_server.requests[-1]["body"]["messages"][-1]["content"] == typed
-        reply.focus()
-        await pilot.press("alt+y")
+        await press_on(pilot, app, 1, "alt+y")
         await wait_for(pilot, lambda: sink.exists() and sink.read_text() == fake_server.reply)
         assert app.clipboard == fake_server.reply
         app.notify("Saved \u202egpj.exe")

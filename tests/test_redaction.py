@@ -8,7 +8,6 @@ the same gate as the chat's errors.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,9 @@ from providers.client_factory import client_factory
 from providers.openai_chat import OpenAIChatModel
 from tests import fake_openai_errors
 from tests.fake_openai import FakeOpenAIServer
-from tests.kept_clients import close_kept, kept
+from tests.kept_clients import kept
+
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 KEY = "sk-test-SECRET1xyz"
 """17 characters after the ``sk-``: as the key the issue found cut to 15 in ``messages.error``."""
@@ -33,12 +34,6 @@ LONG_LEAD = ("Upstream failure while forwarding the request; the gateway said " 
 
 def pieces_in(text: str) -> list[str]:
     return sorted(p for p in PIECES if p in text)
-
-
-@pytest.fixture(autouse=True)
-async def close_helpers() -> AsyncIterator[None]:
-    yield
-    await close_kept()
 
 
 def server_says(

@@ -9,35 +9,30 @@ from pathlib import Path
 
 from engine.curation.ledger import EntryKind
 from providers.openai_chat import OpenAIChatModel
-from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.turnhelpers import send_text, services
+from tests.turnhelpers import opened, send_text
 
 
 async def test_edits_removals_and_additions_are_kept_across_a_reopen(
     db_path: Path, fake_server: FakeOpenAIServer, chat_model: Callable[[int], OpenAIChatModel]
 ) -> None:
     fake_server.reply = "Noted."
-    store = SqliteChatStore(db_path)
-    turns, context = services(store, chat_model(4000))
-    session_id, _ = await send_text(turns, None, "From now on answer in French.")
-    await send_text(turns, session_id, "Don't use emojis. We decided to use PostgreSQL, not MySQL.")
-    other, _ = await send_text(turns, None, "Always use metric units.")
-    french, emojis, _ = await context.standing(session_id)
-    await context.change_standing(session_id, french.key, "From now on answer in French, briefly.")
-    await context.change_standing(session_id, emojis.key, None)
-    entries, view = await context.change_standing(session_id, None, "Actually, switch to SQLite.")
-    assert view.standing is not None and "Actually, switch to SQLite." in view.standing.text
-    assert [(e.text, e.current) for e in entries] == [
-        ("From now on answer in French, briefly.", True),
-        ("We decided to use PostgreSQL, not MySQL.", False),
-        ("Actually, switch to SQLite.", True),
-    ]
-    store.close()
+    with opened(db_path, chat_model(4000)) as (turns, context):
+        session_id, _ = await send_text(turns, None, "From now on answer in French.")
+        await send_text(turns, session_id, "Don't use emojis. We decided to use PostgreSQL, not MySQL.")
+        other, _ = await send_text(turns, None, "Always use metric units.")
+        french, emojis, _ = await context.standing(session_id)
+        await context.change_standing(session_id, french.key, "From now on answer in French, briefly.")
+        await context.change_standing(session_id, emojis.key, None)
+        entries, view = await context.change_standing(session_id, None, "Actually, switch to SQLite.")
+        assert view.standing is not None and "Actually, switch to SQLite." in view.standing.text
+        assert [(e.text, e.current) for e in entries] == [
+            ("From now on answer in French, briefly.", True),
+            ("We decided to use PostgreSQL, not MySQL.", False),
+            ("Actually, switch to SQLite.", True),
+        ]
 
-    store = SqliteChatStore(db_path)
-    try:
-        turns, context = services(store, chat_model(4000))
+    with opened(db_path, chat_model(4000)) as (_, context):
         assert await context.standing(session_id) == entries
         assert [e.text for e in await context.standing(other)] == ["Always use metric units."]  # per session
         lines = [e for e in await context.ledger(session_id) if e.kind is EntryKind.RULE]
@@ -46,5 +41,3 @@ async def test_edits_removals_and_additions_are_kept_across_a_reopen(
             ("standing instruction removed", 'by you: "Don\'t use emojis."'),
             ("standing instruction added", 'by you: "Actually, switch to SQLite."'),
         ]
-    finally:
-        store.close()

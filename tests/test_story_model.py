@@ -5,7 +5,6 @@ was given; the extractive lines stay until it arrives and whenever the model fai
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
@@ -19,9 +18,11 @@ from providers.openai_chat import OpenAIChatModel
 from providers.openai_summarizer import OpenAISummarizer
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.kept_clients import close_kept, kept
+from tests.kept_clients import kept
 from tests.test_curation_models import COUNTER, is_summary, source_of, turn
 from tui.sanitize import inert
+
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 TOPICS = ("the greenhouse tomatoes", "the billing refund", "the marathon training", "the triangle theorem")
 TOLD = "They weighed the billing refund against the greenhouse budget and chose to wait a week."
@@ -90,12 +91,6 @@ def story_sent(server: FakeOpenAIServer) -> list[str]:
         if content.startswith(STORY_HEADER):
             return content.split("\n")[1:]
     return []
-
-
-@pytest.fixture(autouse=True)
-async def close_models() -> AsyncIterator[None]:
-    yield
-    await close_kept()
 
 
 async def test_a_closed_segment_is_told_by_the_model_with_its_ids_and_reopening_does_not_ask_again(

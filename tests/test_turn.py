@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,23 +27,11 @@ from providers.offline import OfflineModel
 from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore, open_store
 from tests.fake_openai import FakeOpenAIServer
+from tests.kept_clients import kept
+
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 COUNTER = LazyTokenCounter(lambda: load_counter("gpt-4"))
-
-
-_open_models: list[OpenAIChatModel] = []
-
-
-async def close_open_models() -> None:
-    """Close the models :func:`remote` opened (on the test's own loop)."""
-    while _open_models:
-        await _open_models.pop().aclose()
-
-
-@pytest.fixture(autouse=True)
-async def close_models() -> AsyncIterator[None]:
-    yield
-    await close_open_models()
 
 
 def remote(server: FakeOpenAIServer, *, read_timeout: float = 5.0, window: int = 8192) -> OpenAIChatModel:
@@ -55,8 +43,7 @@ def remote(server: FakeOpenAIServer, *, read_timeout: float = 5.0, window: int =
         read_timeout=read_timeout,
         connect_timeout=2.0,
     )
-    _open_models.append(model)
-    return model
+    return kept(model)
 
 
 def service(

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from engine.chat import MessageStatus
 from engine.curation.context_view import ContextView
 from engine.turn.events import ContextCurated, ReplyCompleted, ReplyTextArrived, TurnEvent, TurnNotice
@@ -14,13 +16,10 @@ from engine.turn.service import STOPPED_BY_USER, TurnService
 from engine.turn.steps import Planned
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.test_turn import (
-    COUNTER,
-    close_models,  # noqa: F401 (autouse: closes the models remote() opens, here too)
-    collect,
-    remote,
-)
+from tests.test_turn import COUNTER, collect, remote
 from tests.test_turn_stopping import stopped_after_five_pieces, stopped_while_the_model_thinks
+
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 
 class SlowViewTurns(TurnService):

@@ -4,20 +4,15 @@ event loop, and the model could be working meanwhile."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
 from engine.turn.events import ReplyStarted, UserMessageSaved
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.test_turn import after_one_turn, close_open_models
+from tests.test_turn import after_one_turn
 
-
-@pytest.fixture(autouse=True)
-async def close_models() -> AsyncIterator[None]:
-    yield
-    await close_open_models()  # on this test's loop: left open, a later test would close them on its own
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 
 DRAWING = 0.5

@@ -4,7 +4,6 @@ sent is ended, whenever the stop comes."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -13,13 +12,9 @@ from engine.turn.events import ReplyStarted, ReplyTextArrived, TurnEvent
 from engine.turn.service import STOPPED_BY_USER, TurnService
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.test_turn import close_open_models, remote, service, wait_until
+from tests.test_turn import remote, service, wait_until
 
-
-@pytest.fixture(autouse=True)
-async def close_models() -> AsyncIterator[None]:
-    yield
-    await close_open_models()
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 
 async def stopped_after_five_pieces(

@@ -4,6 +4,10 @@ that moves away from a topic."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
 from engine.curation.context_service import ContextService
 from engine.text.tokens import LazyTokenCounter, load_counter
 from engine.turn.events import UserMessageSaved
@@ -19,6 +23,16 @@ def services(store: SqliteChatStore, model: OpenAIChatModel) -> tuple[TurnServic
     """The turn service on ``store`` and ``model``, and the context service on its curations."""
     turns = TurnService(store, model, COUNTER, system_prompt="", flush_interval=0.05)
     return turns, ContextService(turns.curations)
+
+
+@contextlib.contextmanager
+def opened(database: Path, model: OpenAIChatModel) -> Iterator[tuple[TurnService, ContextService]]:
+    """:func:`services` on the store at ``database``, closed on leaving (a restart: leave, open again)."""
+    store = SqliteChatStore(database)
+    try:
+        yield services(store, model)
+    finally:
+        store.close()
 
 
 def document(topic: str, sentences: int) -> str:

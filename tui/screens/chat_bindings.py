@@ -3,64 +3,45 @@ apart from the screen so the key help (tui/keys.py) lists them without importing
 
 from __future__ import annotations
 
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
+
+from tui.bindings import key
 
 CHAT_BINDINGS: list[BindingType] = [
-    Binding("escape", "stop", "Stop", tooltip="Stop the reply that is streaming", id="stop"),
-    Binding("ctrl+r", "retry", "Retry", tooltip="Ask for the last reply again", id="retry"),
-    Binding(
+    key("escape", "stop", "Stop", "Stop the reply that is streaming"),
+    key("ctrl+r", "retry", "Retry", "Ask for the last reply again"),
+    key(
         "ctrl+g",
         "continue_reply",
         "Continue",
+        "Continue a reply that was cut off, where it stopped",
         show=False,
-        tooltip="Continue a reply that was cut off, where it stopped",
-        id="continue_reply",
     ),
-    Binding("ctrl+n", "new_session", "New", tooltip="Start a new session", id="new_session"),
-    Binding("ctrl+o", "sessions", "Sessions", tooltip="Open, rename or delete sessions", id="sessions"),
-    Binding("alt+c", "copy_reply", "Copy", tooltip="Copy the last reply", id="copy_reply"),
-    Binding("f2", "toggle_context", "Context", tooltip="Show or hide the context panel", id="toggle_context"),
-    Binding(
-        "f4",
-        "consent",
-        "Consent",
-        tooltip="Answer Heedful's request to summarize or remove your older messages",
-        id="consent",
-    ),
-    Binding("f5", "preview", "Preview", tooltip="Show exactly what the next request sends", id="preview"),
-    Binding("f6", "ledger", "Ledger", tooltip="The session's forgetting log, with restore", id="ledger"),
-    Binding("f3", "connect", "Connect", tooltip="How to connect a model", id="connect"),
-    Binding("f1", "help", "Help", tooltip="Keys and help", id="help"),
-    Binding(
+    key("ctrl+n", "new_session", "New", "Start a new session"),
+    key("ctrl+o", "sessions", "Sessions", "Open, rename or delete sessions"),
+    key("alt+c", "copy_reply", "Copy", "Copy the last reply"),
+    key("f2", "toggle_context", "Context", "Show or hide the context panel"),
+    key("f4", "consent", "Consent", "Answer Heedful's request to summarize or remove your older messages"),
+    key("f5", "preview", "Preview", "Show exactly what the next request sends"),
+    key("f6", "ledger", "Ledger", "The session's forgetting log, with restore"),
+    key("f3", "connect", "Connect", "How to connect a model"),
+    key("f1", "help", "Help", "Keys and help"),
+    key(
         "tab",
         "cycle_focus(1)",
         "Next area",
+        "Move to the next area: composer, context panel, conversation",
+        name="focus_next",
         show=False,
-        tooltip="Move to the next area: composer, context panel, conversation",
-        id="focus_next",
     ),
-    Binding(
+    key(
         "shift+tab",
         "cycle_focus(-1)",
         "Previous area",
+        "Move to the previous area: composer, context panel, conversation",
+        name="focus_previous",
         show=False,
-        tooltip="Move to the previous area: composer, context panel, conversation",
-        id="focus_previous",
     ),
-    Binding(
-        "ctrl+home",
-        "first_message",
-        "First message",
-        show=False,
-        tooltip="Show the session from its first message",
-        id="first_message",
-    ),
-    Binding(
-        "ctrl+end",
-        "latest_message",
-        "Latest message",
-        show=False,
-        tooltip="Show the session's latest messages",
-        id="latest_message",
-    ),
+    key("ctrl+home", "first_message", "First message", "Show the session from its first message", show=False),
+    key("ctrl+end", "latest_message", "Latest message", "Show the session's latest messages", show=False),
 ]

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
 from tui import textual_fixes
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.services import AppServices
@@ -67,9 +68,7 @@ Restart Heedful after changing the file.
 
 class ConnectScreen(Dialog[None]):
     CSS_PATH = "connect.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f3", "dismiss(None)", "Close", id="connect_close")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [closing("escape,f3", name="connect_close")]
 
     def __init__(self, services: AppServices) -> None:
         super().__init__()

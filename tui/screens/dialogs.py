@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Input, Static
 
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
@@ -54,7 +55,7 @@ class TextPromptScreen(Dialog[str | None]):
     """Ask for one line of text (a new title, say); Escape cancels. Subclasses say what the text
     is for through :attr:`MAX_LENGTH` and :meth:`problem`."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel", id="dialog_cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [closing(description="Cancel")]
     MAX_LENGTH = 200
     """Characters the field takes (0: any, for a subclass that explains a limit in :meth:`problem`)."""
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
+from tui.bindings import closing
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
@@ -23,9 +24,7 @@ TITLE = "Forgetting statistics of this session"
 class StatsScreen(TypingPassesThrough, Dialog[None]):
     """The numbers of :class:`engine.curation.forgetting_stats.ForgettingStats`, one a line."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f7", "dismiss(None)", "Close", id="dialog_cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [closing("escape,f7")]
 
     def __init__(self, stats: ForgettingStats) -> None:
         super().__init__()

@@ -6,11 +6,12 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
 from tui import textual_fixes
+from tui.bindings import closing
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
 
@@ -95,7 +96,7 @@ typing: bound to an action, it would act where you meant to write.
 
 class HelpScreen(TypingPassesThrough, Dialog[None]):
     CSS_PATH = "connect.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1", "dismiss(None)", "Close", id="help_close")]
+    BINDINGS: ClassVar[list[BindingType]] = [closing("escape,f1", name="help_close")]
 
     def __init__(self, overrides: Mapping[str, str] | None = None) -> None:
         super().__init__()

@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.widgets import Static, TextArea
 
 from engine.text.redaction import redact
+from tui.bindings import closing
 from tui.messages import ItemVerb
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
@@ -62,7 +63,7 @@ class InspectScreen(TypingPassesThrough, Dialog[ItemVerb | None]):
     """Dismissed with None, or with what to do to the message (pin, restore, forget)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close", id="dialog_cancel"),
+        closing(),
         Binding("alt+p", "answer('pin')", "Pin/unpin"),
         Binding("alt+r", "answer('restore')", "Restore"),
         Binding("alt+f", "answer('forget')", "Forget"),

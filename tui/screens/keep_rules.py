@@ -10,13 +10,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.list_dialog import ListDialog
 
@@ -31,8 +29,15 @@ class KeepRulesScreen(ListDialog["KeepRule"]):
     """Lists the session's keep rules, oldest first; Alt+D removes the highlighted one."""
 
     EMPTY = "No keep rules in this session. Add one with /keep and what must survive."
+    HEADING = "Keep rules"
+    INTRO = "Messages that match a rule are kept verbatim while they fit, the rule their reason."
+    KEYS_HINT = "Alt+D removes · Esc closes"
+    LIST_ID = "keep-rules"
+    BOX_CLASSES = "dialog keep-rules"
+    WHAT = "keep rule"
+    AFTER_REMOVAL = "What it kept is curated as usual from now on."
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close", id="keep_close"),
+        closing(name="keep_close"),
         Binding("alt+d,delete", "remove", "Remove", id="keep_remove", tooltip="Remove the keep rule"),
     ]
 
@@ -40,30 +45,14 @@ class KeepRulesScreen(ListDialog["KeepRule"]):
         super().__init__(rules)
         self._remove_rule = remove
 
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog keep-rules"):
-            yield Static(Content("Keep rules"), classes="title")
-            yield Static(
-                Content(
-                    "Messages that match a rule are kept verbatim while they fit, the rule their reason."
-                ),
-                classes="intro",
-            )
-            yield OptionList(id="keep-rules")
-            yield Static(Content("Alt+D removes · Esc closes"), classes="hint")
-
     def option(self, item: KeepRule) -> Option:
         return Option(Content(inert(item.text)), id=str(item.id))
 
-    def action_remove(self) -> None:
-        rule = self.selected()
-        if rule is not None:
-            self.ask_to_remove(
-                "keep rule",
-                rule.text,
-                "What it kept is curated as usual from now on.",
-                lambda: self._take_out(rule.id),
-            )
+    def words(self, item: KeepRule) -> str:
+        return item.text
+
+    def remove_item(self, item: KeepRule) -> None:
+        self._take_out(item.id)
 
     @work(exclusive=True, group="keep-rule-change")
     async def _take_out(self, rule_id: int) -> None:

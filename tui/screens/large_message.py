@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Static
 
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.typing import AskedOnScreen
@@ -25,7 +26,7 @@ class LargeMessageScreen(AskedOnScreen, Dialog[LargeChoice | None]):
     """Dismissed with how to send the message, or None (Esc: not sent, still in the composer)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Cancel", id="dialog_cancel"),
+        closing(description="Cancel"),
         Binding("alt+s", "dismiss('summarize')", "Summarize when short", id="large_summarize"),
         Binding("alt+o", "dismiss('once')", "Send once", id="large_once"),
     ]

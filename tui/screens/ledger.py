@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Input, Static
 from engine.curation.forgetting_stats import forgetting_stats
 from engine.curation.ledger_words import Told, about, change, happened, told_once
 from engine.text.redaction import redact
+from tui.bindings import closing
 from tui.filtering import nothing_matches
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
@@ -55,7 +56,7 @@ class LedgerScreen(TypingPassesThrough, Dialog[int | None]):
     """Dismissed with the id of a message to restore, or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f6", "dismiss(None)", "Close", id="dialog_cancel"),
+        closing("escape,f6"),
         Binding("alt+r", "restore", "Restore"),
         Binding("ctrl+f", "filter", "Filter"),
         Binding("f7", "stats", "Statistics"),

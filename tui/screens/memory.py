@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets import Footer, Input, Static
 from textual.widgets.option_list import Option
 
 from engine.errors import StoreError
@@ -23,15 +23,10 @@ from engine.memory.memories import (
 )
 from engine.memory.service import MemoryService
 from engine.text.moments import local_text
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
-from tui.screens.dialogs import ConfirmScreen
-from tui.typing import TypingPassesThrough
-
-EMPTY = (
-    "No memories yet. A session is assessed when it ends, after a while without messages, or on "
-    "/remember; what matters is kept here, and the important memories go into new sessions."
-)
+from tui.screens.list_dialog import ListDialog
 
 
 def describe(memory: Memory, now: datetime, carried: set[int] | None = None) -> Content:
@@ -74,9 +69,7 @@ class MemoryEditScreen(Dialog[str | None]):
     """Edit a memory's summary; Enter saves, Escape cancels."""
 
     CSS_PATH = "memory.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Cancel", id="memory_edit_cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [closing(name="memory_edit_cancel", description="Cancel")]
 
     def __init__(self, summary: str) -> None:
         super().__init__()
@@ -97,40 +90,41 @@ class MemoryEditScreen(Dialog[str | None]):
         self.dismiss(value)
 
 
-class MemoryScreen(TypingPassesThrough, Dialog[None]):
+class MemoryScreen(ListDialog[Memory]):
     """Lists every memory, newest first; Alt+E edits, Alt+P pins or unpins, Alt+D deletes (after asking).
     Plain keys are typing, and go to the composer."""
 
     CSS_PATH = "memory.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close", id="memory_close", tooltip="Close the memory screen"),
+        closing(name="memory_close", tooltip="Close the memory screen"),
         Binding("alt+e", "edit", "Edit", id="memory_edit", tooltip="Edit the highlighted memory's summary"),
         Binding("alt+p", "pin", "Pin", id="memory_pin", tooltip="Pin (never expires) or unpin the memory"),
-        Binding("alt+d,delete", "delete", "Delete", id="memory_delete", tooltip="Delete the memory"),
+        Binding("alt+d,delete", "remove", "Delete", id="memory_delete", tooltip="Delete the memory"),
     ]
+    EMPTY = (
+        "No memories yet. A session is assessed when it ends, after a while without messages, or on "
+        "/remember; what matters is kept here, and the important memories go into new sessions."
+    )
+    HEADING = "Memories"
+    INTRO = (
+        "Kept across sessions. Pinned memories and those of importance 0.7 or more go into new sessions, "
+        f"the {PROMPT_MEMORIES} newest that fit (each row says whether it does); the rest expire after 3 "
+        "to 30 days."
+    )
+    KEYS_HINT = "Alt+E edits · Alt+P pins or unpins · Alt+D deletes · Esc closes"
+    LIST_ID = "memory-list"
+    VERB = "Delete"
+    WHAT = "memory"
+    AFTER_REMOVAL = "This cannot be undone."
 
     def __init__(self, memory: MemoryService) -> None:
-        super().__init__()
+        super().__init__(None)  # read on mount
         self.service = memory
-        self.memories: list[Memory] = []
         self.carried: set[int] | None = None
         """The memories a new session's request carries (None: not known)."""
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Static(Content("Memories"), classes="title")
-            yield Static(
-                Content(
-                    "Kept across sessions. Pinned memories and those of importance 0.7 or more go "
-                    f"into new sessions, the {PROMPT_MEMORIES} newest that fit (each row says whether "
-                    "it does); the rest expire after 3 to 30 days."
-                ),
-                classes="intro",
-            )
-            yield OptionList(id="memory-list")
-            yield Static(
-                Content("Alt+E edits · Alt+P pins or unpins · Alt+D deletes · Esc closes"), classes="hint"
-            )
+        yield from super().compose()
         yield Footer()
 
     def on_mount(self) -> None:
@@ -144,31 +138,19 @@ class MemoryScreen(TypingPassesThrough, Dialog[None]):
         except StoreError as err:
             self.notify(err.user_message, severity="error")
             return
-        # Both at once, with the rows: a reader of ``memories`` never sees them before they are shown.
-        self.memories, self.carried = memories, carried
-        self._show(highlight)
+        # Both at once, with the rows: a reader of ``items`` never sees them before they are shown.
+        self.carried = carried
+        at = next((i for i, m in enumerate(memories) if m.id == highlight), None)
+        self.show(memories, highlight=at)
 
-    def _show(self, highlight: int | None) -> None:
-        options = self.query_one(OptionList)
-        keep = options.highlighted
-        options.clear_options()
-        if not self.memories:
-            options.add_option(Option(Content(EMPTY), disabled=True))
-            return
-        now = self.service.clock()
-        options.add_options(Option(describe(m, now, self.carried), id=str(m.id)) for m in self.memories)
-        index = next((i for i, m in enumerate(self.memories) if m.id == highlight), None)
-        if index is None:
-            index = min(keep or 0, len(self.memories) - 1)
-        options.highlighted = index
-        options.focus()
+    def option(self, item: Memory) -> Option:
+        return Option(describe(item, self.service.clock(), self.carried), id=str(item.id))
 
-    def selected(self) -> Memory | None:
-        """The highlighted memory, if any."""
-        index = self.query_one(OptionList).highlighted
-        if index is None or not self.memories or index >= len(self.memories):
-            return None
-        return self.memories[index]
+    def words(self, item: Memory) -> str:
+        return item.summary
+
+    def remove_item(self, item: Memory) -> None:
+        self._delete(item.id)
 
     # --- actions -------------------------------------------------------------------------------
 
@@ -187,19 +169,6 @@ class MemoryScreen(TypingPassesThrough, Dialog[None]):
         memory = self.selected()
         if memory is not None:
             self._pin(memory.id, not memory.pinned)
-
-    def action_delete(self) -> None:
-        memory = self.selected()
-        if memory is None:
-            return
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._delete(memory.id)
-
-        summary = memory.summary if len(memory.summary) <= 120 else memory.summary[:119] + "…"
-        question = f"Delete this memory?\n“{summary}”\nThis cannot be undone."
-        self.app.push_screen(ConfirmScreen(question, confirm="Delete", danger=True), confirmed)
 
     # --- workers -------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from textual.content import Content
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.dialog import Dialog
 from tui.typing import TypingPassesThrough
@@ -88,7 +89,7 @@ class ModelPickerScreen(TypingPassesThrough, Dialog[str | None]):
     ModelPickerScreen #model-rows { height: auto; max-height: 24; border: none; padding: 0; margin-top: 1; }
     ModelPickerScreen .hint { color: $heedful-muted; margin-top: 1; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close", id="dialog_cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [closing()]
 
     def __init__(self, now: str) -> None:
         super().__init__()

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
 from engine.curation.budget import budget_percent
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.request_dialog import RequestDialog
 
@@ -34,9 +35,7 @@ def body(text: str) -> str:
 
 
 class PreviewScreen(RequestDialog):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f5", "dismiss(None)", "Close", id="dialog_cancel")
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [closing("escape,f5")]
     TITLE_TEXT = "The next request"
 
     def figures(self, approx: str) -> str:

@@ -11,13 +11,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
-from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.dialogs import TextPromptScreen
 from tui.screens.list_dialog import ListDialog
@@ -83,8 +82,17 @@ class StandingScreen(ListDialog["Standing"]):
         "No standing instructions in this session. Say one (“from now on answer in French”, “I prefer "
         "pytest”, “we decided to use SQLite”) or add one with Alt+A."
     )
+    HEADING = "Standing instructions"
+    INTRO = (
+        "What you said must hold from now on, what you prefer and what you decided. The current ones go "
+        "with every request in your words; a replaced one only when you ask about its subject."
+    )
+    KEYS_HINT = "Alt+E edits · Alt+A adds · Alt+D removes · Esc closes"
+    LIST_ID = "standing-list"
+    WHAT = "standing instruction"
+    AFTER_REMOVAL = "It is not sent from now on."
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(None)", "Close", id="standing_close"),
+        closing(name="standing_close"),
         Binding("alt+e", "edit", "Edit", id="standing_edit", tooltip="Edit the instruction in your words"),
         Binding("alt+a", "add", "Add", id="standing_add", tooltip="Add a standing instruction"),
         Binding("alt+d,delete", "remove", "Remove", id="standing_remove", tooltip="Remove the instruction"),
@@ -93,20 +101,6 @@ class StandingScreen(ListDialog["Standing"]):
     def __init__(self, entries: Sequence[Standing], change: ChangeStanding) -> None:
         super().__init__(entries)
         self._change = change
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Static(Content("Standing instructions"), classes="title")
-            yield Static(
-                Content(
-                    "What you said must hold from now on, what you prefer and what you decided. The "
-                    "current ones go with every request in your words; a replaced one only when you "
-                    "ask about its subject."
-                ),
-                classes="intro",
-            )
-            yield OptionList(id="standing-list")
-            yield Static(Content("Alt+E edits · Alt+A adds · Alt+D removes · Esc closes"), classes="hint")
 
     def option(self, item: Standing) -> Option:
         return Option(row(item), id=item.key)
@@ -133,15 +127,11 @@ class StandingScreen(ListDialog["Standing"]):
 
         self.app.push_screen(StandingEditScreen("A new standing instruction, in your words"), added)
 
-    def action_remove(self) -> None:
-        entry = self.selected()
-        if entry is not None:
-            self.ask_to_remove(
-                "standing instruction",
-                entry.text,
-                "It is not sent from now on.",
-                lambda: self._apply(entry.key, None, "Standing instruction removed."),
-            )
+    def words(self, item: Standing) -> str:
+        return item.text
+
+    def remove_item(self, item: Standing) -> None:
+        self._apply(item.key, None, "Standing instruction removed.")
 
     @work(exclusive=True, group="standing-change")
     async def _apply(self, key: str | None, text: str | None, done: str) -> None:

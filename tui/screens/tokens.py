@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.content import Content
 from textual.widgets import DataTable, Static
 
+from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.request_dialog import RequestDialog
 
@@ -36,7 +37,7 @@ def left_out(view: ContextView) -> list[ItemView]:
 class TokensScreen(RequestDialog):
     """A table of the next request: each part's role, form, sources and tokens, largest first."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close", id="dialog_cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [closing()]
 
     TITLE_TEXT = "What the next request costs"
 

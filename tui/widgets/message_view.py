@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.timer import Timer
@@ -16,6 +16,7 @@ from textual.widgets import TextArea
 from engine.chat import StoredMessage
 from engine.curation.context_view import ItemView, Section
 from engine.text.thinking import ThinkingSplitter, split_thinking
+from tui.bindings import key
 from tui.messages import ContextAction, ItemVerb, MessageAction, MessageVerb
 from tui.sanitize import inert
 from tui.widgets.item_keys import item_bindings
@@ -50,36 +51,16 @@ class MessageView(Vertical, LaidOutOnce, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *item_bindings("context", "this message"),
-        Binding(
-            "enter", "context('inspect')", "Why?", tooltip="Why this message is where it is", id="inspect"
-        ),
-        Binding("alt+e", "expand", "Summary", tooltip="Show or hide the summary sent instead", id="expand"),
-        Binding("alt+t", "thinking", "Thinking", tooltip="Show or hide the model's thinking", id="thinking"),
-        Binding(
-            "alt+i",
-            "message('edit')",
-            "Edit",
-            tooltip="Edit your message and send it again from here",
-            id="edit",
-        ),
-        Binding(
-            "alt+d",
-            "message('delete')",
-            "Delete",
-            tooltip="Delete this message (kept in the store)",
-            id="delete",
-        ),
-        Binding("alt+y", "message('copy')", "Copy", tooltip="Copy this message", id="copy_message"),
-        Binding(
-            "alt+c",
-            "message('copy_code')",
-            "Copy code",
-            tooltip="Copy this message's code block",
-            id="copy_code",
-        ),
-        Binding("up", "neighbour(-1)", "Previous", show=False, id="message_previous"),
-        Binding("down", "neighbour(1)", "Next", show=False, id="message_next"),
-        Binding("escape", "screen.home", "Composer", id="home"),
+        key("enter", "context('inspect')", "Why?", "Why this message is where it is", name="inspect"),
+        key("alt+e", "expand", "Summary", "Show or hide the summary sent instead"),
+        key("alt+t", "thinking", "Thinking", "Show or hide the model's thinking"),
+        key("alt+i", "message('edit')", "Edit", "Edit your message and send it again from here", name="edit"),
+        key("alt+d", "message('delete')", "Delete", "Delete this message (kept in the store)", name="delete"),
+        key("alt+y", "message('copy')", "Copy", "Copy this message", name="copy_message"),
+        key("alt+c", "message('copy_code')", "Copy code", "Copy this message's code block", name="copy_code"),
+        key("up", "neighbour(-1)", "Previous", name="message_previous", show=False),
+        key("down", "neighbour(1)", "Next", name="message_next", show=False),
+        key("escape", "screen.home", "Composer", name="home"),
     ]
 
     DEFAULT_CSS = """
