@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from sessions.database import Database
 from sessions.rows import inserted_id, select, select_one
+from sessions.session_records import no_session
 
 if TYPE_CHECKING:
     from engine.errors import StoreError
@@ -99,7 +100,7 @@ class MemoryRecords(Database):
                     (through, session_id),
                 )
                 if found.rowcount == 0:
-                    raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+                    raise no_session(session_id)
             cursor = conn.execute(
                 "INSERT INTO memories (session_id, summary, importance, tags, topics, reasoning, pinned,"
                 " created_at, updated_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
@@ -210,10 +211,8 @@ class MemoryRecords(Database):
             return [_memory_from(row) for row in rows]
 
     def memory_through(self, session_id: int) -> int:
-        from engine.errors import StoreError
-
         with self._transaction() as conn:
             row = select_one(conn, "SELECT memory_through FROM sessions WHERE id = ?", (session_id,))
             if row is None:
-                raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+                raise no_session(session_id)
             return int(row["memory_through"])

@@ -11,7 +11,7 @@ from engine.errors import StoreError
 from engine.text.moments import stored_moment
 from sessions.database import Database
 from sessions.rows import inserted_id, now_text, select, select_one, value
-from sessions.session_records import SHOWN_STATUSES
+from sessions.session_records import SHOWN_STATUSES, no_session
 from sessions.session_stamps import SessionStamps
 
 MESSAGE_COLUMNS = "id, session_id, role, content, status, created_at, tokens, model, error"
@@ -67,7 +67,7 @@ class MessageRecords(Database):
                 "UPDATE sessions SET updated_at = ? WHERE id = ? AND deleted_at IS NULL", (now, session_id)
             )
             if touched.rowcount == 0:
-                raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+                raise no_session(session_id)
             cursor = conn.execute(
                 "INSERT INTO messages"
                 " (session_id, role, content, status, tokens, model, created_at, updated_at)"
@@ -128,10 +128,7 @@ class MessageRecords(Database):
 
     def message_text(self, message_id: int) -> str:
         with self._transaction() as conn:
-            row = select_one(conn, "SELECT content FROM messages WHERE id = ?", (message_id,))
-            if row is None:
-                raise StoreError(f"There is no message {message_id}.")
-            return str(row["content"])
+            return _message(conn, message_id).content
 
     def message_page(
         self, session_id: int, *, before: int | None = None, after: int | None = None, limit: int

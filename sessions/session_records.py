@@ -22,6 +22,11 @@ SESSION_COLUMNS = f"""
 """
 
 
+def no_session(session_id: int) -> StoreError:
+    """The error for a session that is not there (never made, deleted, or trashed)."""
+    return StoreError(f"There is no session {session_id}; it may have been deleted.")
+
+
 def session_from(row: sqlite3.Row) -> Session:
     """A :class:`Session` from a row of :data:`SESSION_COLUMNS`."""
     return Session(
@@ -53,7 +58,7 @@ def existing_session(conn: sqlite3.Connection, session_id: int) -> Session:
     """
     found = find_session(conn, session_id)
     if found is None:
-        raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+        raise no_session(session_id)
     return found
 
 
@@ -132,7 +137,7 @@ class SessionRecords(Database):
                 (settings.system_prompt, settings.model, settings.profile, settings.temperature, session_id),
             )
             if touched.rowcount == 0:
-                raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+                raise no_session(session_id)
 
     def get_state(self, key: str) -> str | None:
         with self._transaction() as conn:

@@ -29,7 +29,7 @@ from sessions.recall_records import RecallRecords
 from sessions.search_records import SearchHit as SearchHit  # re-exported: callers import it from here
 from sessions.search_records import SearchRecords
 from sessions.search_records import fts_query as fts_query
-from sessions.session_records import SessionRecords
+from sessions.session_records import SessionRecords, no_session
 from sessions.standing_records import StandingRecords
 from sessions.story_line_records import StoryLineRecords
 from sessions.summary_records import SummaryRecords
@@ -71,7 +71,7 @@ class SqliteChatStore(
         with self._transaction() as conn:
             found = exchange.dump(conn, session_id)
         if found is None:
-            raise StoreError(f"There is no session {session_id}; it may have been deleted.")
+            raise no_session(session_id)
         return found
 
     def import_session(self, source: SessionFile, *, progress: Progress | None = None) -> Stored:

@@ -5,9 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine.chat import MessageStatus, Role, StoredMessage
 from engine.curation.prompt import in_conversation, title_from
+from engine.text.clipping import clip_text
 
 NOW = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
 
@@ -52,3 +55,17 @@ def test_which_messages_the_model_sees(message: StoredMessage, sent: bool) -> No
 def test_titles_come_from_the_first_line(text: str, title: str) -> None:
     assert title_from(text) == title
     assert len(title_from(text)) <= 48
+
+
+@given(st.text(alphabet=" ,.;:ab", max_size=80), st.integers(min_value=2, max_value=60))
+def test_a_clipped_text_fits_and_is_the_text_up_to_a_word(text: str, limit: int) -> None:
+    """Titles, memory labels and summaries are clipped alike: what fits is kept whole, the rest is
+    a start of the text, never over the limit, marked as cut."""
+    clipped = clip_text(text, limit)
+    assert len(clipped) <= limit
+    if len(text) <= limit:
+        assert clipped == text
+    else:
+        assert clipped.endswith("…")
+        assert text.startswith(clipped[:-1])
+        assert not clipped[:-1].endswith((" ", ",", ".", ";", ":"))

@@ -7,11 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from engine.curation.items import ItemState
 from engine.curation.ledger import EntryKind, LedgerEntry
-
-PRUNED = "pruned"
-SUMMARIZED = "summarized"
-RECALL = "recall"
+from engine.curation.operations import OpKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,18 +79,18 @@ def forgetting_stats(entries: Iterable[LedgerEntry], tokens_saved: int = 0) -> F
         if entry.kind is not EntryKind.OPERATION or not entry.target.isdigit():
             continue
         target = entry.target
-        if entry.action == RECALL:
+        if entry.action == OpKind.RECALL:
             recalled.add(target)
-            if state.get(target) == PRUNED:
+            if state.get(target) == ItemState.PRUNED:
                 wrong.add(target)
             continue
         if entry.after is None or entry.after == entry.before:
             continue
-        if entry.after == PRUNED:
+        if entry.after == ItemState.PRUNED:
             pruned.add(target)
-        elif entry.after == SUMMARIZED:
+        elif entry.after == ItemState.SUMMARIZED:
             summarized.add(target)
-        elif entry.action == "restore" and entry.before in (PRUNED, SUMMARIZED):
+        elif entry.action == OpKind.RESTORE and entry.before in (ItemState.PRUNED, ItemState.SUMMARIZED):
             restored.add(target)
         state[target] = entry.after
     return ForgettingStats(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.chat import MessageStatus, PromptMessage, StoredMessage
+from engine.text.clipping import clip_text
 from engine.text.thinking import sent_text
 
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -32,12 +33,7 @@ def title_from(text: str, limit: int = 48) -> str:
     line = " ".join(line.split())
     if not line:
         return "New chat"
-    if len(line) <= limit:
-        return line
-    cut = line[: limit - 1]
-    if " " in cut[limit // 2 :]:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,.;:") + "…"
+    return clip_text(line, limit)
 
 
 CONTINUE_INSTRUCTION = (

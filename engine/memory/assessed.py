@@ -15,8 +15,8 @@ from engine.memory.memories import (
     MAX_TAGS,
     MAX_TOPICS,
     clean_labels,
-    clip_text,
 )
+from engine.text.clipping import clip_text
 
 
 class Assessment(BaseModel):

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from engine.chat import PromptMessage
 from engine.entities.mentions import EntityKind
 from engine.memory.assessed import Assessed, AssessedBy, Assessment
-from engine.memory.memories import MAX_TOPICS, clip_text
+from engine.memory.memories import MAX_TOPICS
+from engine.text.clipping import clip_text
 from engine.turn.attachments import split_attachment
 
 if TYPE_CHECKING:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from engine.protocols.models import TokenCounter
+from engine.text.clipping import clip_text
 
 PERMANENT_FROM = 0.7
 """Importance at or above which a memory never expires, and may be loaded into new sessions."""
@@ -163,15 +164,6 @@ def memory_section(memories: Sequence[Memory]) -> str:
 
 
 # --- helpers ---------------------------------------------------------------------------------------
-
-
-def clip_text(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    if " " in cut[limit // 2 :]:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,.;:") + "…"
 
 
 def clean_labels(values: object, limit: int, *, lower: bool) -> tuple[str, ...]:

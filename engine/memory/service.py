@@ -23,13 +23,13 @@ from engine.memory.memories import (
     PERMANENT_FROM,
     Memory,
     clean_labels,
-    clip_text,
     expiry_for,
     memory_section,
     select_for_prompt,
 )
 from engine.protocols.memory import MemoryAssessor, MemoryStore
 from engine.protocols.models import TokenCounter
+from engine.text.clipping import clip_text
 
 _T = TypeVar("_T")
 
