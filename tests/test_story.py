@@ -16,6 +16,7 @@ from engine.curation.request_parts import request_parts
 from engine.curation.result import CurationResult
 from engine.curation.session_curation import SessionCuration
 from engine.summaries.story import Fragment, Story, central_sentence, key_phrase
+from engine.summaries.story_lines import StoryLines
 from engine.text.analysis import term_counts
 from engine.text.tokens import load_counter
 
@@ -213,3 +214,27 @@ def test_a_long_story_keeps_a_few_hundred_bytes_a_message() -> None:
         tracemalloc.stop()
     assert sum(len(s.fragments) for s in story.segments) == len(messages)
     assert added / len(messages) < 600
+
+
+def test_the_story_told_of_a_long_session_keeps_little_for_each_segment() -> None:
+    """Every plan tells the story of a long session, and what the telling keeps for the next plan
+    stays small: under 1,600 bytes a segment for 700 segments told by their index (1,950 when each
+    kept its exchanges grouped and its lines in a dict)."""
+    rng = random.Random(3)
+    words = [f"w{chr(97 + n % 26)}{chr(97 + n // 26 % 26)}ord" for n in range(600)]
+    story = Story()
+    for n in range(1_000, 7_000):
+        text = ". ".join(" ".join(rng.choices(words, k=rng.randint(8, 14))) for _ in range(3)) + "."
+        role = "user" if n % 2 == 0 else "assistant"
+        story.add(n, role, text, term_counts(text, None), position=n, label=f"#{n}")  # type: ignore[arg-type]
+    lines = StoryLines(COUNTER.count)
+    COUNTER.count("the counter's tables loaded")
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        told = lines.render(story, 4_000, set())
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert told and len(story.segments) > 600
+    assert kept / len(story.segments) < 1_600
