@@ -51,6 +51,8 @@ class _Told:
     grouped when asked: most segments of a long session are told by their index alone)."""
     top: Fragment
     segment: Segment
+    top_tokens: int = -1
+    """What its top phrase adds to an outline line (counted once: -1 until then)."""
     level: int = 1
     """0: its top phrase only; 1: its index; 2: exchanges in phrases; 3: exchanges in sentences."""
     lines: list[tuple[list[StoryLine], int] | None] = field(default_factory=lambda: [None] * 4)
@@ -95,7 +97,7 @@ class StoryLines:
         step = 1
         if total > room:
             # The oldest segments by their top phrase alone, as few as make the rest fit.
-            tops = [self._piece_tokens(t.top) for t in told]
+            tops = [self._top_tokens(t) for t in told]
             n = 0
             while n < len(told) and total > room:
                 total += tops[n] - index[n]
@@ -184,9 +186,12 @@ class StoryLines:
         text = f"- [{ids}] {' | '.join(said)}"
         return StoryLine(tuple(f.item_id for f in fragments), text, self._tokens(text) + 1)
 
-    def _piece_tokens(self, fragment: Fragment) -> int:
-        """About what a top phrase adds to an outline line."""
-        return self._tokens(fragment.phrase) + self._tokens(fragment.label) + 3
+    def _top_tokens(self, part: _Told) -> int:
+        """About what a segment's top phrase adds to an outline line (the phrase is made from its
+        sentence when asked, and not kept among the counted texts)."""
+        if part.top_tokens < 0:
+            part.top_tokens = self._count(part.top.phrase) + self._tokens(part.top.label) + 3
+        return part.top_tokens
 
     def _tokens(self, text: str) -> int:
         found = self._costs.get(text)
