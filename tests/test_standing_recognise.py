@@ -3,12 +3,16 @@ examples and non-examples, and the invariants of recognition and supersession.""
 
 from __future__ import annotations
 
+import random
+import tracemalloc
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.standing.book import StandingBook, about
 from engine.standing.recognise import StandingKind, recognise
+from engine.standing.subjects import NameIndex, overlaps
 
 STANDING = [
     ("from now on answer in French", StandingKind.INSTRUCTION, "language"),
@@ -149,3 +153,32 @@ def test_supersession_keeps_every_statement_and_the_latest_on_a_subject_is_curre
             assert entry.superseded_by in keys[index + 1 :]  # only ever by a later one
     slots = [e.subject.slot for e in entries if e.current and e.subject.slot is not None]
     assert len(slots) == len(set(slots))  # one current statement per slot
+
+
+words = st.text(alphabet="abcdef", min_size=1, max_size=9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.frozensets(words, max_size=5), max_size=12), st.lists(words, max_size=6))
+def test_the_subject_index_names_the_sets_a_message_overlaps(
+    sets: list[frozenset[str]], said: list[str]
+) -> None:
+    index = NameIndex(sets)
+    assert index.named(said) == {n for n, one in enumerate(sets) if overlaps(said, one)}
+
+
+def test_the_subject_index_of_many_statements_stays_small() -> None:
+    """A long session's statements are indexed for every plan: 1,000 subjects of four words take
+    under 2,000 bytes each (2,600 when each word and prefix had a set of its own)."""
+    rng = random.Random(5)
+    vocabulary = ["".join(rng.choices("abcdefghij", k=rng.randint(3, 11))) for _ in range(3_000)]
+    sets = [frozenset(rng.sample(vocabulary, 4)) for _ in range(1_000)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        index = NameIndex(sets)
+        added = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert index.size == len(sets)
+    assert added / len(sets) < 2_000

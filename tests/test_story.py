@@ -3,7 +3,9 @@ messages it quotes, within its share of the budget (engine.summaries.story)."""
 
 from __future__ import annotations
 
+import random
 import re
+import tracemalloc
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,6 +15,9 @@ from engine.curation.context_view import Part
 from engine.curation.request_parts import request_parts
 from engine.curation.result import CurationResult
 from engine.curation.session_curation import SessionCuration
+from engine.summaries.story import Fragment, Story, central_sentence, key_phrase
+from engine.summaries.story_lines import StoryLines
+from engine.text.analysis import term_counts
 from engine.text.tokens import load_counter
 
 COUNTER = load_counter("gpt-4o-mini")
@@ -174,3 +179,63 @@ def test_a_message_of_yours_waiting_for_your_answer_is_not_quoted() -> None:
     result = curation.plan(last)
     assert 3 in result.left_out and result.story
     assert 3 not in {s for sources, _ in result.story for s in sources}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab …,;:-(.!?\n\té"), max_size=400))
+def test_a_fragment_gives_back_the_sentence_and_phrase_it_was_made_of(text: str) -> None:
+    found = central_sentence(text, {})
+    if found is None:
+        return
+    sentence, terms = found
+    phrase = key_phrase(sentence, lambda term: float(len(term)))
+    fragment = Fragment.of(1, "#1", "user", "user", sentence, phrase, 0, terms)
+    assert (fragment.text, fragment.phrase) == (sentence, phrase)
+
+
+def test_a_long_story_keeps_a_few_hundred_bytes_a_message() -> None:
+    """A long session keeps a fragment of each message for the life of the session: 2,000 messages
+    of long sentences (each shortened, with its phrase) add under 600 bytes a message (886 when each
+    fragment kept its phrase, its ellipsis and an empty set of its own)."""
+    rng = random.Random(3)
+    words = [f"w{chr(97 + n % 26)}{chr(97 + n // 26 % 26)}ord" for n in range(600)]
+    messages = []
+    for n in range(1_000, 3_000):
+        text = ". ".join(" ".join(rng.choices(words, k=rng.randint(20, 40))) for _ in range(3)) + "."
+        messages.append((n, "user" if n % 2 == 0 else "assistant", text, term_counts(text, None), f"#{n}"))
+    story = Story()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for item_id, role, text, counts, label in messages:
+            story.add(item_id, role, text, counts, position=item_id, label=label)  # type: ignore[arg-type]
+        added = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert sum(len(s.fragments) for s in story.segments) == len(messages)
+    assert added / len(messages) < 600
+
+
+def test_the_story_told_of_a_long_session_keeps_little_for_each_segment() -> None:
+    """Every plan tells the story of a long session, and what the telling keeps for the next plan
+    stays small: under 1,230 bytes a segment for 700 segments told by their index (1,920 when each
+    kept its exchanges grouped and its lines in a dict, 1,280 when the counted texts kept each
+    segment's top phrase, made anew from its sentence)."""
+    rng = random.Random(3)
+    words = [f"w{chr(97 + n % 26)}{chr(97 + n // 26 % 26)}ord" for n in range(600)]
+    story = Story()
+    for n in range(1_000, 7_000):
+        text = ". ".join(" ".join(rng.choices(words, k=rng.randint(8, 14))) for _ in range(3)) + "."
+        role = "user" if n % 2 == 0 else "assistant"
+        story.add(n, role, text, term_counts(text, None), position=n, label=f"#{n}")  # type: ignore[arg-type]
+    lines = StoryLines(COUNTER.count)
+    COUNTER.count("the counter's tables loaded")
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        told = lines.render(story, 4_000, set())
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert told and len(story.segments) > 600
+    assert kept / len(story.segments) < 1_230

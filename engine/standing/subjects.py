@@ -145,10 +145,11 @@ class NameIndex:
     grows with the message's words, not with the sets (a plan asks on every turn)."""
 
     def __init__(self, sets: Iterable[Iterable[str]]) -> None:
-        self.prefixes: dict[str, set[int]] = {}
-        """Each word, and each of its prefixes of five letters or more: the sets it is in."""
-        self.exact: dict[str, set[int]] = {}
-        """Each word of five letters or more: the sets it is in."""
+        self.prefixes: dict[str, list[int]] = {}
+        """Each word, and each of its prefixes of five letters or more: the sets it is in, in
+        order (lists: most hold one set, and an empty set alone takes 216 bytes)."""
+        self.exact: dict[str, list[int]] = {}
+        """Each word of five letters or more: the sets it is in, in order."""
         self.size = 0
         for words in sets:
             self.add(words)
@@ -157,12 +158,13 @@ class NameIndex:
         """Index one more set (the next index)."""
         index = self.size
         self.size += 1
+        prefixes, exact = self.prefixes, self.exact
         for word in words:
-            self.prefixes.setdefault(word, set()).add(index)
+            _note(prefixes, word, index)
             for end in range(5, len(word)):
-                self.prefixes.setdefault(word[:end], set()).add(index)
+                _note(prefixes, word[:end], index)
             if len(word) >= 5:
-                self.exact.setdefault(word, set()).add(index)
+                _note(exact, word, index)
 
     def named(self, words: Iterable[str]) -> set[int]:
         """The sets one of ``words`` names: the same word, a word it begins (five letters or
@@ -174,3 +176,12 @@ class NameIndex:
             for end in range(5, len(word)):
                 found.update(exact.get(word[:end], ()))
         return found
+
+
+def _note(sets_of: dict[str, list[int]], word: str, index: int) -> None:
+    """Add set ``index`` to ``word``'s sets (indexes come in order: a repeat is the last one)."""
+    found = sets_of.get(word)
+    if found is None:
+        sets_of[word] = [index]
+    elif found[-1] != index:
+        found.append(index)

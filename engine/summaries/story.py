@@ -14,7 +14,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engine.chat import Role
 from engine.text.terms import term
@@ -57,12 +57,49 @@ class Fragment:
     label: str
     role: Role
     speaker: str
-    text: str
-    """The sentence, shortened."""
-    phrase: str
-    """Its few words that say most (the rarest in the session so far): the story's briefest line."""
+    said: str
+    """The sentence, shortened, without the ellipsis that ends a shortened one (see :attr:`text`)."""
+    cut: bool
+    """The sentence was shortened (:attr:`text` ends with an ellipsis)."""
+    start: int
+    end: int
+    """Where :attr:`phrase` lies in :attr:`text` (a long session keeps thousands of fragments: the
+    phrase is not kept as a string of its own, nor is the ellipsis that would store an ASCII
+    sentence at two bytes a character)."""
     position: int
     terms: frozenset[str]
+
+    @classmethod
+    def of(
+        cls,
+        item_id: int,
+        label: str,
+        role: Role,
+        speaker: str,
+        sentence: str,
+        phrase: str,
+        position: int,
+        terms: frozenset[str],
+    ) -> Fragment:
+        """The fragment of ``sentence`` (as :func:`shorten` gives it) and its ``phrase`` (a part of it)."""
+        cut = sentence.endswith("…")
+        start = sentence.find(phrase)
+        said = sentence[:-1] if cut else sentence
+        return cls(item_id, label, role, speaker, said, cut, start, start + len(phrase), position, terms)
+
+    @property
+    def text(self) -> str:
+        """The sentence, shortened."""
+        return self.said + "…" if self.cut else self.said
+
+    @property
+    def phrase(self) -> str:
+        """Its few words that say most (the rarest in the session so far): the story's briefest line."""
+        return self.text[self.start : self.end]
+
+
+_NO_TERMS: frozenset[str] = frozenset()
+"""A closed segment's fragments' terms (an empty frozenset is not shared: 216 bytes each)."""
 
 
 @dataclass(slots=True)
@@ -197,7 +234,7 @@ class Story:
             sentence, found_terms = found
             speaker = name or role
             phrase = key_phrase(sentence, idf)
-            fragment = Fragment(item_id, label, role, speaker, sentence, phrase, position, found_terms)
+            fragment = Fragment.of(item_id, label, role, speaker, sentence, phrase, position, found_terms)
             segment.fragments.append(fragment)
         self.version += 1
 
@@ -223,8 +260,7 @@ class Story:
         segment.profile = {}
         segment.closed = True
         segment.fragments = [
-            Fragment(f.item_id, f.label, f.role, f.speaker, f.text, f.phrase, f.position, frozenset())
-            for f in segment.fragments
+            replace(f, terms=_NO_TERMS) for f in segment.fragments
         ]  # the terms served the ranking; a long session keeps thousands of fragments
         self.version += 1
 

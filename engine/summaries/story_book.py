@@ -58,30 +58,32 @@ class StoryBook:
         self._asked: set[tuple[int, int]] = set()
         self._failed: set[tuple[int, int]] = set()
         """Segments the model could not tell this session: their extractive lines stay."""
-        self._sources: dict[tuple[int, int], tuple[tuple[int, ...], str]] = {}
+        self._hashes: dict[tuple[int, int], str] = {}
+        """Each closed segment's :func:`segment_source` hash (its text is made again when asked
+        for: kept, the texts of a long session's segments held its every sentence again)."""
 
     def load(self, lines: list[StoredStoryLine]) -> None:
         """Take the lines the store kept (a later one of the same segment replaces an earlier)."""
         for line in lines:
             self._written[(line.first_id, line.last_id)] = line
 
-    def _source(self, segment: Segment) -> tuple[tuple[int, int], tuple[int, ...], str] | None:
+    def _source(self, segment: Segment) -> tuple[tuple[int, int], str] | None:
         if not segment.closed or not segment.fragments:
             return None
         key = (segment.fragments[0].item_id, segment.fragments[-1].item_id)
-        found = self._sources.get(key)
+        found = self._hashes.get(key)
         if found is None:
-            found = self._sources[key] = segment_source(segment.fragments)
-        return key, found[0], found[1]
+            found = self._hashes[key] = source_hash(segment_source(segment.fragments)[1])
+        return key, found
 
     def line(self, segment: Segment) -> tuple[tuple[int, ...], str] | None:
         """The model's line for ``segment`` (its sources and text), if written for its current text."""
         found = self._source(segment)
         if found is None:
             return None
-        key, _sources, text = found
+        key, hashed = found
         written = self._written.get(key)
-        if written is not None and written.source_hash == source_hash(text):
+        if written is not None and written.source_hash == hashed:
             return written.sources, written.text
         return None
 
@@ -91,8 +93,9 @@ class StoryBook:
         found = self._source(segment)
         if found is None or self.line(segment) is not None:
             return
-        key, sources, text = found
+        key = found[0]
         if key not in self._asked and key not in self._failed and key not in self._wanted:
+            sources, text = segment_source(segment.fragments)
             request = SummaryRequest(
                 source_id=key[0],
                 label=f"{segment.fragments[0].label}–{segment.fragments[-1].label}",

@@ -46,13 +46,17 @@ class _Told:
 
     users: list[Fragment]
     """What the user said (or, in a segment without a user message, its first fragment)."""
-    exchanges: list[list[Fragment]]
+    unsent: tuple[int, ...]
+    """Its messages the request does not send whole (their exchanges are told at levels 2 and 3,
+    grouped when asked: most segments of a long session are told by their index alone)."""
     top: Fragment
     segment: Segment
+    top_tokens: int = -1
+    """What its top phrase adds to an outline line (counted once: -1 until then)."""
     level: int = 1
     """0: its top phrase only; 1: its index; 2: exchanges in phrases; 3: exchanges in sentences."""
-    lines: dict[int, tuple[list[StoryLine], int]] = field(default_factory=dict)
-    """Its lines at each level asked for, with their tokens."""
+    lines: list[tuple[list[StoryLine], int] | None] = field(default_factory=lambda: [None] * 4)
+    """Its lines at each level asked for (by level), with their tokens."""
 
 
 class StoryLines:
@@ -93,7 +97,7 @@ class StoryLines:
         step = 1
         if total > room:
             # The oldest segments by their top phrase alone, as few as make the rest fit.
-            tops = [self._piece_tokens(t.top) for t in told]
+            tops = [self._top_tokens(t) for t in told]
             n = 0
             while n < len(told) and total > room:
                 total += tops[n] - index[n]
@@ -137,7 +141,7 @@ class StoryLines:
         found = self._told.get(index)
         if found is not None and found[:2] == (len(segment.fragments), unsent) and found[3] == said:
             return found[2]
-        told = _told(segment, sent) if unsent else None
+        told = _told(segment, unsent) if unsent else None
         if told is not None and model is not None:
             line = self._model_line(model[0], model[1], segment)
             for level in (1, 2, 3):
@@ -152,7 +156,7 @@ class StoryLines:
         return StoryLine(sources, text, self._tokens(text) + 1)
 
     def _level_lines(self, part: _Told, level: int) -> tuple[list[StoryLine], int]:
-        found = part.lines.get(level)
+        found = part.lines[level]
         if found is not None:
             return found
         if level == 1:
@@ -162,7 +166,9 @@ class StoryLines:
                 for n in range(0, len(users), MAX_LINE_SOURCES)
             ]
         else:
-            lines = [self._line(ex[:MAX_LINE_SOURCES], phrases=level == 2) for ex in part.exchanges]
+            unsent = set(part.unsent)
+            exchanges = _exchanges([f for f in part.segment.fragments if f.item_id in unsent])
+            lines = [self._line(ex[:MAX_LINE_SOURCES], phrases=level == 2) for ex in exchanges]
         part.lines[level] = found = (lines, sum(line.tokens for line in lines))
         return found
 
@@ -180,9 +186,12 @@ class StoryLines:
         text = f"- [{ids}] {' | '.join(said)}"
         return StoryLine(tuple(f.item_id for f in fragments), text, self._tokens(text) + 1)
 
-    def _piece_tokens(self, fragment: Fragment) -> int:
-        """About what a top phrase adds to an outline line."""
-        return self._tokens(fragment.phrase) + self._tokens(fragment.label) + 3
+    def _top_tokens(self, part: _Told) -> int:
+        """About what a segment's top phrase adds to an outline line (the phrase is made from its
+        sentence when asked, and not kept among the counted texts)."""
+        if part.top_tokens < 0:
+            part.top_tokens = self._count(part.top.phrase) + self._tokens(part.top.label) + 3
+        return part.top_tokens
 
     def _tokens(self, text: str) -> int:
         found = self._costs.get(text)
@@ -193,16 +202,17 @@ class StoryLines:
         return found
 
 
-def _told(segment: Segment, sent: Container[int]) -> _Told | None:
-    """What of ``segment`` the story may quote; None when the request sends all of it whole."""
-    unsent = [f for f in segment.fragments if f.item_id not in sent]
-    if not unsent:
-        return None
-    users = [f for f in unsent if f.role == "user"] or unsent[:1]
-    keep = {f.item_id for f in users}
+def _told(segment: Segment, ids: tuple[int, ...]) -> _Told:
+    """What of ``segment`` the story may quote: its messages ``ids``, those the request does not
+    send whole (at least one)."""
+    unsent = set(ids)
     fragments = segment.fragments
+    users = [f for f in fragments if f.item_id in unsent and f.role == "user"]
+    if not users:
+        users = [next(f for f in fragments if f.item_id in unsent)]
+    keep = {f.item_id for f in users}
     top = next(fragments[n] for n in segment.ranking() if fragments[n].item_id in keep)
-    return _Told(users, _exchanges(unsent), top, segment)
+    return _Told(users, ids, top, segment)
 
 
 def _exchanges(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
