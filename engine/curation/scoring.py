@@ -146,7 +146,8 @@ class ScoreTable(Mapping[int, Scores]):
         half_life: float,
         registry: EntityRegistry,
     ) -> None:
-        self._items = {item.id: item for item in items}
+        self._listed = items
+        self._by_id: dict[int, Item] | None = None
         self._relevance = relevance
         self._entities = entities
         self._neighbour = neighbour
@@ -156,7 +157,7 @@ class ScoreTable(Mapping[int, Scores]):
         w = WEIGHTS
         w_relevance, w_entities, w_neighbour = w["relevance"], w["entities"], w["neighbour"]
         # Items never come from a later turn than the one being planned, so ages index ``decay``.
-        decay = [w["recency"] * 0.5 ** (age / half_life) for age in range(turn + 1)]
+        decay = _decay(w["recency"], half_life, turn)
         relevance_of, neighbour_of = relevance.get, neighbour.get
         total: dict[int, float] = {}
         for item in items:
@@ -181,6 +182,13 @@ class ScoreTable(Mapping[int, Scores]):
         """The best raw BM25 score among the items: relevance is each one's share of it."""
         self.wording: Mapping[int, float] = relevance
         """Relevance from the words alone (the same as relevance when embeddings are off)."""
+
+    @property
+    def _items(self) -> dict[int, Item]:
+        """The scored items by id, made when first asked (most plans never ask)."""
+        if self._by_id is None:
+            self._by_id = {item.id: item for item in self._listed}
+        return self._by_id
 
     def add_outside(self, scored: Sequence[tuple[Item, float, float]]) -> None:
         """Score items that are not the session's (messages before its cut, see
@@ -233,6 +241,20 @@ class ScoreTable(Mapping[int, Scores]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+_DECAYS: dict[tuple[float, float], list[float]] = {}
+"""Each (weight, half-life)'s recency weights by age, grown as turns pass: the same every plan."""
+
+
+def _decay(weight: float, half_life: float, turn: int) -> list[float]:
+    """The weighted recency of ages 0 to ``turn`` at least (computed once per age, not per plan)."""
+    decay = _DECAYS.get((weight, half_life))
+    if decay is None or len(decay) <= turn:
+        # A new list, never one grown in place: another thread may be reading the old one.
+        decay = [weight * 0.5 ** (age / half_life) for age in range(max(turn + 1, 2 * len(decay or ())))]
+        _DECAYS[(weight, half_life)] = decay
+    return decay
 
 
 def _neighbour_credit(
