@@ -135,7 +135,7 @@ def replay_and_score(transcript: Path, window: int) -> Scored:
         tokens = sum(len(encoding.encode(c, disallowed_special=())) + 4 for c in contents) + 3
         scored.contexts += 1
         scored.over += tokens > result["budget_tokens"]
-        tally = scored.by_category.setdefault(question.get("category", "all"), Tally())
+        tally = scored.by_category.setdefault(str(question.get("category", "all")), Tally())
         for evidence in question["evidence"]:
             text = texts.get(evidence)
             if text is None:
