@@ -10,6 +10,7 @@ from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS
 from engine.curation.result import ContextMessage, cost
 from engine.summaries.story import Segment
 from engine.summaries.story_lines import STORY_HEADER
+from engine.summaries.story_session import session_line
 
 if TYPE_CHECKING:
     from engine.curation.curation_state import CurationState
@@ -32,7 +33,10 @@ def story_section(
                 return None  # it would tell of a message the user took out, or not yet sent
             return found
 
-    lines = state.story_lines.render(state.story, room, sent, written)
+    head = session_line(state.story, sent)
+    if head is not None:
+        head = (head[0], f"- [{', '.join(state.by_id[i].label for i in head[0])}] {head[1]}")
+    lines = state.story_lines.render(state.story, room, sent, written, head)
     if book is not None:
         for segment in state.story_lines.detailed:
             book.want(segment)
