@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from engine.summaries.model import SummaryLevel, SummaryRequest, source_hash
 from engine.summaries.story import Fragment, Segment
 
+SESSION_FIRST_ID = 0
+"""A stored line whose first id is this tells the whole session (:mod:`engine.summaries.story_session`);
+its last id is the last message of the last closed segment it was written from."""
 MAX_SEGMENT_SOURCES = 16
 """The model is given at most this many of a segment's fragments (its first ones), and the line
 names only those."""
@@ -59,11 +62,13 @@ class StoryBook:
         self._failed: set[tuple[int, int]] = set()
         """Segments the model could not tell this session: their extractive lines stay."""
         self._sources: dict[tuple[int, int], tuple[tuple[int, ...], str]] = {}
+        self.session: StoredStoryLine | None = None
+        """The model's line for the whole session (the latest written), if any."""
 
     def load(self, lines: list[StoredStoryLine]) -> None:
         """Take the lines the store kept (a later one of the same segment replaces an earlier)."""
         for line in lines:
-            self._written[(line.first_id, line.last_id)] = line
+            self.add(line)
 
     def _source(self, segment: Segment) -> tuple[tuple[int, int], tuple[int, ...], str] | None:
         if not segment.closed or not segment.fragments:
@@ -114,7 +119,17 @@ class StoryBook:
     def add(self, line: StoredStoryLine) -> None:
         key = (line.first_id, line.last_id)
         self._asked.discard(key)
-        self._written[key] = line
+        if line.first_id != SESSION_FIRST_ID:
+            self._written[key] = line
+        elif self.session is None or line.last_id >= self.session.last_id:
+            self.session = line
+
+    def want_session(self, request: StoryRequest) -> None:
+        """Ask for the session's line (see :func:`engine.summaries.story_session.session_request`)
+        unless asked already or failed this session."""
+        key = (request.first_id, request.last_id)
+        if key not in self._asked and key not in self._failed and key not in self._wanted:
+            self._wanted[key] = request
 
     def failed(self, request: StoryRequest) -> None:
         key = (request.first_id, request.last_id)
