@@ -106,6 +106,7 @@ class StoryBook:
                 tokens=max(1, len(text) // 4),
                 entities=(),
                 level=SummaryLevel.BRIEF,
+                story=True,
                 name="conversation: a passage of several messages, one a line, each with its id and speaker",
             )
             self._wanted[key] = StoryRequest(key[0], key[1], sources, request)

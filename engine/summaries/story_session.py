@@ -74,6 +74,7 @@ def session_request(
         tokens=max(1, len(text) // 4),
         entities=(),
         level=SummaryLevel.BRIEF,
+        story=True,
         name="the story so far: one line per topic of a conversation, oldest first, with the ids it tells of",
     )
     return StoryRequest(SESSION_FIRST_ID, closed[-1].fragments[-1].item_id, sources, request)
