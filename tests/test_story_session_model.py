@@ -16,7 +16,7 @@ from tests.fake_openai import FakeOpenAIServer
 from tests.kept_clients import close_kept
 from tests.test_curation_models import is_summary, source_of, turn
 from tests.test_story import LARGE, play
-from tests.test_story_model import TOLD, asked_with_a_model, is_story, story_sent
+from tests.test_story_model import TOLD, asked_with_a_model, caught_up, is_story, story_sent
 
 SESSION_TOLD = "A week of questions moved from tomatoes to refunds, then training and geometry."
 
@@ -47,7 +47,7 @@ async def test_the_model_writes_the_session_line_from_the_segment_lines_once(
 ) -> None:
     turns, session_id = await asked_with_a_model(store, fake_server, TOLD)
     fake_server.reply = reply
-    await turns.write_summaries(session_id)
+    await caught_up(turns, session_id)  # the segments' lines first, the session's last
     asked = [r for r in fake_server.requests if is_session(r["body"])]
     assert len(asked) == 1
     assert len(source_of(asked[0]["body"]).splitlines()) >= 3  # the story's segment lines, one a line

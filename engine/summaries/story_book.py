@@ -111,9 +111,14 @@ class StoryBook:
             )
             self._wanted[key] = StoryRequest(key[0], key[1], sources, request)
 
-    def take_wanted(self) -> list[StoryRequest]:
-        taken = list(self._wanted.values())
-        self._wanted.clear()
+    def take_wanted(self, limit: int | None = None) -> list[StoryRequest]:
+        """The wanted lines, at most ``limit``: the newest segments first (the story tells them in
+        most detail, and they are what the conversation is about now), the session's line last (it
+        is written from the segments' lines); the rest stay wanted."""
+        ordered = sorted(self._wanted.values(), key=lambda r: (r.first_id == SESSION_FIRST_ID, -r.first_id))
+        taken = ordered if limit is None else ordered[: max(0, limit)]
+        for request in taken:
+            del self._wanted[(request.first_id, request.last_id)]
         self._asked.update((r.first_id, r.last_id) for r in taken)
         return taken
 
