@@ -122,7 +122,7 @@ class SummaryService:
                 wanted.last_id,
                 outcome.model or model,
                 wanted.sources,
-                source_hash(wanted.request.text),
+                wanted.plain or source_hash(wanted.request.text),
                 said,
             )
             self.curations.store.save_story_line(session_id, line)

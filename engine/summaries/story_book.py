@@ -31,7 +31,9 @@ class StoredStoryLine:
     model: str
     sources: tuple[int, ...]
     source_hash: str
-    """Of the text the model was given: a line of other text is not used."""
+    """Of the segment's sentences and speakers, without their ids (:func:`plain_hash`; older lines: of
+    the text the model was given): a line of other text is not used, one of a session imported
+    under other ids is."""
     text: str
 
 
@@ -43,6 +45,8 @@ class StoryRequest:
     last_id: int
     sources: tuple[int, ...]
     request: SummaryRequest
+    plain: str = ""
+    """The :func:`plain_hash` of what the model reads (stored with its line)."""
 
 
 def segment_source(fragments: list[Fragment]) -> tuple[tuple[int, ...], str]:
@@ -50,6 +54,12 @@ def segment_source(fragments: list[Fragment]) -> tuple[tuple[int, ...], str]:
     given = fragments[:MAX_SEGMENT_SOURCES]
     text = "\n".join(f"{f.label} {f.speaker}: {f.text}" for f in given)
     return tuple(f.item_id for f in given), text
+
+
+def plain_hash(fragments: list[Fragment]) -> str:
+    """The hash of the segment's given sentences with their speakers but not their ids (an imported
+    session's messages have other ids, the same words)."""
+    return source_hash("\n".join(f"{f.speaker}: {f.text}" for f in fragments[:MAX_SEGMENT_SOURCES]))
 
 
 class StoryBook:
@@ -61,7 +71,7 @@ class StoryBook:
         self._asked: set[tuple[int, int]] = set()
         self._failed: set[tuple[int, int]] = set()
         """Segments the model could not tell this session: their extractive lines stay."""
-        self._sources: dict[tuple[int, int], tuple[tuple[int, ...], str]] = {}
+        self._sources: dict[tuple[int, int], tuple[tuple[int, ...], str, str]] = {}
         self.session: StoredStoryLine | None = None
         """The model's line for the whole session (the latest written), if any."""
 
@@ -70,23 +80,24 @@ class StoryBook:
         for line in lines:
             self.add(line)
 
-    def _source(self, segment: Segment) -> tuple[tuple[int, int], tuple[int, ...], str] | None:
+    def _source(self, segment: Segment) -> tuple[tuple[int, int], tuple[int, ...], str, str] | None:
         if not segment.closed or not segment.fragments:
             return None
         key = (segment.fragments[0].item_id, segment.fragments[-1].item_id)
         found = self._sources.get(key)
         if found is None:
-            found = self._sources[key] = segment_source(segment.fragments)
-        return key, found[0], found[1]
+            sources, text = segment_source(segment.fragments)
+            found = self._sources[key] = (sources, text, plain_hash(segment.fragments))
+        return key, *found
 
     def line(self, segment: Segment) -> tuple[tuple[int, ...], str] | None:
         """The model's line for ``segment`` (its sources and text), if written for its current text."""
         found = self._source(segment)
         if found is None:
             return None
-        key, _sources, text = found
+        key, _sources, text, plain = found
         written = self._written.get(key)
-        if written is not None and written.source_hash == source_hash(text):
+        if written is not None and written.source_hash in (plain, source_hash(text)):
             return written.sources, written.text
         return None
 
@@ -96,7 +107,7 @@ class StoryBook:
         found = self._source(segment)
         if found is None or self.line(segment) is not None:
             return
-        key, sources, text = found
+        key, sources, text, plain = found
         if key not in self._asked and key not in self._failed and key not in self._wanted:
             request = SummaryRequest(
                 source_id=key[0],
@@ -109,7 +120,7 @@ class StoryBook:
                 story=True,
                 name="conversation: a passage of several messages, one a line, each with its id and speaker",
             )
-            self._wanted[key] = StoryRequest(key[0], key[1], sources, request)
+            self._wanted[key] = StoryRequest(key[0], key[1], sources, request, plain)
 
     def take_wanted(self, limit: int | None = None) -> list[StoryRequest]:
         """The wanted lines, at most ``limit``: the newest segments first (the story tells them in
