@@ -30,6 +30,7 @@ from engine.summaries.model import MIN_SUMMARY_TOKENS, SummaryOutcome, SummaryRe
 from engine.text.thinking import sent_text
 from providers.client_factory import ClientFactory, KeptClient
 from providers.failures import describe
+from providers.story_prompt import STORY_INSTRUCTIONS, STORY_TASK
 
 if TYPE_CHECKING:
     import openai
@@ -65,6 +66,9 @@ Keep, word for word: decisions, errors and error messages, the user's preference
 quantities, dates and times. Mention every one of the entities listed, spelled exactly as listed. \
 Drop greetings, repetition and filler. Write plain prose in the message's language, about \
 {target} tokens, with no heading and no preamble. Answer with the summary only."""
+
+
+SUMMARIZE_TASK = "Summarize the source above. Answer with the summary only."
 
 
 def missing_labels(summary: str, labels: Sequence[str]) -> list[str]:
@@ -203,7 +207,8 @@ class OpenAISummarizer:
         budget: _Budget,
     ) -> str | None:
         fence = self._fence()
-        messages = summary_request(text, labels, fence, max(target, 16), speaker=request.name or request.role)
+        speaker = request.name or request.role
+        messages = summary_request(text, labels, fence, max(target, 16), speaker=speaker, story=request.story)
         answer = await self._complete(client, messages, target, budget, fence)
         if answer is None:
             answer = await self._complete(client, messages, target, budget, fence)  # once more
@@ -253,19 +258,25 @@ class OpenAISummarizer:
 
 
 def summary_request(
-    text: str, labels: Sequence[str], fence: str, target: int, *, speaker: str = "user"
+    text: str, labels: Sequence[str], fence: str, target: int, *, speaker: str = "user", story: bool = False
 ) -> list[dict[str, str]]:
-    """The request's messages: the instructions, then the entities to keep and the fenced source."""
+    """The request's messages: the instructions (a summary's, or a story line's when ``story``), then
+    the entities to keep and the fenced source."""
     source = json.dumps(text, ensure_ascii=False)
     entities = json.dumps(list(labels), ensure_ascii=False)
+    said = json.dumps(speaker, ensure_ascii=False)
+    instructions, what, task = (
+        (STORY_INSTRUCTIONS, f"The passage ({said}) to tell.", STORY_TASK)
+        if story
+        else (INSTRUCTIONS, f"A message by the {said} to summarize.", SUMMARIZE_TASK)
+    )
     return [
-        {"role": "system", "content": INSTRUCTIONS.format(fence=fence, target=target)},
+        {"role": "system", "content": instructions.format(fence=fence, target=target)},
         {
             "role": "user",
-            "content": f"A message by the {json.dumps(speaker, ensure_ascii=False)} to summarize.\n"
+            "content": f"{what}\n"
             f"Entities to mention: {entities}\n"
-            f"BEGIN SOURCE {fence}\n{source}\nEND SOURCE {fence}\n\n"
-            "Summarize the source above. Answer with the summary only.",
+            f"BEGIN SOURCE {fence}\n{source}\nEND SOURCE {fence}\n\n{task}",
         },
     ]
 

@@ -12,8 +12,8 @@ line, with optional fields that let an import give the session back exactly::
 - ``id`` is the id the message had in the transcript it was imported from, else its id in the store.
 - ``state`` and its companions are written when the engine has a curation record for the message,
   ``summary`` when there is one; ``tokens``, ``model`` and ``error`` when known. ``session`` is on the
-  first line only: title, consent policy, tokens saved, keep rules (``/keep``), and the per-session
-  settings.
+  first line only: title, consent policy, tokens saved, keep rules (``/keep``), the story lines a
+  model wrote (:mod:`sessions.story_exchange`), and the per-session settings.
 - Times are UTC with microseconds; a transcript from elsewhere may give a naive time, read as UTC.
   An import refuses a time outside 1970-2099, naming its line.
 
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -44,8 +44,9 @@ from engine.curation.consent import ConsentChoice
 from engine.curation.items import ItemState
 from engine.text.inert import inert, inert_json, inert_line
 from engine.text.moments import local_text, stored_moment
-from sessions import markdown_text
+from sessions import markdown_text, story_exchange
 from sessions.rows import select, select_one
+from sessions.story_exchange import TranscriptStoryLine
 
 ExportFormat = Literal["md", "jsonl"]
 FORMATS: tuple[ExportFormat, ...] = ("jsonl", "md")
@@ -105,6 +106,8 @@ class SessionHeader:
     settings: SessionSettings = field(default_factory=SessionSettings)
     keep_rules: tuple[str, ...] = ()
     """The texts of the session's keep rules (``/keep``), oldest first."""
+    story_lines: tuple[TranscriptStoryLine, ...] = ()
+    """The story lines a model wrote (:mod:`sessions.story_exchange`), naming transcript ids."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +172,8 @@ def dump(conn: sqlite3.Connection, session_id: int) -> SessionDump | None:
     )
     used: set[str] = set()
     messages = [_exchanged(r, used) for r in rows]
+    ids = {int(r["id"]): m.id for r, m in zip(rows, messages, strict=True)}
+    header = replace(header, story_lines=story_exchange.dumped(conn, session_id, ids))
     return SessionDump(header, tuple(messages))
 
 
@@ -251,6 +256,8 @@ def _header_json(header: SessionHeader) -> dict[str, object]:
     data.update({name: value for name, value in asdict(header.settings).items() if value is not None})
     if header.keep_rules:
         data["keep_rules"] = list(header.keep_rules)
+    if header.story_lines:
+        data["story_lines"] = [line.model_dump() for line in header.story_lines]
     return data
 
 
@@ -265,6 +272,7 @@ def to_markdown(session: SessionDump) -> str:
     if session.header.keep_rules:
         rules = "\n".join(f"- {_one_line(text)}" for text in session.header.keep_rules)
         parts.append(f"\nKept by your rules (/keep):\n\n{rules}\n")
+    parts.append(story_exchange.markdown(session.header.story_lines))
     for message in shown:
         parts.append(
             f"\n## {_heading(message)}\n\n{markdown_text.body(message.content, role=message.role)}\n"

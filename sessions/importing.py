@@ -21,6 +21,7 @@ from engine.curation.items import ItemState
 from engine.curation.ledger import EntryKind
 from engine.text.inert import quoted
 from engine.text.moments import RANGE_TEXT, in_range
+from sessions import story_exchange
 from sessions.exchange import INTERRUPTED_ON_EXPORT, Curation, ExchangedMessage, SessionHeader
 from sessions.rows import inserted_id, select_one, value
 from sessions.transcript import SessionLine, TranscriptError, session_lines
@@ -86,6 +87,7 @@ def open_session_file(path: Path) -> SessionFile:
                 temperature=recorded.temperature,
             ),
             keep_rules=tuple(recorded.keep_rules),
+            story_lines=tuple(recorded.story_lines),
         )
     )
     return SessionFile(path, header, lines if first is None else itertools.chain([first], lines))
@@ -202,6 +204,7 @@ def store(
         if taken is None:
             break
     conn.execute("DROP TABLE temp.imported_ids")
+    story_exchange.stored(conn, session_id, header.story_lines)
     return Stored(session_id, count, header.title, shown)
 
 

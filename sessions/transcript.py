@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from engine.curation.keep_rules import MAX_RULE_CHARS
 from engine.text.inert import quoted
+from sessions.story_exchange import TranscriptStoryLine
 
 Status = Literal["complete", "streaming", "interrupted", "failed", "superseded"]
 """The values of ``status``: :class:`engine.chat.MessageStatus`."""
@@ -70,6 +71,8 @@ class TranscriptSession(BaseModel):
     temperature: float | None = None
     keep_rules: list[Annotated[str, StringConstraints(min_length=1, max_length=MAX_RULE_CHARS)]] = []
     """The session's keep rules (``/keep``), oldest first."""
+    story_lines: list[TranscriptStoryLine] = []
+    """The story lines a model wrote (:mod:`sessions.story_exchange`)."""
 
 
 class SessionLine(TranscriptMessage):

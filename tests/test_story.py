@@ -90,6 +90,8 @@ def test_the_story_is_chronological_names_real_unsent_messages_and_keeps_its_sha
     assert COUNTER.count(story.content) + 4 <= story.tokens
     positions = []
     for sources, line in story_of(result):
+        if "the session so far" in line:  # the session's line, first: its sources span the session
+            assert (sources, line) == story_of(result)[0] and len(sources) <= 3
         assert 1 <= len(sources) <= 6
         for source in sources:
             item = curation.by_id[source]  # a real message of the session

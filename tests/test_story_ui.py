@@ -69,6 +69,10 @@ async def test_the_panel_and_the_preview_show_the_story_so_far(fake_server: Fake
         await wait_for(pilot, lambda: type(app.screen).__name__ == "PreviewScreen")
         said = "\n".join(str(s.render()) for s in app.screen.query(Static))
         assert "The story so far" in said and "· story ·" in said
+        # Its first line tells the whole session, before the topics' lines.
+        told = said[said.index("The story so far") :].split("\n- [")
+        assert len(told) > 2 and "the session so far" in told[1]
+        assert story.content.split("\n")[1].startswith("- [") and "the session so far" in story.content
 
 
 async def test_a_row_the_story_quotes_is_tagged_and_its_why_dialog_shows_the_line(

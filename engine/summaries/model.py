@@ -58,6 +58,8 @@ class SummaryRequest:
     level: SummaryLevel = SummaryLevel.DETAILED
     name: str | None = None
     """The speaker's name, when the conversation names its speakers."""
+    story: bool = False
+    """A line of the story so far (:mod:`engine.summaries.story_book`): told in order, not summarized."""
 
     @property
     def target_tokens(self) -> int:

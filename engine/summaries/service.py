@@ -5,7 +5,8 @@ the turn the app runs :meth:`SummaryService.run` in the background. Each summary
 arrives (it survives a restart; a changed message drops it) and handed to the session's curation,
 which uses it from its next plan on. Typing and sending never wait for it: the session's curation is
 held only to take the requests and to hand each summary over. The story's segments a model tells
-(:mod:`engine.summaries.story_book`) are written the same way, after the messages' summaries.
+(:mod:`engine.summaries.story_book`) are written the same way, after the messages' summaries, at most
+:data:`MAX_STORY_LINES_PER_RUN` a run (the rest on the next turns).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from engine.summaries.model import StoredSummary, SummaryOutcome, SummaryRequest
 from engine.summaries.story_book import StoredStoryLine, StoryRequest
 
 Wanted = SummaryRequest | StoryRequest
+MAX_STORY_LINES_PER_RUN = 8
+"""Story lines one run asks for (one run follows each turn): connecting to a model in a long session
+catches up a few segments a turn instead of flooding the server with every closed one at once."""
 
 
 class SummaryService:
@@ -40,8 +44,10 @@ class SummaryService:
             return 0
         written = 0
         left: list[Wanted] = []
+        story_lines = MAX_STORY_LINES_PER_RUN
         try:
-            while requests := await asyncio.to_thread(self._take, session_id):
+            while requests := await asyncio.to_thread(self._take, session_id, story_lines):
+                story_lines -= sum(isinstance(r, StoryRequest) for r in requests)
                 left = list(requests)
                 while left:
                     wanted = left[0]
@@ -65,14 +71,16 @@ class SummaryService:
             self._running.add(session_id)
             return True
 
-    def _take(self, session_id: int) -> list[Wanted]:
+    def _take(self, session_id: int, story_lines: int) -> list[Wanted]:
+        """What to write next: the messages' summaries first (they free room), then at most
+        ``story_lines`` of the story's lines."""
         with self.curations.held(session_id) as held:
             curation = held.cached
             book = curation.model_summaries if curation is not None else None
             taken: list[Wanted] = list(book.take_wanted()) if book is not None else []
             story = curation.state.story_book if curation is not None else None
-            if not taken and story is not None:
-                taken = list(story.take_wanted())  # the messages' summaries first: they free room
+            if not taken and story is not None and story_lines > 0:
+                taken = list(story.take_wanted(story_lines))
             if not taken:
                 self._running.discard(session_id)
             return taken
@@ -114,7 +122,7 @@ class SummaryService:
                 wanted.last_id,
                 outcome.model or model,
                 wanted.sources,
-                source_hash(wanted.request.text),
+                wanted.plain or source_hash(wanted.request.text),
                 said,
             )
             self.curations.store.save_story_line(session_id, line)

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from engine.summaries.model import SummaryLevel, SummaryRequest, source_hash
 from engine.summaries.story import Fragment, Segment
 
+SESSION_FIRST_ID = 0
+"""A stored line whose first id is this tells the whole session (:mod:`engine.summaries.story_session`);
+its last id is the last message of the last closed segment it was written from."""
 MAX_SEGMENT_SOURCES = 16
 """The model is given at most this many of a segment's fragments (its first ones), and the line
 names only those."""
@@ -28,7 +31,9 @@ class StoredStoryLine:
     model: str
     sources: tuple[int, ...]
     source_hash: str
-    """Of the text the model was given: a line of other text is not used."""
+    """Of the segment's sentences and speakers, without their ids (:func:`plain_hash`; older lines: of
+    the text the model was given): a line of other text is not used, one of a session imported
+    under other ids is."""
     text: str
 
 
@@ -40,6 +45,8 @@ class StoryRequest:
     last_id: int
     sources: tuple[int, ...]
     request: SummaryRequest
+    plain: str = ""
+    """The :func:`plain_hash` of what the model reads (stored with its line)."""
 
 
 def segment_source(fragments: list[Fragment]) -> tuple[tuple[int, ...], str]:
@@ -47,6 +54,12 @@ def segment_source(fragments: list[Fragment]) -> tuple[tuple[int, ...], str]:
     given = fragments[:MAX_SEGMENT_SOURCES]
     text = "\n".join(f"{f.label} {f.speaker}: {f.text}" for f in given)
     return tuple(f.item_id for f in given), text
+
+
+def plain_hash(fragments: list[Fragment]) -> str:
+    """The hash of the segment's given sentences with their speakers but not their ids (an imported
+    session's messages have other ids, the same words)."""
+    return source_hash("\n".join(f"{f.speaker}: {f.text}" for f in fragments[:MAX_SEGMENT_SOURCES]))
 
 
 class StoryBook:
@@ -58,32 +71,35 @@ class StoryBook:
         self._asked: set[tuple[int, int]] = set()
         self._failed: set[tuple[int, int]] = set()
         """Segments the model could not tell this session: their extractive lines stay."""
-        self._hashes: dict[tuple[int, int], str] = {}
-        """Each closed segment's :func:`segment_source` hash (its text is made again when asked
-        for: kept, the texts of a long session's segments held its every sentence again)."""
+        self._hashes: dict[tuple[int, int], tuple[str, str]] = {}
+        """Each closed segment's :func:`plain_hash` and the older hash of its given text (the text
+        is made again when asked for: kept, a long session's segments held its every sentence again)."""
+        self.session: StoredStoryLine | None = None
+        """The model's line for the whole session (the latest written), if any."""
 
     def load(self, lines: list[StoredStoryLine]) -> None:
         """Take the lines the store kept (a later one of the same segment replaces an earlier)."""
         for line in lines:
-            self._written[(line.first_id, line.last_id)] = line
+            self.add(line)
 
-    def _source(self, segment: Segment) -> tuple[tuple[int, int], str] | None:
+    def _source(self, segment: Segment) -> tuple[tuple[int, int], str, str] | None:
         if not segment.closed or not segment.fragments:
             return None
         key = (segment.fragments[0].item_id, segment.fragments[-1].item_id)
         found = self._hashes.get(key)
         if found is None:
-            found = self._hashes[key] = source_hash(segment_source(segment.fragments)[1])
-        return key, found
+            text = segment_source(segment.fragments)[1]
+            found = self._hashes[key] = (plain_hash(segment.fragments), source_hash(text))
+        return key, *found
 
     def line(self, segment: Segment) -> tuple[tuple[int, ...], str] | None:
         """The model's line for ``segment`` (its sources and text), if written for its current text."""
         found = self._source(segment)
         if found is None:
             return None
-        key, hashed = found
+        key, plain, older = found
         written = self._written.get(key)
-        if written is not None and written.source_hash == hashed:
+        if written is not None and written.source_hash in (plain, older):
             return written.sources, written.text
         return None
 
@@ -93,7 +109,7 @@ class StoryBook:
         found = self._source(segment)
         if found is None or self.line(segment) is not None:
             return
-        key = found[0]
+        key, plain, _older = found
         if key not in self._asked and key not in self._failed and key not in self._wanted:
             sources, text = segment_source(segment.fragments)
             request = SummaryRequest(
@@ -104,20 +120,36 @@ class StoryBook:
                 tokens=max(1, len(text) // 4),
                 entities=(),
                 level=SummaryLevel.BRIEF,
+                story=True,
                 name="conversation: a passage of several messages, one a line, each with its id and speaker",
             )
-            self._wanted[key] = StoryRequest(key[0], key[1], sources, request)
+            self._wanted[key] = StoryRequest(key[0], key[1], sources, request, plain)
 
-    def take_wanted(self) -> list[StoryRequest]:
-        taken = list(self._wanted.values())
-        self._wanted.clear()
+    def take_wanted(self, limit: int | None = None) -> list[StoryRequest]:
+        """The wanted lines, at most ``limit``: the newest segments first (the story tells them in
+        most detail, and they are what the conversation is about now), the session's line last (it
+        is written from the segments' lines); the rest stay wanted."""
+        ordered = sorted(self._wanted.values(), key=lambda r: (r.first_id == SESSION_FIRST_ID, -r.first_id))
+        taken = ordered if limit is None else ordered[: max(0, limit)]
+        for request in taken:
+            del self._wanted[(request.first_id, request.last_id)]
         self._asked.update((r.first_id, r.last_id) for r in taken)
         return taken
 
     def add(self, line: StoredStoryLine) -> None:
         key = (line.first_id, line.last_id)
         self._asked.discard(key)
-        self._written[key] = line
+        if line.first_id != SESSION_FIRST_ID:
+            self._written[key] = line
+        elif self.session is None or line.last_id >= self.session.last_id:
+            self.session = line
+
+    def want_session(self, request: StoryRequest) -> None:
+        """Ask for the session's line (see :func:`engine.summaries.story_session.session_request`)
+        unless asked already or failed this session."""
+        key = (request.first_id, request.last_id)
+        if key not in self._asked and key not in self._failed and key not in self._wanted:
+            self._wanted[key] = request
 
     def failed(self, request: StoryRequest) -> None:
         key = (request.first_id, request.last_id)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 
 from engine.summaries.story import Fragment, Segment, Story
+from engine.summaries.story_session import SESSION_SHARE
 
 Written = Callable[[Segment], tuple[tuple[int, ...], str] | None]
 """A segment's line written by a model (the messages it names, its text), or None."""
@@ -76,15 +77,25 @@ class StoryLines:
         return self._tokens(STORY_HEADER)
 
     def render(
-        self, story: Story, room: int, sent: Container[int], written: Written | None = None
+        self,
+        story: Story,
+        room: int,
+        sent: Container[int],
+        written: Written | None = None,
+        head: tuple[tuple[int, ...], str] | None = None,
     ) -> list[StoryLine]:
         """The lines that fit ``room`` tokens (the header included), oldest first; none if only the
         header would. ``sent``: messages the request carries verbatim (left out); ``written``: the
-        segments' lines a model wrote."""
+        segments' lines a model wrote; ``head``: the session's line (its sources and text), told
+        first when it takes at most :data:`SESSION_SHARE` of the room."""
         room -= self.header_tokens()
         self.detailed = []
         if room <= 0:
             return []
+        first = self._tokened(*head) if head is not None else None
+        if first is not None and first.tokens <= room * SESSION_SHARE:
+            lines = self.render(story, room + self.header_tokens() - first.tokens, sent, written)
+            return [first, *lines] if lines else []
         told = [
             t for n, s in enumerate(story.segments) if (t := self._segment(n, s, sent, written)) is not None
         ]
@@ -152,7 +163,9 @@ class StoryLines:
     def _model_line(self, sources: tuple[int, ...], said: str, segment: Segment) -> StoryLine:
         labels = {f.item_id: f.label for f in segment.fragments}
         ids = ", ".join(labels.get(source, f"#{source}") for source in sources)
-        text = f"- [{ids}] {' '.join(said.split())}"
+        return self._tokened(sources, f"- [{ids}] {' '.join(said.split())}")
+
+    def _tokened(self, sources: tuple[int, ...], text: str) -> StoryLine:
         return StoryLine(sources, text, self._tokens(text) + 1)
 
     def _level_lines(self, part: _Told, level: int) -> tuple[list[StoryLine], int]:

@@ -10,6 +10,7 @@ from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS
 from engine.curation.result import ContextMessage, cost
 from engine.summaries.story import Segment
 from engine.summaries.story_lines import STORY_HEADER
+from engine.summaries.story_session import session_line, session_request
 
 if TYPE_CHECKING:
     from engine.curation.curation_state import CurationState
@@ -32,10 +33,21 @@ def story_section(
                 return None  # it would tell of a message the user took out, or not yet sent
             return found
 
-    lines = state.story_lines.render(state.story, room, sent, written)
+    extractive = head = session_line(state.story, sent)
+    model = book.session if book is not None else None
+    if head is not None and model is not None and not any(sent.withheld(s) for s in model.sources):
+        head = (model.sources, " ".join(model.text.split()))
+    if head is not None:
+        head = (head[0], f"- [{', '.join(state.by_id[i].label for i in head[0])}] {head[1]}")
+    lines = state.story_lines.render(state.story, room, sent, written, head)
     if book is not None:
         for segment in state.story_lines.detailed:
             book.want(segment)
+        segment_lines = [line.text for line in lines if head is None or line.text != head[1]]
+        if extractive is not None and segment_lines:
+            wanted = session_request(state.story, book.session, segment_lines, extractive[0])
+            if wanted is not None:
+                book.want_session(wanted)
     if not lines:
         return None, ()
     content = "\n".join([STORY_HEADER, *(line.text for line in lines)])
