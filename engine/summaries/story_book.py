@@ -62,6 +62,21 @@ def plain_hash(fragments: list[Fragment]) -> str:
     return source_hash("\n".join(f"{f.speaker}: {f.text}" for f in fragments[:MAX_SEGMENT_SOURCES]))
 
 
+def story_request(source_id: int, label: str, text: str, name: str) -> SummaryRequest:
+    """A request for a story line: ``text`` read with the story prompt, a brief answer."""
+    return SummaryRequest(
+        source_id=source_id,
+        label=label,
+        role="user",
+        text=text,
+        tokens=max(1, len(text) // 4),
+        entities=(),
+        level=SummaryLevel.BRIEF,
+        story=True,
+        name=name,
+    )
+
+
 class StoryBook:
     """A session's model-written story lines: those written, and the segments wanted."""
 
@@ -112,16 +127,11 @@ class StoryBook:
         key, plain, _older = found
         if key not in self._asked and key not in self._failed and key not in self._wanted:
             sources, text = segment_source(segment.fragments)
-            request = SummaryRequest(
-                source_id=key[0],
-                label=f"{segment.fragments[0].label}–{segment.fragments[-1].label}",
-                role="user",
-                text=text,
-                tokens=max(1, len(text) // 4),
-                entities=(),
-                level=SummaryLevel.BRIEF,
-                story=True,
-                name="conversation: a passage of several messages, one a line, each with its id and speaker",
+            request = story_request(
+                key[0],
+                f"{segment.fragments[0].label}–{segment.fragments[-1].label}",
+                text,
+                "conversation: a passage of several messages, one a line, each with its id and speaker",
             )
             self._wanted[key] = StoryRequest(key[0], key[1], sources, request, plain)
 

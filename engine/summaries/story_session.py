@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 
-from engine.summaries.model import SummaryLevel, SummaryRequest
 from engine.summaries.story import Fragment, Story
-from engine.summaries.story_book import SESSION_FIRST_ID, StoredStoryLine, StoryRequest
+from engine.summaries.story_book import SESSION_FIRST_ID, StoredStoryLine, StoryRequest, story_request
 
 MIN_SEGMENTS = 3
 """Fewer topic segments to tell: no session line."""
@@ -66,15 +65,10 @@ def session_request(
         if len(closed) - covered < REFRESH_SEGMENTS:
             return None
     text = "\n".join(lines[-MAX_SESSION_LINES:])
-    request = SummaryRequest(
-        source_id=sources[0],
-        label="the story so far",
-        role="user",
-        text=text,
-        tokens=max(1, len(text) // 4),
-        entities=(),
-        level=SummaryLevel.BRIEF,
-        story=True,
-        name="the story so far: one line per topic of a conversation, oldest first, with the ids it tells of",
+    request = story_request(
+        sources[0],
+        "the story so far",
+        text,
+        "the story so far: one line per topic of a conversation, oldest first, with the ids it tells of",
     )
     return StoryRequest(SESSION_FIRST_ID, closed[-1].fragments[-1].item_id, sources, request)
