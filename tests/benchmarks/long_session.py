@@ -51,7 +51,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -66,9 +65,6 @@ from tests.benchmarks.measuring import (
     streamed,
 )
 from tests.benchmarks.turn_figures import turns
-
-if TYPE_CHECKING:
-    pass
 
 SIZE = (120, 40)
 STREAM_PIECES = 1_000

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import BindingType
@@ -14,9 +14,6 @@ from engine.curation.budget import budget_percent
 from tui.bindings import closing
 from tui.sanitize import inert
 from tui.screens.request_dialog import RequestDialog
-
-if TYPE_CHECKING:
-    pass
 
 SHOWN_CHARS = 2_000
 """Characters of each message shown here; the rest is counted, not drawn."""
