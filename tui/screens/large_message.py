@@ -44,8 +44,8 @@ class LargeMessageScreen(AskedOnScreen, Dialog[LargeChoice | None]):
                 classes="hint",
             )
             with Horizontal(classes="buttons"):
-                yield Button("Keep it whole (Enter)", variant="primary", id="large-keep")
-                yield Button("Summarize when short (Alt+S)", id="large-summarize")
+                yield Button("Keep whole (Enter)", variant="primary", id="large-keep")
+                yield Button("Summarize if short (Alt+S)", id="large-summarize")
                 yield Button("Send once (Alt+O)", id="large-once")
 
     def on_mount(self) -> None:
