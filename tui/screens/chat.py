@@ -29,6 +29,7 @@ from tui.screens.chat_model import ModelSwitch
 from tui.screens.chat_pages import EMPTY, LAST_SESSION, SessionPages
 from tui.screens.chat_send import Sending
 from tui.screens.chat_turn_view import TurnView
+from tui.screens.chat_unsent import UnsentText
 from tui.screens.chat_wording import unplanned_failure, welcome_text
 from tui.services import AppServices
 from tui.widgets.composer import Composer
@@ -89,6 +90,7 @@ class ChatScreen(Screen[None]):
         self.turn_view = TurnView(self, draft=self.draft)
         self.focus_model = FocusModel(self)
         self.sending = Sending(self, context=self.context_actions)
+        self.unsent = UnsentText(self)
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -105,9 +107,11 @@ class ChatScreen(Screen[None]):
     def on_mount(self) -> None:
         self.composer.focus()
         self.open_session(self.services.session_id)
-        self.run_worker(
-            self.engine_loading.fill_panel(), exit_on_error=False
-        )  # the first frame does without it
+        self.run_worker(self.engine_loading.fill_panel(), exit_on_error=False)  # after the first frame
+        self.run_worker(self.unsent.restore(), exit_on_error=False)
+
+    def on_unmount(self) -> None:
+        self.unsent.keep()  # the app is closing
 
     def on_resize(self, event: events.Resize) -> None:
         """Under NARROW_WIDTH columns the chat keeps the room: the panel hides (F2 still shows it)."""
@@ -123,15 +127,14 @@ class ChatScreen(Screen[None]):
     @property
     def settled(self) -> bool:
         """No turn running, the panel's parts are mounted, and it shows what the next request would send."""
-        if not self.context_panel.filled:
-            return False
-        return not any(not w.is_finished for w in self.workers if w.group in (TURN_GROUP, USAGE_GROUP))
+        running = any(not w.is_finished for w in self.workers if w.group in (TURN_GROUP, USAGE_GROUP))
+        return self.context_panel.filled and not running
 
     def refused_while_busy(self) -> bool:
         """True, and the user told why, if a reply is streaming (most actions wait for it)."""
-        if self.busy:
+        if busy := self.busy:
             self.notify("A reply is still streaming. Esc stops it first.", severity="warning")
-        return self.busy
+        return busy
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":

@@ -228,6 +228,20 @@ class Composer(TextArea):
         placeholders = re.compile("|".join(re.escape(p) for p in self._pastes))
         return placeholders.sub(lambda found: self._pastes[found.group()], self.text)
 
+    def unsent(self) -> tuple[str, dict[str, str]]:
+        """What is typed and not being sent (the draft being sent is stored already), and the large
+        pastes its placeholders stand for."""
+        self.insert_typed()
+        text = self.text
+        if self.sending and text.startswith(self.sending):
+            text = text[len(self.sending) :]
+        return text, {held: paste for held, paste in self._pastes.items() if held in text}
+
+    def put_back(self, text: str, pastes: dict[str, str]) -> None:
+        """Show ``text`` again before what is typed, its placeholders standing for ``pastes``."""
+        self._pastes.update(pastes)
+        self.insert(text, (0, 0))
+
     def sent(self) -> None:
         """The message being sent is stored: take its draft out, and keep what was typed after it
         (the user typing straight on after Enter). A draft changed meanwhile stays for the user."""
