@@ -29,12 +29,13 @@ async def test_the_large_message_question_is_framed_whole_and_leaves_the_compose
         question = app.screen
         await pilot.pause()
         dialog = question.query_one(".dialog")
+        frame = dialog.region
         assert dialog.styles.border_top[0] != "", f"the dialog has no frame at {size}"
         for button in question.query(Button):
             assert question.region.contains_region(button.region), f"{button.label} is cut off at {size}"
-            assert dialog.region.contains_region(button.region), f"{button.label} is outside the dialog at {size}"
+            assert frame.contains_region(button.region), f"{button.label} is outside the dialog at {size}"
         composer = screen.composer.region
-        assert not dialog.region.overlaps(composer), f"the dialog hides the composer at {size}"
+        assert not frame.overlaps(composer), f"the dialog hides the composer at {size}"
         await pilot.press("o", "k")
         await wait_for(pilot, lambda: screen.composer.text.endswith("ok"))
         assert app.screen is question, "typing answered the question"
