@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from engine.errors import StoreError
 from engine.text.redaction import redact
 from themes import DEFAULT_THEME, THEMES
 from tui import heap, log_gate, textual_fixes
@@ -81,6 +82,8 @@ class HeedfulApp(App[None]):
         # After the push: a toast raised before the chat screen exists would stay on the screen below.
         self.call_after_refresh(self._show_notices, self.services.notices)
         self._handle_signals()
+        # Not urgent: after the first screen and the session are up, not competing with them.
+        self.set_timer(1.0, partial(self.run_worker, self._tell_about_tmux, thread=True, exit_on_error=False))
 
     def _handle_signals(self) -> None:
         """SIGTERM and SIGHUP (a kill, a closed terminal) close the app as Ctrl+Q does: the reply
@@ -97,6 +100,19 @@ class HeedfulApp(App[None]):
 
             self.services.turns.stop_reason = closed_by_signal(sig.name)
         self.exit()
+
+    def _tell_about_tmux(self) -> None:
+        """In a thread: tell the user (once for each value) when tmux may join Esc and a letter."""
+        from tui.tmux_keys import TOLD_STATE, escape_notice, escape_time
+
+        waited = escape_time()
+        said = escape_notice(waited)
+        store = self.services.store
+        if said is None or store.get_state(TOLD_STATE) == str(waited):
+            return
+        with contextlib.suppress(StoreError):  # a read-only database: told again next time
+            store.set_state(TOLD_STATE, str(waited))
+        self.call_from_thread(self.notify, said, severity="warning", timeout=20)
 
     def _show_notices(self, notices: list[Notice]) -> None:
         for notice in notices:
