@@ -22,17 +22,18 @@ if TYPE_CHECKING:
     from providers.openai_chat import OpenAIChatModel
 
 # The openai package reads these; a developer's real key or endpoint must never reach a test.
-_OPENAI_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
+_HIDDEN_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "TMUX")
+"""OpenAI settings, and tmux's (run inside tmux, every app would tell about its escape-time)."""
 
 
 @pytest.fixture(autouse=True)
 def hermetic_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Point the app's config and data at the test's own directory, hide any OpenAI settings, and
+    """Point the app's config and data at the test's own directory, hide any OpenAI and tmux settings, and
     forget the keys earlier tests had redacted (engine.text.redaction remembers them per process)."""
     forget_secrets()
     monkeypatch.setenv("HEEDFUL_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("HEEDFUL_CONFIG", str(tmp_path / "config" / "config.toml"))
-    for name in _OPENAI_ENV:
+    for name in _HIDDEN_ENV:
         monkeypatch.delenv(name, raising=False)
 
 
