@@ -119,8 +119,9 @@ def test_a_story_grown_turn_by_turn_is_the_story_read_at_once(turns: list[tuple[
     assert segments(grown) == segments(at_once)
     # With the same messages sent whole, the same lines, however the story was grown (and
     # whatever the lines cached from earlier plans).
+    states = (grown.state, at_once.state)
     for room in (120, 400, 5_000):
-        lines = [c.state.story_lines.render(c.state.story, room, set()) for c in (grown, at_once)]
+        lines = [s.story_lines.render(s.story_lines.told(s.story, set()), room) for s in states]
         assert lines[0] == lines[1]
         assert sum(line.tokens for line in lines[0]) + grown.state.story_lines.header_tokens() <= room
 
@@ -235,7 +236,7 @@ def test_the_story_told_of_a_long_session_keeps_little_for_each_segment() -> Non
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        told = lines.render(story, 4_000, set())
+        told = lines.render(lines.told(story, set()), 4_000)
         kept = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()

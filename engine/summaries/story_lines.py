@@ -42,7 +42,7 @@ class StoryLine:
 
 
 @dataclass(slots=True)
-class _Told:
+class Told:
     """One segment's part of the story: the fragments it may quote, and how much it says."""
 
     users: list[Fragment]
@@ -66,7 +66,7 @@ class StoryLines:
     def __init__(self, count: Callable[[str], int]) -> None:
         self._count = count
         self._costs: dict[str, int] = {}
-        self._told: dict[int, tuple[int, tuple[int, ...], _Told | None, str | None]] = {}
+        self._told: dict[int, tuple[int, tuple[int, ...], Told | None, str | None]] = {}
         """Segment index → (its fragments, those unsent, what it tells): a segment is told the
         same way plan after plan while the same of its messages are sent whole."""
         self.detailed: list[Segment] = []
@@ -76,29 +76,27 @@ class StoryLines:
     def header_tokens(self) -> int:
         return self._tokens(STORY_HEADER)
 
+    def told(self, story: Story, sent: Container[int], written: Written | None = None) -> list[Told]:
+        """The segments the story may tell this plan, oldest first: those with a message the
+        request does not send whole (``sent``: left out), each told by a model's line when
+        ``written`` has one."""
+        parts = (self._segment(n, segment, sent, written) for n, segment in enumerate(story.segments))
+        return [part for part in parts if part is not None]
+
     def render(
-        self,
-        story: Story,
-        room: int,
-        sent: Container[int],
-        written: Written | None = None,
-        head: tuple[tuple[int, ...], str] | None = None,
+        self, told: list[Told], room: int, head: tuple[tuple[int, ...], str] | None = None
     ) -> list[StoryLine]:
-        """The lines that fit ``room`` tokens (the header included), oldest first; none if only the
-        header would. ``sent``: messages the request carries verbatim (left out); ``written``: the
-        segments' lines a model wrote; ``head``: the session's line (its sources and text), told
-        first when it takes at most :data:`SESSION_SHARE` of the room."""
+        """The lines of ``told`` (:meth:`told`) that fit ``room`` tokens (the header included),
+        oldest first; none if only the header would. ``head``: the session's line (its sources and
+        text), told first when it takes at most :data:`SESSION_SHARE` of the room."""
         room -= self.header_tokens()
         self.detailed = []
         if room <= 0:
             return []
         first = self._tokened(*head) if head is not None else None
         if first is not None and first.tokens <= room * SESSION_SHARE:
-            lines = self.render(story, room + self.header_tokens() - first.tokens, sent, written)
+            lines = self.render(told, room + self.header_tokens() - first.tokens)
             return [first, *lines] if lines else []
-        told = [
-            t for n, s in enumerate(story.segments) if (t := self._segment(n, s, sent, written)) is not None
-        ]
         if not told:
             return []
         for part in told:
@@ -133,7 +131,7 @@ class StoryLines:
             lines.pop(0)  # estimates were short: the oldest goes, the share is never passed
         return lines
 
-    def _assemble(self, told: list[_Told], step: int) -> list[StoryLine]:
+    def _assemble(self, told: list[Told], step: int) -> list[StoryLine]:
         lines: list[StoryLine] = []
         outline = [t.top for t in told if t.level == 0][::step]
         for start in range(0, len(outline), MAX_LINE_SOURCES):
@@ -145,8 +143,8 @@ class StoryLines:
 
     def _segment(
         self, index: int, segment: Segment, sent: Container[int], written: Written | None
-    ) -> _Told | None:
-        unsent = tuple(f.item_id for f in segment.fragments if f.item_id not in sent)
+    ) -> Told | None:
+        unsent = tuple([f.item_id for f in segment.fragments if f.item_id not in sent])
         model = written(segment) if written is not None and unsent else None
         said = model[1] if model is not None else None
         found = self._told.get(index)
@@ -168,7 +166,7 @@ class StoryLines:
     def _tokened(self, sources: tuple[int, ...], text: str) -> StoryLine:
         return StoryLine(sources, text, self._tokens(text) + 1)
 
-    def _level_lines(self, part: _Told, level: int) -> tuple[list[StoryLine], int]:
+    def _level_lines(self, part: Told, level: int) -> tuple[list[StoryLine], int]:
         found = part.lines[level]
         if found is not None:
             return found
@@ -199,7 +197,7 @@ class StoryLines:
         text = f"- [{ids}] {' | '.join(said)}"
         return StoryLine(tuple(f.item_id for f in fragments), text, self._tokens(text) + 1)
 
-    def _top_tokens(self, part: _Told) -> int:
+    def _top_tokens(self, part: Told) -> int:
         """About what a segment's top phrase adds to an outline line (the phrase is made from its
         sentence when asked, and not kept among the counted texts)."""
         if part.top_tokens < 0:
@@ -215,7 +213,7 @@ class StoryLines:
         return found
 
 
-def _told(segment: Segment, ids: tuple[int, ...]) -> _Told:
+def _told(segment: Segment, ids: tuple[int, ...]) -> Told:
     """What of ``segment`` the story may quote: its messages ``ids``, those the request does not
     send whole (at least one)."""
     unsent = set(ids)
@@ -225,7 +223,7 @@ def _told(segment: Segment, ids: tuple[int, ...]) -> _Told:
         users = [next(f for f in fragments if f.item_id in unsent)]
     keep = {f.item_id for f in users}
     top = next(fragments[n] for n in segment.ranking() if fragments[n].item_id in keep)
-    return _Told(users, ids, top, segment)
+    return Told(users, ids, top, segment)
 
 
 def _exchanges(fragments: Sequence[Fragment]) -> list[list[Fragment]]:

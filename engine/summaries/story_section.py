@@ -33,13 +33,14 @@ def story_section(
                 return None  # it would tell of a message the user took out, or not yet sent
             return found
 
-    extractive = head = session_line(state.story, sent)
+    parts = state.story_lines.told(state.story, sent.as_set(), written)
+    extractive = head = session_line([(len(part.unsent), part.top) for part in parts])
     model = book.session if book is not None else None
     if head is not None and model is not None and not any(sent.withheld(s) for s in model.sources):
         head = (model.sources, " ".join(model.text.split()))
     if head is not None:
         head = (head[0], f"- [{', '.join(state.by_id[i].label for i in head[0])}] {head[1]}")
-    lines = state.story_lines.render(state.story, room, sent, written, head)
+    lines = state.story_lines.render(parts, room, head)
     if book is not None:
         for segment in state.story_lines.detailed:
             book.want(segment)
@@ -60,8 +61,7 @@ def story_section(
 class _Unquoted:
     """The messages the story leaves out: those sent whole, those left out of this request (a
     message of the user's waiting for their answer is not sent in any form until they give it),
-    and those the user took out (never quoted again until restored). Checked one by one, not made
-    into a set (thousands a plan)."""
+    and those the user took out (never quoted again until restored)."""
 
     __slots__ = ("by_id", "chosen", "excluded", "left_out")
 
@@ -78,8 +78,8 @@ class _Unquoted:
         item = self.by_id.get(item_id)
         return item is None or item.forgotten
 
-    def __contains__(self, value: object) -> bool:
-        if value in self.chosen or value in self.excluded or value in self.left_out:
-            return True
-        item = self.by_id.get(value) if isinstance(value, int) else None
-        return item is None or item.forgotten
+    def as_set(self) -> frozenset[int]:
+        """The messages left out, as one set for walking the whole story: those sent whole, left out
+        or withheld (every message the story holds is one of ``by_id``'s, so none is missing)."""
+        forgotten = [item_id for item_id, item in self.by_id.items() if item.forgotten]
+        return frozenset().union(self.chosen, self.excluded, self.left_out, forgotten)

@@ -11,7 +11,7 @@ the segment lines say as much).
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
 
 from engine.summaries.story import Fragment, Story
 from engine.summaries.story_book import SESSION_FIRST_ID, StoredStoryLine, StoryRequest, story_request
@@ -28,26 +28,17 @@ MAX_SESSION_LINES = 40
 """The model writes the session line from at most this many segment lines (the newest)."""
 
 
-def session_line(story: Story, sent: Container[int]) -> tuple[tuple[int, ...], str] | None:
+def session_line(told: Sequence[tuple[int, Fragment]]) -> tuple[tuple[int, ...], str] | None:
     """The extractive session line (its sources, oldest first, and its words without ids), or None
-    when the story tells fewer than :data:`MIN_SEGMENTS` topics."""
-    tops: list[tuple[int, int, Fragment]] = []
-    messages = 0
-    for n, segment in enumerate(story.segments):
-        unsent = [f for f in segment.fragments if f.item_id not in sent]
-        if not unsent:
-            continue
-        messages += len(unsent)
-        keep = {f.item_id for f in unsent if f.role == "user"} or {unsent[0].item_id}
-        fragments = segment.fragments
-        top = next(fragments[k] for k in segment.ranking() if fragments[k].item_id in keep)
-        tops.append((len(unsent), n, top))
-    if len(tops) < MIN_SEGMENTS:
+    when the story tells fewer than :data:`MIN_SEGMENTS` topics. ``told``: each topic the story
+    may tell, oldest first, as how many of its messages it may quote and its most central one."""
+    if len(told) < MIN_SEGMENTS:
         return None
-    largest = sorted(tops, key=lambda t: (-t[0], t[1]))[:MAX_SESSION_SOURCES]
-    picked = [t[2] for t in sorted(largest, key=lambda t: t[1])]
+    largest = sorted(range(len(told)), key=lambda n: (-told[n][0], n))[:MAX_SESSION_SOURCES]
+    picked = [told[n][1] for n in sorted(largest)]
     said = " | ".join(f.phrase for f in picked)
-    text = f"the session so far, {messages} messages in {len(tops)} topics, mostly: {said}"
+    messages = sum(count for count, _top in told)
+    text = f"the session so far, {messages} messages in {len(told)} topics, mostly: {said}"
     return tuple(f.item_id for f in picked), text
 
 
