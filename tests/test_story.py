@@ -242,3 +242,28 @@ def test_the_story_told_of_a_long_session_keeps_little_for_each_segment() -> Non
         tracemalloc.stop()
     assert told and len(story.segments) > 600
     assert kept / len(story.segments) < 1_230
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    topics=st.lists(st.integers(0, len(TOPICS) - 1), min_size=6, max_size=40),
+    plans=st.lists(st.tuples(st.integers(1, 40), st.sets(st.integers(0, 39))), min_size=1, max_size=6),
+    room=st.sampled_from([120, 400, 5_000]),
+)
+def test_lines_kept_between_plans_equal_lines_told_afresh(
+    topics: list[int], plans: list[tuple[int, set[int]]], room: int
+) -> None:
+    """Whatever the request sends whole from plan to plan, and however the story grew meanwhile,
+    the lines a long-lived StoryLines tells are those a fresh one tells (its cached parts never
+    stand in for a segment whose messages changed)."""
+    story = Story()
+    kept = StoryLines(COUNTER.count)
+    added = 0
+    for grown, sent in plans:
+        for n in range(added, min(len(topics), added + grown)):
+            text = sentence(topics[n], n)
+            role = "user" if n % 2 == 0 else "assistant"
+            story.add(n, role, text, term_counts(text, None), position=n, label=f"#{n}")  # type: ignore[arg-type]
+        added = min(len(topics), added + grown)
+        fresh = StoryLines(COUNTER.count)
+        assert kept.render(kept.told(story, sent), room) == fresh.render(fresh.told(story, sent), room)

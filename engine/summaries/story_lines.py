@@ -13,7 +13,8 @@ of which the request may also send whole).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from engine.summaries.story import Fragment, Segment, Story
@@ -76,7 +77,7 @@ class StoryLines:
     def header_tokens(self) -> int:
         return self._tokens(STORY_HEADER)
 
-    def told(self, story: Story, sent: Container[int], written: Written | None = None) -> list[Told]:
+    def told(self, story: Story, sent: AbstractSet[int], written: Written | None = None) -> list[Told]:
         """The segments the story may tell this plan, oldest first: those with a message the
         request does not send whole (``sent``: left out), each told by a model's line when
         ``written`` has one."""
@@ -142,12 +143,23 @@ class StoryLines:
         return lines
 
     def _segment(
-        self, index: int, segment: Segment, sent: Container[int], written: Written | None
+        self, index: int, segment: Segment, sent: AbstractSet[int], written: Written | None
     ) -> Told | None:
-        unsent = tuple([f.item_id for f in segment.fragments if f.item_id not in sent])
+        fragments = segment.fragments
+        found = self._told.get(index)
+        if (
+            found is not None
+            and fragments
+            and found[0] == len(fragments) == len(found[1])
+            and found[1][0] == fragments[0].item_id
+            and found[1][-1] == fragments[-1].item_id
+            and sent.isdisjoint(found[1])
+        ):
+            unsent = found[1]  # its messages as before, none of them sent: most segments, most plans
+        else:
+            unsent = tuple([f.item_id for f in fragments if f.item_id not in sent])
         model = written(segment) if written is not None and unsent else None
         said = model[1] if model is not None else None
-        found = self._told.get(index)
         if found is not None and found[:2] == (len(segment.fragments), unsent) and found[3] == said:
             return found[2]
         told = _told(segment, unsent) if unsent else None
