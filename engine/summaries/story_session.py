@@ -11,6 +11,7 @@ the segment lines say as much).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 
 from engine.summaries.story import Fragment, Story
@@ -34,7 +35,7 @@ def session_line(told: Sequence[tuple[int, Fragment]]) -> tuple[tuple[int, ...],
     may tell, oldest first, as how many of its messages it may quote and its most central one."""
     if len(told) < MIN_SEGMENTS:
         return None
-    largest = sorted(range(len(told)), key=lambda n: (-told[n][0], n))[:MAX_SESSION_SOURCES]
+    largest = heapq.nsmallest(MAX_SESSION_SOURCES, range(len(told)), key=lambda n: (-told[n][0], n))
     picked = [told[n][1] for n in sorted(largest)]
     said = " | ".join(f.phrase for f in picked)
     messages = sum(count for count, _top in told)
