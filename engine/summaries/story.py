@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from engine.chat import Role
+from engine.text.clipping import clip_text
 from engine.text.terms import term
 
 MAX_FRAGMENT_CHARS = 150
@@ -167,7 +168,7 @@ def central_sentence(text: str, counts: Mapping[str, int]) -> tuple[str, frozens
             best = (weight, sentence, found)
     if best is None:
         return None
-    return shorten(best[1], MAX_FRAGMENT_CHARS), best[2]
+    return clip_text(best[1], MAX_FRAGMENT_CHARS, trailing=" ,;:"), best[2]  # a full stop stays
 
 
 def key_phrase(sentence: str, idf: Callable[[str], float]) -> str:
@@ -189,15 +190,6 @@ def key_phrase(sentence: str, idf: Callable[[str], float]) -> str:
         if window > best + 1e-9:
             best, start = window, n
     return " ".join(tokens[start : start + PHRASE_WORDS]).strip(" ,;:-(")
-
-
-def shorten(sentence: str, limit: int) -> str:
-    if len(sentence) <= limit:
-        return sentence
-    cut = sentence[: limit - 1]
-    if " " in cut[limit // 2 :]:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,;:") + "…"
 
 
 class Story:
