@@ -34,7 +34,7 @@ dialog over the chat). Actions take Alt+letter, Enter, Esc or a function key, ne
 | PageUp, PageDown | scroll the conversation (in a draft taller than the composer: move through it) |
 | F4 | answer Heedful's question about your older messages (the header says when one waits) |
 | Ctrl+P | command palette: every action, and themes (dark, light, high contrast) |
-| Ctrl+Q | quit |
+| Ctrl+Q | quit (a message you were writing is back in the composer at the next start) |
 
 The context panel (F2) shows what the next request holds (a bar, and how many tokens each part
 takes of the budget), then your messages that are not sent, and the messages sent in full, sent as
