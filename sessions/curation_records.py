@@ -65,6 +65,32 @@ def _entry_from(row: sqlite3.Row) -> LedgerEntry:
     )
 
 
+def write_ledger(conn: sqlite3.Connection, session_id: int, entries: Sequence[LedgerEntry], now: str) -> None:
+    """Append ``entries`` to the session's ledger, in the caller's transaction (so a change and its
+    ledger lines are written together)."""
+    conn.executemany(
+        "INSERT INTO ledger (session_id, turn, kind, target, action, reason, scores, before, after,"
+        " requires_consent, reversible, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                session_id,
+                e.turn,
+                e.kind,
+                e.target,
+                e.action,
+                e.reason,
+                json.dumps(e.scores),
+                e.before,
+                e.after,
+                int(e.requires_consent),
+                int(e.reversible),
+                now,
+            )
+            for e in entries
+        ],
+    )
+
+
 class CurationRecords(Database):
     """The curation part of the store (see the module)."""
 
@@ -142,27 +168,7 @@ class CurationRecords(Database):
                     for e in entities
                 ],
             )
-            conn.executemany(
-                "INSERT INTO ledger (session_id, turn, kind, target, action, reason, scores, before, after,"
-                " requires_consent, reversible, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        session_id,
-                        e.turn,
-                        e.kind,
-                        e.target,
-                        e.action,
-                        e.reason,
-                        json.dumps(e.scores),
-                        e.before,
-                        e.after,
-                        int(e.requires_consent),
-                        int(e.reversible),
-                        now,
-                    )
-                    for e in ledger
-                ],
-            )
+            write_ledger(conn, session_id, ledger, now)
             if policy_changed:
                 conn.execute(
                     "INSERT INTO session_curation (session_id, consent_policy) VALUES (?, ?)"

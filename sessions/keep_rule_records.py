@@ -3,37 +3,15 @@ each change is written with its ledger line in one transaction."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from typing import TYPE_CHECKING
 
+from sessions.curation_records import write_ledger
 from sessions.database import Database
 from sessions.rows import inserted_id, now_text, select
 
 if TYPE_CHECKING:
     from engine.curation.keep_rules import KeepRule
     from engine.curation.ledger import LedgerEntry
-
-
-def _write_ledger(conn: sqlite3.Connection, session_id: int, entry: LedgerEntry, now: str) -> None:
-    conn.execute(
-        "INSERT INTO ledger (session_id, turn, kind, target, action, reason, scores, before, after,"
-        " requires_consent, reversible, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            session_id,
-            entry.turn,
-            entry.kind,
-            entry.target,
-            entry.action,
-            entry.reason,
-            json.dumps(entry.scores),
-            entry.before,
-            entry.after,
-            int(entry.requires_consent),
-            int(entry.reversible),
-            now,
-        ),
-    )
 
 
 class KeepRuleRecords(Database):
@@ -55,7 +33,7 @@ class KeepRuleRecords(Database):
                 "INSERT INTO keep_rules (session_id, text, created_at) VALUES (?, ?, ?)",
                 (session_id, text, now),
             )
-            _write_ledger(conn, session_id, entry, now)
+            write_ledger(conn, session_id, [entry], now)
         return rule(inserted_id(cursor), text)
 
     def remove_keep_rule(self, session_id: int, rule_id: int, entry: LedgerEntry) -> bool:
@@ -64,5 +42,5 @@ class KeepRuleRecords(Database):
                 "DELETE FROM keep_rules WHERE session_id = ? AND id = ?", (session_id, rule_id)
             ).rowcount
             if gone:
-                _write_ledger(conn, session_id, entry, now_text())
+                write_ledger(conn, session_id, [entry], now_text())
         return bool(gone)

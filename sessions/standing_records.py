@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sessions.curation_records import write_ledger
 from sessions.database import Database
-from sessions.keep_rule_records import _write_ledger
 from sessions.rows import inserted_id, now_text, select
 
 if TYPE_CHECKING:
@@ -62,5 +62,5 @@ class StandingRecords(Database):
                     (session_id, edit.message_id, edit.original, edit.text, edit.after, now),
                 )
                 edit_id = inserted_id(cursor)
-            _write_ledger(conn, session_id, entry, now)
+            write_ledger(conn, session_id, [entry], now)
         return Edit(edit_id, edit.message_id, edit.original, edit.text, edit.after)
