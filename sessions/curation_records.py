@@ -221,5 +221,4 @@ class CurationRecords(Database):
         if target is not None:
             query += " AND target = ?"
             params = (session_id, target)
-        with self._transaction() as conn:
-            return [_entry_from(row) for row in select(conn, query + " ORDER BY id", params)]
+        return self._read(_entry_from, query + " ORDER BY id", params)

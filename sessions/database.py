@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TypeVar
 
 from engine.chat import MessageStatus
 from engine.errors import StoreError
@@ -23,6 +24,7 @@ from sessions.paths import ensure_private_dir
 from sessions.rows import now_text, select, value
 
 INTERRUPTED_BY_EXIT = "Heedful closed before this reply finished."
+Built = TypeVar("Built")
 
 
 class Database:
@@ -93,6 +95,14 @@ class Database:
                 raise StoreError(
                     f"The database at {self._where} is damaged: a stored row could not be read ({err})."
                 ) from err
+
+    def _read(
+        self, build: Callable[[sqlite3.Row], Built], sql: str, params: tuple[object, ...] = ()
+    ) -> list[Built]:
+        """``build`` of each row ``sql`` gives, in one transaction: a row that does not decode is
+        reported as damage, as :meth:`_transaction` says."""
+        with self._transaction() as conn:
+            return [build(row) for row in select(conn, sql, params)]
 
     @contextmanager
     def _begun(self) -> Iterator[None]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from sessions.curation_records import write_ledger
 from sessions.database import Database
-from sessions.rows import inserted_id, now_text, select
+from sessions.rows import inserted_id, now_text
 
 if TYPE_CHECKING:
     from engine.curation.keep_rules import KeepRule
@@ -18,11 +18,11 @@ class KeepRuleRecords(Database):
     def keep_rules(self, session_id: int) -> list[KeepRule]:
         from engine.curation.keep_rules import rule
 
-        with self._transaction() as conn:
-            rows = select(
-                conn, "SELECT id, text FROM keep_rules WHERE session_id = ? ORDER BY id", (session_id,)
-            )
-        return [rule(int(row["id"]), str(row["text"])) for row in rows]
+        return self._read(
+            lambda row: rule(int(row["id"]), str(row["text"])),
+            "SELECT id, text FROM keep_rules WHERE session_id = ? ORDER BY id",
+            (session_id,),
+        )
 
     def add_keep_rule(self, session_id: int, text: str, entry: LedgerEntry) -> KeepRule:
         from engine.curation.keep_rules import rule

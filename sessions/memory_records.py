@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sessions.database import Database
-from sessions.rows import inserted_id, select, select_one
+from sessions.rows import inserted_id, select_one
 from sessions.session_records import no_session
 
 if TYPE_CHECKING:
@@ -123,9 +123,9 @@ class MemoryRecords(Database):
 
     def list_memories(self) -> list[Memory]:
         """Every memory, expired ones included until :meth:`expire_memories` removes them; newest first."""
-        with self._transaction() as conn:
-            rows = select(conn, f"SELECT {_MEMORY_COLUMNS} FROM memories ORDER BY created_at DESC, id DESC")
-            return [_memory_from(row) for row in rows]
+        return self._read(
+            _memory_from, f"SELECT {_MEMORY_COLUMNS} FROM memories ORDER BY created_at DESC, id DESC"
+        )
 
     def get_memory(self, memory_id: int) -> Memory | None:
         with self._transaction() as conn:
@@ -198,17 +198,15 @@ class MemoryRecords(Database):
         """Candidates for a prompt's memory section: pinned or at least ``min_importance``, not
         expired at ``now``, not from ``exclude_session``; pinned first, then newest first.
         :func:`engine.memory.memories.select_for_prompt` makes the final choice."""
-        with self._transaction() as conn:
-            rows = select(
-                conn,
-                f"SELECT {_MEMORY_COLUMNS} FROM memories"
-                " WHERE (pinned = 1 OR importance >= ?)"
-                " AND (pinned = 1 OR expires_at IS NULL OR expires_at > ?)"
-                " AND (? IS NULL OR session_id IS NULL OR session_id != ?)"
-                " ORDER BY pinned DESC, created_at DESC, id DESC LIMIT ?",
-                (min_importance, _utc(now), exclude_session, exclude_session, limit),
-            )
-            return [_memory_from(row) for row in rows]
+        return self._read(
+            _memory_from,
+            f"SELECT {_MEMORY_COLUMNS} FROM memories"
+            " WHERE (pinned = 1 OR importance >= ?)"
+            " AND (pinned = 1 OR expires_at IS NULL OR expires_at > ?)"
+            " AND (? IS NULL OR session_id IS NULL OR session_id != ?)"
+            " ORDER BY pinned DESC, created_at DESC, id DESC LIMIT ?",
+            (min_importance, _utc(now), exclude_session, exclude_session, limit),
+        )
 
     def memory_through(self, session_id: int) -> int:
         with self._transaction() as conn:

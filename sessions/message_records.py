@@ -109,22 +109,18 @@ class MessageRecords(Database):
             return self._stamps.changed_elsewhere(conn, session_id)
 
     def messages(self, session_id: int) -> list[StoredMessage]:
-        with self._transaction() as conn:
-            rows = select(
-                conn,
-                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id",
-                (session_id,),
-            )
-            return [message_from(row) for row in rows]
+        return self._read(
+            message_from,
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id",
+            (session_id,),
+        )
 
     def messages_after(self, session_id: int, message_id: int, *, limit: int) -> list[StoredMessage]:
-        with self._transaction() as conn:
-            rows = select(
-                conn,
-                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
-                (session_id, message_id, limit),
-            )
-            return [message_from(row) for row in rows]
+        return self._read(
+            message_from,
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
+            (session_id, message_id, limit),
+        )
 
     def message_text(self, message_id: int) -> str:
         with self._transaction() as conn:

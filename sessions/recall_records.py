@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from engine.chat import StoredMessage
 from sessions.database import Database
 from sessions.message_records import MESSAGE_COLUMNS, message_from
-from sessions.rows import select
 
 _WORD = re.compile(r"[^\W_]+")
 _COLUMNS = ", ".join(f"m.{c.strip()}" for c in MESSAGE_COLUMNS.split(","))
@@ -38,16 +37,14 @@ class RecallRecords(Database):
         match = any_word_query(words)
         if match is None or limit <= 0:
             return []
-        with self._transaction() as conn:
-            rows = select(
-                conn,
-                f"SELECT * FROM (SELECT {_COLUMNS}, bm25(messages_fts) AS rank"
-                " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
-                " LEFT JOIN item_state i ON i.message_id = m.id"
-                " WHERE messages_fts MATCH ? AND messages_fts.rowid <= ? AND m.session_id = ?"
-                " AND m.status NOT IN ('superseded', 'failed', 'streaming') AND COALESCE(i.forgotten, 0) = 0"
-                " ORDER BY messages_fts.rowid DESC LIMIT ?)"
-                " ORDER BY rank, id DESC LIMIT ?",
-                (match, upto, session_id, SCANNED, limit),
-            )
-            return [message_from(row) for row in rows]
+        return self._read(
+            message_from,
+            f"SELECT * FROM (SELECT {_COLUMNS}, bm25(messages_fts) AS rank"
+            " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+            " LEFT JOIN item_state i ON i.message_id = m.id"
+            " WHERE messages_fts MATCH ? AND messages_fts.rowid <= ? AND m.session_id = ?"
+            " AND m.status NOT IN ('superseded', 'failed', 'streaming') AND COALESCE(i.forgotten, 0) = 0"
+            " ORDER BY messages_fts.rowid DESC LIMIT ?)"
+            " ORDER BY rank, id DESC LIMIT ?",
+            (match, upto, session_id, SCANNED, limit),
+        )

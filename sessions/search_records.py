@@ -18,7 +18,7 @@ from engine.chat import Role, Session
 from engine.errors import StoreError
 from engine.text.moments import stored_moment
 from sessions.database import Database
-from sessions.rows import now_text, select
+from sessions.rows import now_text
 from sessions.session_records import existing_session, find_session
 
 # --- full-text search ---------------------------------------------------------------------------
@@ -126,19 +126,17 @@ class SearchRecords(Database):
         match = fts_query(query)
         if match is None or limit <= 0:
             return []
-        with self._transaction() as conn:
-            rows = select(
-                conn,
-                "SELECT m.session_id AS session_id, s.title AS title, m.id AS id, m.role AS role,"
-                " m.created_at AS created_at,"
-                " snippet(messages_fts, 0, ?, ?, '…', 16) AS snippet, bm25(messages_fts) AS rank"
-                " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
-                " JOIN sessions s ON s.id = m.session_id"
-                " WHERE messages_fts MATCH ? AND m.status != 'superseded' AND s.deleted_at IS NULL"
-                " ORDER BY rank, m.id DESC LIMIT ?",
-                (_MATCH_START, _MATCH_END, match, limit),
-            )
-            return [_hit(row) for row in rows]
+        return self._read(
+            _hit,
+            "SELECT m.session_id AS session_id, s.title AS title, m.id AS id, m.role AS role,"
+            " m.created_at AS created_at,"
+            " snippet(messages_fts, 0, ?, ?, '…', 16) AS snippet, bm25(messages_fts) AS rank"
+            " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+            " JOIN sessions s ON s.id = m.session_id"
+            " WHERE messages_fts MATCH ? AND m.status != 'superseded' AND s.deleted_at IS NULL"
+            " ORDER BY rank, m.id DESC LIMIT ?",
+            (_MATCH_START, _MATCH_END, match, limit),
+        )
 
     def trash_session(self, session_id: int) -> Session:
         """Hide a session as if deleted, until :meth:`restore_session` or until this store closes.

@@ -9,7 +9,7 @@ from engine.chat import MessageStatus, Session, SessionSettings
 from engine.errors import StoreError
 from engine.text.moments import stored_moment
 from sessions.database import Database
-from sessions.rows import inserted_id, now_text, select, select_one
+from sessions.rows import inserted_id, now_text, select_one
 
 SHOWN_STATUSES = ", ".join(f"'{s.value}'" for s in MessageStatus if s != MessageStatus.SUPERSEDED)
 """Every status but superseded, as SQL: counts that name them read the index ``messages_shown``
@@ -87,13 +87,11 @@ class SessionRecords(Database):
             return None if row is None else session_from(row)
 
     def list_sessions(self) -> list[Session]:
-        with self._transaction() as conn:
-            rows = select(
-                conn,
-                f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.deleted_at IS NULL"
-                " ORDER BY s.updated_at DESC, s.id DESC",
-            )
-            return [session_from(row) for row in rows]
+        return self._read(
+            session_from,
+            f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.deleted_at IS NULL"
+            " ORDER BY s.updated_at DESC, s.id DESC",
+        )
 
     def rename_session(self, session_id: int, title: str) -> Session:
         """Give a session a new title.

@@ -4,38 +4,38 @@ transaction."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING
 
 from sessions.curation_records import write_ledger
 from sessions.database import Database
-from sessions.rows import inserted_id, now_text, select
+from sessions.rows import inserted_id, now_text
 
 if TYPE_CHECKING:
     from engine.curation.ledger import LedgerEntry
     from engine.standing.book import Edit
 
 
+def _edit_from(row: sqlite3.Row) -> Edit:
+    from engine.standing.book import Edit
+
+    return Edit(
+        int(row["id"]),
+        None if row["message_id"] is None else int(row["message_id"]),
+        None if row["original"] is None else str(row["original"]),
+        None if row["text"] is None else str(row["text"]),
+        int(row["after"]),
+    )
+
+
 class StandingRecords(Database):
     def standing_edits(self, session_id: int) -> list[Edit]:
-        from engine.standing.book import Edit
-
-        with self._transaction() as conn:
-            rows = select(
-                conn,
-                "SELECT id, message_id, original, text, after FROM standing_edits WHERE session_id = ?"
-                " ORDER BY id",
-                (session_id,),
-            )
-        return [
-            Edit(
-                int(row["id"]),
-                None if row["message_id"] is None else int(row["message_id"]),
-                None if row["original"] is None else str(row["original"]),
-                None if row["text"] is None else str(row["text"]),
-                int(row["after"]),
-            )
-            for row in rows
-        ]
+        return self._read(
+            _edit_from,
+            "SELECT id, message_id, original, text, after FROM standing_edits WHERE session_id = ?"
+            " ORDER BY id",
+            (session_id,),
+        )
 
     def save_standing_edit(
         self,
