@@ -101,6 +101,20 @@ async def test_pin_unpin_forget_and_restore_by_number_and_by_default() -> None:
         await command_says(pilot, app, "/forget #999", "No message #999")
 
 
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("/keep the schema", "nothing to keep yet"),
+        ("/standing always use metric units", "start the conversation first"),
+    ],
+)
+async def test_keep_and_standing_before_a_conversation_say_there_is_nothing_yet(line: str, said: str) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await command_says(pilot, app, line, said)
+        assert chat(app).composer.text == line  # refused: left as typed
+
+
 async def test_an_unknown_command_is_not_sent_and_a_double_slash_is() -> None:
     app = make_app()
     async with app.run_test(notifications=True) as pilot:
