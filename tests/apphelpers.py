@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -34,6 +34,9 @@ Question = TypeVar("Question", bound=Screen[Any])
 """A dialog type :func:`asked` waits for."""
 Shown = TypeVar("Shown", bound=Screen[Any])
 """A screen type :func:`opened` waits for."""
+
+Reply = str | Callable[[dict[str, Any]], str]
+"""What the fake server answers: a fixed text, or one made from the request's body."""
 
 CURATION_OFF = "\n[curation]\ncurator = false\nmodel_summaries = false\n"
 
@@ -96,6 +99,23 @@ def fake_provider(
         f'model = "fake/fake-model"\n{retries}[providers.fake]\nbase_url = "{server.base_url}"\n'
         f'models = {{ "fake-model" = {window} }}\n{tables}'
     )
+
+
+def app_on_fake_model(server: FakeOpenAIServer, window: int, reply: Reply) -> HeedfulApp:
+    """The app on ``server``'s model with a ``window``-token window, the model answering ``reply``."""
+    fake_provider(server, window)
+    server.reply = reply
+    return make_app()
+
+
+@contextlib.asynccontextmanager
+async def running_on_fake_model(
+    server: FakeOpenAIServer, window: int, reply: Reply, *, notifications: bool = False
+) -> AsyncIterator[tuple[HeedfulApp, Pilot[None]]]:
+    """:func:`app_on_fake_model`, run by Pilot in a 120×40 terminal."""
+    app = app_on_fake_model(server, window, reply)
+    async with app.run_test(size=(120, 40), notifications=notifications) as pilot:
+        yield app, pilot
 
 
 async def wait_for(pilot: Pilot[None], predicate: Callable[[], object], seconds: float = 10.0) -> None:

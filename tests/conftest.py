@@ -20,6 +20,7 @@ from tests.memory_helpers import COUNTER, Clock
 if TYPE_CHECKING:
     from engine.memory.service import MemoryService
     from providers.openai_chat import OpenAIChatModel
+    from tests.turnhelpers import Start
 
 # The openai package reads these; a developer's real key or endpoint must never reach a test.
 _HIDDEN_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "TMUX")
@@ -97,6 +98,15 @@ async def chat_model(fake_server: FakeOpenAIServer) -> AsyncIterator[Callable[..
 def db_path(tmp_path: Path) -> Path:
     """A database file of the test's own, apart from the one the app opens (under ``data/``)."""
     return tmp_path / "store" / "heedful.db"
+
+
+@pytest.fixture
+def started(db_path: Path, chat_model: Callable[..., OpenAIChatModel]) -> Start:
+    """Starts the services the app uses on ``db_path`` with a 4,000-token model, store and all, as
+    often as a test restarts the app (tests/turnhelpers.opened)."""
+    from tests.turnhelpers import opened
+
+    return lambda: opened(db_path, chat_model(4000))
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from engine.chat import StoredMessage
 from engine.curation.consent import ConsentChoice
 from engine.curation.context_service import ContextService
 from engine.curation.context_view import ContextView, Mark, Section
@@ -78,6 +79,14 @@ async def conversation(turns: TurnService, topics: list[str]) -> int:
     return session_id
 
 
+async def first_question(
+    turns: TurnService, store: SqliteChatStore, topics: int
+) -> tuple[int, StoredMessage]:
+    """A conversation on the first ``topics`` topics: its session, and the user's first message."""
+    session_id = await conversation(turns, TOPICS[:topics])
+    return session_id, store.messages(session_id)[0]
+
+
 def sent_verbatim(view: ContextView) -> set[int]:
     return {source for m in view.messages if m.form == "verbatim" for source in m.sources}
 
@@ -125,8 +134,7 @@ async def test_forgetting_your_own_message_is_logged_as_your_choice(
     services: tuple[TurnService, ContextService], store: SqliteChatStore
 ) -> None:
     turns, context = services
-    session_id = await conversation(turns, TOPICS[:2])
-    question = store.messages(session_id)[0]
+    session_id, question = await first_question(turns, store, 2)
     view = await context.forget(session_id, question.id)
     forgotten = view.item(question.id)
     assert forgotten is not None and forgotten.state is ItemState.PRUNED
@@ -144,8 +152,7 @@ async def test_a_pinned_message_cannot_be_forgotten_until_unpinned(
     services: tuple[TurnService, ContextService], store: SqliteChatStore
 ) -> None:
     turns, context = services
-    session_id = await conversation(turns, TOPICS[:1])
-    question = store.messages(session_id)[0]
+    session_id, question = await first_question(turns, store, 1)
     await context.pin(session_id, question.id)
     with pytest.raises(CurationRefused, match="unpin"):
         await context.forget(session_id, question.id)

@@ -3,9 +3,8 @@ context panel, with a model whose window is small enough that curation has to fo
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
-from typing import Any
 
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -15,12 +14,13 @@ from engine.curation.items import ItemState
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import (
+    Reply,
     asked,
     chat,
-    fake_provider,
     make_app,
     new_views,
     refreshed,
+    running_on_fake_model,
     say,
     send,
     wait_for,
@@ -38,13 +38,11 @@ REPLY = "Noted, thanks. " * 25
 
 
 def small_window(
-    server: FakeOpenAIServer, reply: str | Callable[[dict[str, Any]], str] = REPLY
-) -> HeedfulApp:
-    """The app on a 700-token window; the model answers ``reply`` (by default, replies that fill
-    the window in a few turns)."""
-    fake_provider(server, 700)
-    server.reply = reply
-    return make_app()
+    server: FakeOpenAIServer, reply: Reply = REPLY
+) -> contextlib.AbstractAsyncContextManager[tuple[HeedfulApp, Pilot[None]]]:
+    """The app on a 700-token window, run by Pilot; the model answers ``reply`` (by default,
+    replies that fill the window in a few turns)."""
+    return running_on_fake_model(server, 700, reply)
 
 
 def context(app: HeedfulApp) -> ContextView:
@@ -103,8 +101,7 @@ def ledger(item_id: int) -> list[tuple[str, str, str]]:
 async def test_a_large_paste_asks_first_and_summarize_is_shown_and_logged(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    app = small_window(fake_server, "Noted.")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server, "Noted.") as (app, pilot):
         dialog = await paste_then_chat_until_asked(pilot, app)
         asked = [i.item_id for i in dialog.request.items]
         assert len(asked) == 1
@@ -120,8 +117,7 @@ async def test_a_large_paste_asks_first_and_summarize_is_shown_and_logged(
 
 
 async def test_escape_keeps_the_users_messages_whole(fake_server: FakeOpenAIServer) -> None:
-    app = small_window(fake_server, "Noted.")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server, "Noted.") as (app, pilot):
         item = (await paste_then_chat_until_asked(pilot, app)).request.items[0]
         pasted = item.item_id
         await pilot.press("escape")
@@ -145,8 +141,7 @@ async def test_a_turn_that_ends_under_an_open_consent_dialog_never_stacks_or_ope
 ) -> None:
     """F4 while replies land opens one dialog; the turns' ends never stack a second over it, nor
     open one by themselves once it is answered: what became askable is asked at the next send."""
-    app = small_window(fake_server, "Noted.")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server, "Noted.") as (app, pilot):
         screen = chat(app)
         first = (await paste_then_chat_until_asked(pilot, app)).request.items[0].item_id
         # Turns sent while the dialog is up end under it (sent as the composer sends them: the
@@ -176,8 +171,7 @@ async def test_a_turn_that_ends_under_an_open_consent_dialog_never_stacks_or_ope
 async def test_pin_from_the_panel_keeps_a_reply_that_would_have_been_pruned(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    app = small_window(fake_server)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server) as (app, pilot):
         await send(pilot, "First: the billing deploy fails.")
         first_reply = context(app).items[1].id
         await highlight(app, first_reply)
@@ -193,8 +187,8 @@ async def test_pin_from_the_panel_keeps_a_reply_that_would_have_been_pruned(
 
 
 async def test_restore_and_inspect_from_the_panel(fake_server: FakeOpenAIServer) -> None:
-    app = small_window(fake_server, "Noted, thanks. " * 12)  # short enough that a restored one fits again
-    async with app.run_test(size=(120, 40)) as pilot:
+    short = "Noted, thanks. " * 12  # short enough that a restored one fits again
+    async with small_window(fake_server, short) as (app, pilot):
         for n in range(7):
             text = f"Turn {n}: the billing-api deploy fails with ConnectionRefusedError again."
             await say(pilot, app, text, keep=True)
@@ -217,8 +211,7 @@ async def test_restore_and_inspect_from_the_panel(fake_server: FakeOpenAIServer)
 
 
 async def test_the_panel_keys_move_and_forget(fake_server: FakeOpenAIServer) -> None:
-    app = small_window(fake_server)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server) as (app, pilot):
         await send(pilot, "Remember: the staging password rotates on Fridays.")
         await send(pilot, "And the cat is called Miso.")
         question = context(app).items[0].id
@@ -237,8 +230,7 @@ async def test_the_panel_keys_move_and_forget(fake_server: FakeOpenAIServer) -> 
 async def test_messages_in_the_chat_show_their_state_and_take_the_same_keys(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    app = small_window(fake_server, "Noted, thanks. " * 12)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server, "Noted, thanks. " * 12) as (app, pilot):
         for n in range(7):
             text = f"Turn {n}: the billing-api deploy fails with ConnectionRefusedError again."
             await say(pilot, app, text, keep=True)
@@ -267,8 +259,7 @@ async def test_messages_in_the_chat_show_their_state_and_take_the_same_keys(
 
 
 async def test_a_summarized_message_expands_to_show_its_summary(fake_server: FakeOpenAIServer) -> None:
-    app = small_window(fake_server, "Noted.")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server, "Noted.") as (app, pilot):
         dialog = await paste_then_chat_until_asked(pilot, app)
         pasted = dialog.request.items[0].item_id
         await pilot.press("alt+s")
@@ -294,8 +285,9 @@ async def test_a_summarized_message_expands_to_show_its_summary(fake_server: Fak
 
 
 async def test_a_draft_says_what_it_would_bring_back(fake_server: FakeOpenAIServer) -> None:
-    app = small_window(fake_server, lambda body: "About that: " + body["messages"][-1]["content"] * 4)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(
+        fake_server, lambda body: "About that: " + body["messages"][-1]["content"] * 4
+    ) as (app, pilot):
         await say(pilot, app, "The aquarium filter pump rattles at night.", keep=True)
         for n in range(6):
             await say(
@@ -315,8 +307,7 @@ async def test_a_draft_says_what_it_would_bring_back(fake_server: FakeOpenAIServ
 async def test_between_turns_the_panel_says_its_saving_is_the_next_requests(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    app = small_window(fake_server)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server) as (app, pilot):
         for n in range(4):
             await say(pilot, app, f"Turn {n}: the billing deploy fails again, now at step {n}.", keep=True)
         view = context(app)

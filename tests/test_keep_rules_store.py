@@ -3,28 +3,26 @@ added or removed. The context service the app uses, a real store, the fake OpenA
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from engine.curation.ledger import EntryKind
-from providers.openai_chat import OpenAIChatModel
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.turnhelpers import opened, send_text
+from tests.turnhelpers import Start, send_text
 
 
 async def test_rules_are_kept_across_a_reopen_and_each_change_is_one_ledger_line(
-    db_path: Path, fake_server: FakeOpenAIServer, chat_model: Callable[[int], OpenAIChatModel]
+    db_path: Path, fake_server: FakeOpenAIServer, started: Start
 ) -> None:
     fake_server.reply = "The database schema has a users table and an orders table."
-    with opened(db_path, chat_model(4000)) as (turns, context):
+    with started() as (turns, context):
         session_id, _ = await send_text(turns, None, "How should the database schema look?")
         other, _ = await send_text(turns, None, "Something else entirely.")
         rule, matching, _ = await context.add_keep_rule(session_id, "anything about the database schema")
         assert matching == 2  # the question and the reply
         await context.add_keep_rule(session_id, "invoices")
 
-    with opened(db_path, chat_model(4000)) as (_, context):
+    with started() as (_, context):
         rules = await context.keep_rules(session_id)
         assert [r.text for r in rules] == ["anything about the database schema", "invoices"]
         assert rules[0].id == rule.id

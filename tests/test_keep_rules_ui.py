@@ -7,10 +7,9 @@ from engine.curation.context_view import ContextView
 from tests.apphelpers import (
     chat,
     command,
-    fake_provider,
-    make_app,
     opened,
     option_rows,
+    running_on_fake_model,
     say,
     send,
     toasts,
@@ -39,11 +38,10 @@ def rows_left(screen: KeepRulesScreen) -> list[str]:
 
 
 async def test_keep_lists_and_removes_a_rule_that_keeps_an_old_message(fake_server: FakeOpenAIServer) -> None:
-    fake_provider(fake_server, 700)
     replies = iter([SCHEMA])
-    fake_server.reply = lambda _: next(replies, REPLY)
-    app = make_app()
-    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+    async with running_on_fake_model(
+        fake_server, 700, lambda _: next(replies, REPLY), notifications=True
+    ) as (app, pilot):
         await send(pilot, "The database schema: users and orders.")
         first = context(app).items[1].id  # the reply about the schema
         await command(pilot, app, f"/keep {RULE}")
@@ -74,19 +72,8 @@ async def test_keep_lists_and_removes_a_rule_that_keeps_an_old_message(fake_serv
         assert item is not None and "kept by your rule" not in item.reason
 
 
-async def test_keep_before_a_conversation_says_there_is_nothing_yet() -> None:
-    app = make_app()
-    async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        await command(pilot, app, "/keep the schema")
-        await wait_for(pilot, lambda: any("nothing to keep yet" in t for t in toasts(app)))
-        assert chat(app).composer.text == "/keep the schema"  # refused: left as typed
-
-
 async def test_a_rule_without_words_to_match_is_refused(fake_server: FakeOpenAIServer) -> None:
-    fake_provider(fake_server, 700)
-    fake_server.reply = "Noted."
-    app = make_app()
-    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+    async with running_on_fake_model(fake_server, 700, "Noted.", notifications=True) as (app, pilot):
         await send(pilot, "The database schema: users and orders.")
         await command(pilot, app, "/keep anything about the")
         await wait_for(pilot, lambda: any("words that name it" in t for t in toasts(app)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -79,6 +81,15 @@ async def command_says(pilot: Pilot[None], app: HeedfulApp, line: str, *words: s
     await wait_for(pilot, lambda: any(all(w in t for w in words) for t in toasts(app)))
 
 
+@contextlib.asynccontextmanager
+async def said_hello(server: FakeOpenAIServer) -> AsyncIterator[tuple[HeedfulApp, Pilot[None]]]:
+    """The app on ``server``'s model, run by Pilot, once a first message has had its reply."""
+    app = make_app(base_url=server.base_url, model="fake-model")
+    async with app.run_test(notifications=True) as pilot:
+        await send(pilot, "hello")
+        yield app, pilot
+
+
 async def test_pin_unpin_forget_and_restore_by_number_and_by_default() -> None:
     app = make_app()
     async with app.run_test(notifications=True) as pilot:
@@ -99,6 +110,20 @@ async def test_pin_unpin_forget_and_restore_by_number_and_by_default() -> None:
         await type_command(pilot, app, f"/restore #{last_id}")
         await wait_for(pilot, lambda: screen.context.item(last_id).state is ItemState.ACTIVE)  # type: ignore[union-attr]
         await command_says(pilot, app, "/forget #999", "No message #999")
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("/keep the schema", "nothing to keep yet"),
+        ("/standing always use metric units", "start the conversation first"),
+    ],
+)
+async def test_keep_and_standing_before_a_conversation_say_there_is_nothing_yet(line: str, said: str) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await command_says(pilot, app, line, said)
+        assert chat(app).composer.text == line  # refused: left as typed
 
 
 async def test_an_unknown_command_is_not_sent_and_a_double_slash_is() -> None:
@@ -311,9 +336,7 @@ async def test_compact_summarizes_older_replies_and_asks_about_the_users_message
 
 
 async def test_system_sets_this_sessions_prompt_which_is_sent_and_kept(fake_server: FakeOpenAIServer) -> None:
-    app = make_app(base_url=fake_server.base_url, model="fake-model")
-    async with app.run_test(notifications=True) as pilot:
-        await send(pilot, "hello")
+    async with said_hello(fake_server) as (app, pilot):
         await command_says(pilot, app, "/system You answer in French.", "its own system prompt")
         await send(pilot, "and now?")
         assert fake_server.requests[-1]["body"]["messages"][0] == {
@@ -341,9 +364,7 @@ async def test_profile_changes_this_sessions_budget() -> None:
 
 
 async def test_model_switches_this_sessions_model_and_it_is_kept(fake_server: FakeOpenAIServer) -> None:
-    app = make_app(base_url=fake_server.base_url, model="fake-model")
-    async with app.run_test(notifications=True) as pilot:
-        await send(pilot, "hello")
+    async with said_hello(fake_server) as (app, pilot):
         await command_says(pilot, app, "/model fake-model-large", "the model fake-model-large")
         await send(pilot, "bigger brain please")
         assert fake_server.requests[-1]["body"]["model"] == "fake-model-large"
@@ -362,9 +383,7 @@ async def test_model_switches_this_sessions_model_and_it_is_kept(fake_server: Fa
 
 
 async def test_temperature_is_sent_for_this_session_only_when_set(fake_server: FakeOpenAIServer) -> None:
-    app = make_app(base_url=fake_server.base_url, model="fake-model")
-    async with app.run_test(notifications=True) as pilot:
-        await send(pilot, "hello")
+    async with said_hello(fake_server) as (app, pilot):
         assert "temperature" not in fake_server.requests[-1]["body"]  # the server's default
         await command_says(pilot, app, "/temperature 0.2", "temperature 0.2")
         await send(pilot, "precise now")

@@ -4,20 +4,16 @@ service the app uses, a real store, the fake OpenAI server."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 from engine.curation.ledger import EntryKind
-from providers.openai_chat import OpenAIChatModel
 from tests.fake_openai import FakeOpenAIServer
-from tests.turnhelpers import opened, send_text
+from tests.turnhelpers import Start, send_text
 
 
 async def test_edits_removals_and_additions_are_kept_across_a_reopen(
-    db_path: Path, fake_server: FakeOpenAIServer, chat_model: Callable[[int], OpenAIChatModel]
+    fake_server: FakeOpenAIServer, started: Start
 ) -> None:
     fake_server.reply = "Noted."
-    with opened(db_path, chat_model(4000)) as (turns, context):
+    with started() as (turns, context):
         session_id, _ = await send_text(turns, None, "From now on answer in French.")
         await send_text(turns, session_id, "Don't use emojis. We decided to use PostgreSQL, not MySQL.")
         other, _ = await send_text(turns, None, "Always use metric units.")
@@ -32,7 +28,7 @@ async def test_edits_removals_and_additions_are_kept_across_a_reopen(
             ("Actually, switch to SQLite.", True),
         ]
 
-    with opened(db_path, chat_model(4000)) as (_, context):
+    with started() as (_, context):
         assert await context.standing(session_id) == entries
         assert [e.text for e in await context.standing(other)] == ["Always use metric units."]  # per session
         lines = [e for e in await context.ledger(session_id) if e.kind is EntryKind.RULE]

@@ -11,13 +11,11 @@ from textual.widgets import Input
 from tests.apphelpers import (
     chat,
     command,
-    fake_provider,
-    make_app,
     opened,
     option_rows,
+    running_on_fake_model,
     say,
     send,
-    toasts,
     wait_for,
 )
 from tests.fake_openai import FakeOpenAIServer
@@ -35,10 +33,8 @@ def system_text(request: dict[str, Any]) -> str:
 async def test_a_standing_instruction_is_sent_shown_edited_added_and_removed(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    fake_provider(fake_server, 700)
-    fake_server.reply = "Noted, thanks. " * 12
-    app = make_app()
-    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+    reply = "Noted, thanks. " * 12
+    async with running_on_fake_model(fake_server, 700, reply, notifications=True) as (app, pilot):
         await send(pilot, FRENCH)
         for n in range(3):
             await say(pilot, app, f"Turn {n}: something else about the garden.", keep=True)
@@ -91,18 +87,8 @@ async def test_a_standing_instruction_is_sent_shown_edited_added_and_removed(
         assert "From now on answer in Spanish." in sent and "French" not in sent and "German" not in sent
 
 
-async def test_standing_before_a_conversation_says_there_is_nothing_yet() -> None:
-    app = make_app()
-    async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        await command(pilot, app, "/standing always use metric units")
-        await wait_for(pilot, lambda: any("start the conversation first" in t for t in toasts(app)))
-
-
 async def test_the_request_about_a_change_carries_both_decisions(fake_server: FakeOpenAIServer) -> None:
-    fake_provider(fake_server, 700)
-    fake_server.reply = "Noted."
-    app = make_app()
-    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+    async with running_on_fake_model(fake_server, 700, "Noted.", notifications=True) as (app, pilot):
         await send(pilot, "We decided to use PostgreSQL, not MySQL.")
         await say(pilot, app, "Actually, switch to SQLite.", keep=True)
         await say(pilot, app, "What is a good name for the garden?", keep=True)

@@ -4,23 +4,16 @@ server)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from engine.summaries.service import MAX_STORY_LINES_PER_RUN
 from engine.summaries.story_book import SESSION_FIRST_ID
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.kept_clients import close_kept
 from tests.test_curation_models import source_of
 from tests.test_story_model import TOLD, asked_with_a_model, is_story
 
-
-@pytest.fixture(autouse=True)
-async def close_models() -> AsyncIterator[None]:
-    yield
-    await close_kept()
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 
 async def test_the_catch_up_asks_a_few_segments_a_run_newest_first_and_the_rest_later(

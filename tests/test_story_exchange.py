@@ -4,7 +4,7 @@ asking the model again; Markdown lists them."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,15 +13,10 @@ from engine.summaries.story_book import SESSION_FIRST_ID, StoredStoryLine
 from sessions import exchange, importing
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.kept_clients import close_kept
 from tests.test_curation_models import turn
 from tests.test_story_model import TOLD, asked_with_a_model, caught_up, is_story, story_sent
 
-
-@pytest.fixture(autouse=True)
-async def close_models() -> AsyncIterator[None]:
-    yield
-    await close_kept()
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 
 @pytest.fixture

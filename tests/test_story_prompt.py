@@ -4,7 +4,6 @@ summary prompt."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -13,15 +12,10 @@ from providers.openai_summarizer import INSTRUCTIONS
 from providers.story_prompt import STORY_INSTRUCTIONS
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.kept_clients import close_kept
 from tests.test_curation_models import is_summary, source_of
 from tests.test_story_model import TOLD, asked_with_a_model, is_story
 
-
-@pytest.fixture(autouse=True)
-async def close_models() -> AsyncIterator[None]:
-    yield
-    await close_kept()
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 
 def system_prompt(body: dict[str, Any]) -> str:

@@ -4,7 +4,6 @@ again only after several more segments closed."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -13,10 +12,11 @@ from engine.summaries.story_book import SESSION_FIRST_ID, StoredStoryLine
 from engine.summaries.story_session import REFRESH_SEGMENTS, session_request
 from sessions.store import SqliteChatStore
 from tests.fake_openai import FakeOpenAIServer
-from tests.kept_clients import close_kept
 from tests.test_curation_models import is_summary, source_of, turn
 from tests.test_story import LARGE, play
 from tests.test_story_model import TOLD, asked_with_a_model, caught_up, is_story, story_sent
+
+pytestmark = pytest.mark.usefixtures("models_closed")
 
 SESSION_TOLD = "A week of questions moved from tomatoes to refunds, then training and geometry."
 
@@ -34,12 +34,6 @@ def reply(body: dict[str, Any]) -> str:
     if is_summary(body):
         return " ".join(source_of(body).split()[:14])
     return "Noted."
-
-
-@pytest.fixture(autouse=True)
-async def close_models() -> AsyncIterator[None]:
-    yield
-    await close_kept()
 
 
 async def test_the_model_writes_the_session_line_from_the_segment_lines_once(

@@ -3,6 +3,7 @@ never takes their keys for answers, and plain keys never act on a message, where
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 from textual import events
@@ -15,8 +16,8 @@ from sessions.store import open_store
 from tests.apphelpers import (
     asked,
     chat,
-    fake_provider,
     make_app,
+    running_on_fake_model,
     send,
     stored_messages,
     type_keys,
@@ -35,11 +36,12 @@ from tui.widgets.message_view import MessageView
 WINDOW = 1200
 
 
-def small_window(server: FakeOpenAIServer, reply: str = "Noted, thanks. " * 25) -> HeedfulApp:
-    """The app on a 1,200-token window (curator off, see make_app): a few turns and Heedful has to ask."""
-    fake_provider(server, WINDOW)
-    server.reply = reply
-    return make_app()
+def small_window(
+    server: FakeOpenAIServer, reply: str = "Noted, thanks. " * 25
+) -> contextlib.AbstractAsyncContextManager[tuple[HeedfulApp, Pilot[None]]]:
+    """The app on a 1,200-token window (curator off, see make_app), run by Pilot: a few turns and
+    Heedful has to ask."""
+    return running_on_fake_model(server, WINDOW, reply)
 
 
 BY_THE_USER = re.compile(r"\b(by you|you chose|you asked|you pinned|your edit|your choice)\b")
@@ -114,10 +116,9 @@ async def test_typing_straight_on_after_each_send_never_answers_for_the_user(
 ) -> None:
     """The issue's steps: ten messages at a 1,200-token window, typing right on after each Enter and
     while each reply lands. Words full of a, m, space, K, S and X (the old dialog's keys)."""
-    app = small_window(fake_server)
     middle = "the shed roof leaks near the window and the gutter is full of leaves again " * 8
     typed = [f"Question {n}: Keep Six eXtra apples, {middle}a map and my notes, mostly." for n in range(10)]
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server) as (app, pilot):
         screen = chat(app)
         for text in typed:
             head, tail = text.split(middle)
@@ -138,8 +139,7 @@ async def test_typing_straight_on_after_each_send_never_answers_for_the_user(
 
 
 async def test_printable_keys_in_the_consent_dialog_go_to_the_composer(fake_server: FakeOpenAIServer) -> None:
-    app = small_window(fake_server)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server) as (app, pilot):
         await until_heedful_asks(pilot, app)
         screen = chat(app)
         await pilot.press("f4")
@@ -154,8 +154,7 @@ async def test_printable_keys_in_the_consent_dialog_go_to_the_composer(fake_serv
 
 
 async def test_keys_typed_before_the_dialog_was_drawn_never_answer_it(fake_server: FakeOpenAIServer) -> None:
-    app = small_window(fake_server)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server) as (app, pilot):
         await until_heedful_asks(pilot, app)
         screen = chat(app)
         # Keys the terminal read before the dialog was on screen, handled after it opened.
@@ -174,8 +173,7 @@ async def test_keys_typed_before_the_dialog_was_drawn_never_answer_it(fake_serve
 async def test_sending_a_large_message_asks_in_the_users_words_and_enter_keeps_it_whole(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    app = small_window(fake_server, "Noted.")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server, "Noted.") as (app, pilot):
         screen = await send_large(pilot, app)
         question = str(app.screen.query_one(".question", Static).render())
         assert (
@@ -192,8 +190,7 @@ async def test_sending_a_large_message_asks_in_the_users_words_and_enter_keeps_i
 async def test_a_large_message_to_summarize_when_room_is_short_is_summarized_without_asking_again(
     fake_server: FakeOpenAIServer,
 ) -> None:
-    app = small_window(fake_server, "Noted.")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server, "Noted.") as (app, pilot):
         screen = await send_large(pilot, app)
         await pilot.press("alt+s")
         pasted = await sent_large(pilot, screen)
@@ -323,8 +320,7 @@ async def test_an_enter_ending_words_typed_through_the_dialog_sends_them_and_ans
 ) -> None:
     """Words typed while the question is up go to the composer; the Enter that ends them sends them
     and takes the safe answer, once: the dialog closes and the chat screen stays."""
-    app = small_window(fake_server)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with small_window(fake_server) as (app, pilot):
         await until_heedful_asks(pilot, app)
         screen = chat(app)
         await pilot.press("f4")

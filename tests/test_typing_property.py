@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 from textual import events
 from textual.pilot import Pilot
 
-from tests.apphelpers import stored_messages, wait_for
+from tests.apphelpers import app_on_fake_model, stored_messages, wait_for
 from tests.fake_openai import FakeOpenAIServer
-from tests.test_typing import not_keep, small_window, until_heedful_asks, user_actions
+from tests.test_typing import WINDOW, not_keep, until_heedful_asks, user_actions
 from tui.app import HeedfulApp
 from tui.screens.chat import ChatScreen
 from tui.screens.chat_host import LOAD_GROUP
@@ -180,7 +180,7 @@ def test_no_ordinary_keys_ever_act_for_the_user_and_every_typed_message_is_kept(
     fake_server: FakeOpenAIServer,
 ) -> None:
     typed: list[str] = []
-    with RunningApp(small_window(fake_server, "Noted.")) as running:
+    with RunningApp(app_on_fake_model(fake_server, WINDOW, "Noted.")) as running:
         app = running.app
 
         @settings(

@@ -62,6 +62,16 @@ async def big_message_then_more(
     return session_id, doc_id, await turns.preview(session_id)
 
 
+async def big_message_answered(
+    services: tuple[TurnService, ContextService], fake_server: FakeOpenAIServer, choice: ConsentChoice
+) -> tuple[int, int, ContextView]:
+    """:func:`big_message_then_more`, then the user's ``choice`` for the document: the session, the
+    document's id, and the view after the answer."""
+    turns, context = services
+    session_id, doc_id, _ = await big_message_then_more(turns, fake_server)
+    return session_id, doc_id, await context.answer_consent(session_id, {doc_id: choice})
+
+
 # --- item 3: a message that cannot fit is asked about, and the answer is honoured -------------------
 
 
@@ -87,9 +97,8 @@ async def test_a_message_too_big_for_later_requests_is_asked_about_and_said_not_
 async def test_attach_keeps_it_aside_and_sends_it_whole_when_a_message_refers_to_it(
     services: tuple[TurnService, ContextService], fake_server: FakeOpenAIServer
 ) -> None:
-    turns, context = services
-    session_id, doc_id, _ = await big_message_then_more(turns, fake_server)
-    view = await context.answer_consent(session_id, {doc_id: ConsentChoice.ATTACH})
+    turns, _ = services
+    session_id, doc_id, view = await big_message_answered(services, fake_server, ConsentChoice.ATTACH)
     assert doc_id not in left_out_asked(view) and not view.alerts
     await send_text(turns, session_id, "And a good name for a dog?")
     assert "glacier149" not in str(fake_server.requests[-1]["body"]["messages"])
@@ -122,8 +131,7 @@ async def test_summarize_sends_a_summary_and_remove_leaves_it_out_until_restored
     services: tuple[TurnService, ContextService], fake_server: FakeOpenAIServer
 ) -> None:
     turns, context = services
-    session_id, doc_id, _ = await big_message_then_more(turns, fake_server)
-    view = await context.answer_consent(session_id, {doc_id: ConsentChoice.SUMMARIZE})
+    session_id, doc_id, view = await big_message_answered(services, fake_server, ConsentChoice.SUMMARIZE)
     assert doc_id in summarized(view) and not view.alerts
     view = await context.answer_consent(session_id, {doc_id: ConsentChoice.REMOVE})
     await send_text(turns, session_id, "What did the glacier note say about glacier120?")

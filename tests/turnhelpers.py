@@ -5,7 +5,7 @@ that moves away from a topic."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from engine.curation.context_service import ContextService
@@ -33,6 +33,10 @@ def opened(database: Path, model: OpenAIChatModel) -> Iterator[tuple[TurnService
         yield services(store, model)
     finally:
         store.close()
+
+
+Start = Callable[[], contextlib.AbstractContextManager[tuple[TurnService, ContextService]]]
+"""Opens :func:`opened` afresh on one database, each call a start of the app (the ``started`` fixture)."""
 
 
 def document(topic: str, sentences: int) -> str:
