@@ -95,6 +95,11 @@ class KeptClient:
             self._making.add_done_callback(self._made)
         return await asyncio.shield(self._making)
 
+    @contextlib.asynccontextmanager
+    async def lent(self) -> AsyncIterator[openai.AsyncOpenAI]:
+        """The client for one use, as :meth:`get` gives it; it stays open, kept, after the use."""
+        yield await self.get()
+
     def _made(self, making: asyncio.Future[openai.AsyncOpenAI]) -> None:
         if self._making is making:
             self._making = None

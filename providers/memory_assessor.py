@@ -33,8 +33,7 @@ from engine.memory.assessment import assess_offline
 from engine.memory.memories import MAX_TAGS, MAX_TOPICS
 from engine.text.redaction import redact
 from providers.client_factory import ClientFactory, opened
-from providers.failures import describe
-from providers.json_answers import json_answer, parsed_answer
+from providers.json_answers import ask_both_ways, json_answer, parsed_answer
 
 if TYPE_CHECKING:
     import openai
@@ -106,24 +105,18 @@ class OpenAIMemoryAssessor:
         """The model's assessment of ``messages``, or the heuristic's; never raises (but may be
         cancelled)."""
         request = assessment_request(messages, self._fence())
-        problems: list[str] = []
-        try:
-            async with asyncio.timeout(self._timeout), opened(self._clients) as client:
-                try:
-                    return Assessed(await self._structured(client, request), AssessedBy.STRUCTURED)
-                except Exception as err:  # any failure: the next way of asking may work
-                    problems.append(f"structured output failed ({describe(err)})")
-                try:
-                    found = await self._json_mode(client, request)
-                    return Assessed(found, AssessedBy.JSON, problems[0])
-                except Exception as err:
-                    problems.append(f"JSON mode failed ({describe(err)})")
-        except TimeoutError:
-            problems.append(f"no answer within {self._timeout:g} s")
-        except Exception as err:  # the client could not even be made or closed
-            problems.append(f"the model could not be asked ({describe(err)})")
+        asked = await ask_both_ways(
+            opened(self._clients),
+            self._timeout,
+            lambda client: self._structured(client, request),
+            lambda client: self._json_mode(client, request),
+        )
+        if asked.answer is not None:
+            if asked.by_json:
+                return Assessed(asked.answer, AssessedBy.JSON, asked.problems)
+            return Assessed(asked.answer, AssessedBy.STRUCTURED)
         assessment = await asyncio.to_thread(assess_offline, messages)
-        return Assessed(assessment, AssessedBy.HEURISTIC, "; ".join(problems))
+        return Assessed(assessment, AssessedBy.HEURISTIC, asked.problems)
 
     async def _structured(self, client: openai.AsyncOpenAI, request: list[dict[str, str]]) -> Assessment:
         completion = await client.chat.completions.parse(

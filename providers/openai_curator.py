@@ -18,7 +18,6 @@ make Heedful ask the user.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import secrets
@@ -42,8 +41,7 @@ from engine.advice.calls import NO_USAGE, CallUsage
 from engine.curation.items import MemoryRole
 from engine.text.redaction import redact
 from providers.client_factory import ClientFactory, KeptClient
-from providers.failures import describe
-from providers.json_answers import json_answer, parsed_answer
+from providers.json_answers import ask_both_ways, json_answer, parsed_answer
 
 if TYPE_CHECKING:
     import openai
@@ -203,32 +201,18 @@ class OpenAICurator:
     async def _ask(self, brief: CuratorBrief) -> AdviceOutcome:
         started = self._clock()
         request = brief_request(brief, self._fence())
-        problems: list[str] = []
         usage = [NO_USAGE]
-        try:
-            async with asyncio.timeout(self._timeout):
-                client = await self._client.get()
-                try:
-                    advice = await self._structured(client, request, usage)
-                    return AdviceOutcome(
-                        advice, AdviceSource.STRUCTURED, usage[0], "", self._clock() - started
-                    )
-                except Exception as err:  # any failure: the next way of asking may work
-                    problems.append(f"structured output failed ({describe(err)})")
-                try:
-                    advice = await self._json_mode(client, request, usage)
-                    return AdviceOutcome(
-                        advice, AdviceSource.JSON, usage[0], problems[0], self._clock() - started
-                    )
-                except Exception as err:
-                    problems.append(f"JSON mode failed ({describe(err)})")
-        except TimeoutError:
-            problems.append(f"no answer within {self._timeout:g} s")
-        except Exception as err:  # the client could not even be made
-            problems.append(f"the model could not be asked ({describe(err)})")
-        return AdviceOutcome(
-            None, AdviceSource.FALLBACK, usage[0], "; ".join(problems), self._clock() - started
+        asked = await ask_both_ways(
+            self._client.lent(),
+            self._timeout,
+            lambda client: self._structured(client, request, usage),
+            lambda client: self._json_mode(client, request, usage),
         )
+        if asked.answer is None:
+            source = AdviceSource.FALLBACK
+        else:
+            source = AdviceSource.JSON if asked.by_json else AdviceSource.STRUCTURED
+        return AdviceOutcome(asked.answer, source, usage[0], asked.problems, self._clock() - started)
 
     async def _structured(
         self, client: openai.AsyncOpenAI, request: list[dict[str, str]], usage: list[CallUsage]
