@@ -7,16 +7,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.curation.ledger import EntryKind, LedgerEntry
+from engine.curation.operations import OpKind
 
-_OPERATIONS = {
-    "prune": "pruned",
-    "transform": "summarized",
-    "prioritize": "kept verbatim",
-    "tag": "tagged",
-    "recall": "recalled for a turn",
-    "restore": "restored",
-    "pin": "pinned",
-    "unpin": "unpinned",
+_OPERATIONS: dict[str, str] = {
+    OpKind.PRUNE: "pruned",
+    OpKind.TRANSFORM: "summarized",
+    OpKind.PRIORITIZE: "kept verbatim",
+    OpKind.TAG: "tagged",
+    OpKind.RECALL: "recalled for a turn",
+    OpKind.RESTORE: "restored",
+    OpKind.PIN: "pinned",
+    OpKind.UNPIN: "unpinned",
+    # Not operations of the engine: what the user's edits and an import write in their place.
     "edit": "replaced by your edit",
     "delete": "deleted",
     "import": "imported",
@@ -34,7 +36,7 @@ def happened(entry: LedgerEntry) -> str:
     """What happened, in a word or three: "summarized", "your answer: keep", "left out this once"."""
     action = entry.action
     if entry.kind is EntryKind.OPERATION:
-        if action == "transform" and entry.before == entry.after:
+        if action == OpKind.TRANSFORM and entry.before == entry.after:
             return "summary rewritten"
         if action == "import" and entry.after:
             return f"imported {entry.after}"
