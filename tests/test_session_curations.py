@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine.chat import MessageStatus, Role, StoredMessage
 from engine.curation.context_service import ContextService
@@ -162,3 +166,40 @@ def test_a_reopened_session_judges_its_entities_as_if_it_had_stayed_open(store: 
     assert plans[0].entities == plans[1].entities
     assert plans[1].entities[early][0].value == "active"  # mentioned again, in the last turn
     assert plans[1].entities[other] == (EntityState.PRUNED, "not mentioned since turn 2, not in the prompt")
+
+
+TOPICS = (
+    "the greenhouse tomatoes, their seedlings, compost and watering",
+    "the refund on the invoice, the receipt and what the accountant said",
+    "the marathon training plan, its mileage, stretching and new sneakers",
+)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(topics=st.lists(st.integers(0, len(TOPICS) - 1), min_size=6, max_size=24))
+def test_a_reopened_session_tells_the_story_it_told_while_open(tmp_path: Path, topics: list[int]) -> None:
+    """The story so far is read again from the store as it was grown turn by turn: the same topics,
+    and the same lines in the next request (stored model lines name segments by their ids)."""
+    store = SqliteChatStore(tmp_path / f"story-{uuid.uuid4().hex}.db")
+    try:
+        session = store.create_session("topics").id
+        live = SessionCurations(store, COUNTER, window=lambda: 1500, system_prompt="")
+        for n, topic in enumerate(topics):
+            about = TOPICS[topic]
+            reply = f"On {about}: step {n} goes first, then the rest. " + f"More on {about}. " * 6
+            _turn(live, store, session, f"Tell me about {about} ({n}).", reply)
+        reopened = SessionCurations(store, COUNTER, window=lambda: 1500, system_prompt="")
+        text = f"And {TOPICS[topics[0]]} again?"
+        user = store.add_message(session, "user", text, tokens=COUNTER.count(text))
+        told = []
+        for curations in (live, reopened):
+            curations.take(session, user)
+            curation = curation_of(curations, session)
+            new = curation.last_user()
+            assert new is not None
+            segments = [[f.item_id for f in s.fragments] for s in curation.state.story.segments]
+            told.append((segments, curation.plan(new).story))
+        assert told[0] == told[1]
+        assert len(told[0][0]) > 1  # the conversation changed topic: the check compared segments
+    finally:
+        store.close()
