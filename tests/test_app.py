@@ -312,6 +312,17 @@ async def test_copy_last_reply() -> None:
         assert "Offline model" in app.clipboard
 
 
+async def test_a_toast_reaches_the_screen_s_edge_leaving_nothing_of_the_panel_beside_it() -> None:
+    # Textual's toast rack keeps a scrollbar's gutter: the panel's last column showed beside each
+    # toast, a stray letter at its right edge.
+    app = make_app()
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        app.notify("Heedful has nothing to ask about your messages right now.")
+        await wait_for(pilot, lambda: app.screen.query("Toast"))
+        (toast,) = app.screen.query("Toast")
+        assert toast.region.right == app.size.width
+
+
 async def test_every_chat_action_is_in_the_command_palette() -> None:
 
     from tui.screens.chat import ChatScreen
