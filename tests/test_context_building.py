@@ -16,7 +16,7 @@ TOPICS = ("deploy of src/api/server.py", "lentil soup for Maya", "the invoice IN
 
 def _curation() -> SessionCuration:
     curation = SessionCuration(window=1_200, counter=CharEstimateCounter())
-    for n in range(24):
+    for n in range(23):  # the last message the user's, waiting for its reply
         topic = TOPICS[n % len(TOPICS)]
         role: Role = "user" if n % 2 == 0 else "assistant"
         text = f"Message {n} about {topic}: " + " ".join(f"detail {k} of {topic}" for k in range(12))

@@ -166,7 +166,7 @@ async def test_consent_answers_change_only_what_the_user_chose_and_are_remembere
 ) -> None:
     turns, context = services
     session_id: int | None = None
-    for topic in TOPICS[:5]:  # long questions: the engine must ask before dropping them
+    for topic in TOPICS[:6]:  # long questions: the engine must ask before dropping them
         session_id = await chat(turns, session_id, f"About the {topic}: " + long_text(topic, 5))
     assert session_id is not None
     view = await turns.preview(session_id)
@@ -180,6 +180,7 @@ async def test_consent_answers_change_only_what_the_user_chose_and_are_remembere
             if question.left_out
             else placed.in_prompt
         )
+    assert len(asked) >= 2, "two of the user's messages to answer differently"
     summarize, keep = asked[0], asked[-1]
     view = await context.answer_consent(
         session_id, {summarize: ConsentChoice.SUMMARIZE, keep: ConsentChoice.KEEP}

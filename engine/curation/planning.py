@@ -215,7 +215,7 @@ def take_recent(state: CurationState, draft: PlanDraft) -> None:
     """The last turns go verbatim while they fit, newest first; the rest are candidates."""
     new = draft.new
     fixed_ids = {i.id for i in draft.fixed}
-    recent_floor = draft.turn - RECENT_TURNS
+    recent_floor = draft.turn - RECENT_TURNS + answered(state, new)
     recent: list[Item] = []
     for item in reversed(state.items):  # turns grow with position: the recent ones are at the end
         if item.turn < recent_floor:
@@ -230,6 +230,20 @@ def take_recent(state: CurationState, draft: PlanDraft) -> None:
     draft.excluded = fixed_ids | {i.id for i in recent} | {new.id}
     excluded = draft.excluded
     draft.candidates = [i for i in state.items if i.id not in excluded]
+
+
+def answered(state: CurationState, new: Item) -> bool:
+    """``new`` is the session's and a reply follows it: planned again (the panel's picture of the
+    next request), its own turn is one of the recent turns, as it will be for the next message;
+    counted before them, it made three turns recent, whose replies could crowd out the user's words."""
+    if state.by_id.get(new.id) is not new:
+        return False
+    for item in reversed(state.items):
+        if item is new:
+            return False
+        if item.role == "assistant":
+            return True
+    return False
 
 
 def score(state: CurationState, draft: PlanDraft) -> ScoreTable:
