@@ -160,10 +160,11 @@ def test_the_pictures_parts_add_up_to_the_requests_tokens(script: list[Say], win
 def test_why_a_message_is_unscored_is_true_of_it(script: list[Say], window: int, last: str) -> None:
     played = play(script, window, last)
     turn = played.curation.by_id[played.new_id].turn
+    assert played.result.recent_from == turn - RECENT_TURNS  # the new message, not yet answered
     for item in played.curation.items:
         if played.result.scores.get(item.id) is not None:
             continue
-        why = unscored_reason(item, played.new_id, turn)
+        why = unscored_reason(item, played.new_id, played.result.recent_from)
         assert ("pinned" in why) == (item.pinned and item.id != played.new_id)
         if "last 2 turns" in why:
             assert item.turn >= turn - RECENT_TURNS and not item.pinned

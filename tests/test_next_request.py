@@ -7,6 +7,7 @@ real next request sent them)."""
 from __future__ import annotations
 
 from engine.chat import Role
+from engine.curation.context_building import YOURS
 from engine.curation.context_service import ContextService
 from engine.curation.context_view import ContextView, Mark
 from engine.curation.preview import preview_view
@@ -68,6 +69,11 @@ def test_once_answered_the_picture_keeps_the_users_words_as_the_next_request_wil
     assert set(USERS) <= sent_whole(view)
     assert reply.id in sent_whole(view)  # the reply the next message answers
     assert view.tokens <= view.budget
+    # Said why: the older ones are sent as the user's own, not for a score, and the reply of
+    # the turn before the last two is not said to be one of them.
+    reasons = {i.id: i.reason for i in view.items}
+    assert [reasons[n] for n in USERS[:3]] == [YOURS] * 3
+    assert "last 2 turns" not in reasons[USERS[2] + 1]
     # What the next message's own request then carries, as pictured.
     text = "And which market first?"
     nxt = curation.add_message(reply.id + 1, "user", text, COUNTER.count(text))

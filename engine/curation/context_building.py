@@ -157,16 +157,16 @@ def alerts(curation: SessionCuration, result: CurationResult, new_id: int) -> tu
     return tuple(said)
 
 
-def unscored_reason(item: Item, new_id: int, turn: int) -> str:
-    """Why ``item`` has no score in the plan for the message ``new_id`` of turn ``turn``: only
-    what is sent without competing for room is not scored."""
+def unscored_reason(item: Item, new_id: int, recent_from: int) -> str:
+    """Why ``item`` has no score in the plan for the message ``new_id`` whose recent turns begin
+    at ``recent_from``: only what is sent without competing for room is not scored."""
     if item.id == new_id:
         return "the message being answered: always sent, and what the others are scored against"
     if item.pinned:
         return "pinned: always sent in full, so never scored"
     if item.role == "system":
         return "a system message: always sent, so never scored"
-    if item.turn >= turn - RECENT_TURNS:
+    if item.turn >= recent_from:
         return (
             f"one of the last {RECENT_TURNS} turns, which go in full before anything older while "
             "they fit (newest first), so not scored"
@@ -197,6 +197,7 @@ _UNINVOLVED = {
 }
 """Made once: the reasons are shared strings, so an unchanged view is recognised by identity."""
 _ATTACHED = (Mark.PRUNED, "kept aside by you: sent whole when a message refers to it")
+YOURS = "your message: sent whole while it fits (Heedful asks before it leaves any of yours out)"
 
 
 class _ItemPlacer:
@@ -223,7 +224,7 @@ class _ItemPlacer:
         self.left_out = set(result.left_out)
         self.asked = {c.item_id for c in result.consent.items} if result.consent else set()
         self.asked_left_out = result.asked_left_out
-        self.recent_from = result.turn - RECENT_TURNS
+        self.recent_from = result.recent_from
         self.standing = standing_reasons(result.standing)
         self.quoted = story_quotes(result.story)
         """The story lines that quote each message they quote."""
@@ -303,6 +304,8 @@ class _ItemPlacer:
             rule = self.result.kept_by_rule.get(item.id)
             if rule is not None:
                 return Section.RETAINED, Mark.VERBATIM, rule
+            if item.id in self.result.yours:
+                return Section.RETAINED, Mark.VERBATIM, YOURS
             return Section.RETAINED, Mark.VERBATIM, self._retained_reason(item.id)
         if item.id in self.summarized:
             if item.id in self.result.stand_ins:

@@ -253,7 +253,7 @@ class ContextService:
             result = curation.plan(new, system_prompt=held.system_prompt)
             placed = build_view(curation, result, new_id=new.id).item(item_id)
             scores = result.scores.get(item_id)
-            unscored = "" if scores is not None else unscored_reason(item, new.id, result.turn)
+            unscored = "" if scores is not None else unscored_reason(item, new.id, result.recent_from)
         assert placed is not None  # every item of the session is in its view
         return ItemDetail(
             view=placed,

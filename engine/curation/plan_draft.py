@@ -32,6 +32,8 @@ class PlanDraft:
     """Tokens left once what is always sent (then the recent turns) is counted."""
     notes: list[str] = field(default_factory=list)
     recent: list[Item] = field(default_factory=list)
+    recent_from: int = 0
+    """The first turn of the recent turns (see planning.take_recent)."""
     excluded: set[int] = field(default_factory=set)
     """Fixed, recent and new items: never candidates for forgetting."""
     candidates: list[Item] = field(default_factory=list)

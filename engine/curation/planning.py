@@ -140,6 +140,8 @@ def plan(
         else LedgerEntry(EntryKind.CURATOR, turn, "curator", guidance.source.value, guidance.note),
         prioritized={i: w for i, w in retained.items() if i in draft.chosen},
         kept_by_rule=draft.kept_by_rule,
+        yours=frozenset(draft.protected_ids & draft.chosen),
+        recent_from=draft.recent_from,
         verbatim_tokens=verbatim_cost(
             state, new, draft.system_cost + draft.memory_cost + standing_cost(draft)
         ),
@@ -215,7 +217,7 @@ def take_recent(state: CurationState, draft: PlanDraft) -> None:
     """The last turns go verbatim while they fit, newest first; the rest are candidates."""
     new = draft.new
     fixed_ids = {i.id for i in draft.fixed}
-    recent_floor = draft.turn - RECENT_TURNS + answered(state, new)
+    draft.recent_from = recent_floor = draft.turn - RECENT_TURNS + answered(state, new)
     recent: list[Item] = []
     for item in reversed(state.items):  # turns grow with position: the recent ones are at the end
         if item.turn < recent_floor:

@@ -64,6 +64,11 @@ class CurationResult:
     """The standing-instructions section this request carries, if any."""
     kept_by_rule: Mapping[int, str] = field(default_factory=dict)
     """Items sent because a keep rule of the user's matched them, with the rule as the reason."""
+    recent_from: int = 0
+    """The first turn of the recent turns, sent whole before anything older while they fit."""
+    yours: frozenset[int] = frozenset()
+    """The user's messages this plan sends whole because they are the user's (never left out
+    unasked), not for their scores."""
     verbatim_tokens: int = 0
     """What sending the whole conversation verbatim would cost."""
     recall_reasons: Mapping[int, str] = field(default_factory=dict)

@@ -229,5 +229,6 @@ def asking_line(view: ContextView) -> str:
     left_out = [f"#{i.item_id}" for i in items if i.left_out]
     said = f"Heedful asks about {len(items):,} of your messages ({ids}) · F4 answers. Until then: "
     if left_out:
-        return said + f"{', '.join(left_out)} not sent (no room); the rest sent whole."
-    return said + "they are sent whole."
+        rest = "" if len(left_out) == len(items) else "; the rest sent whole"
+        return said + f"{', '.join(left_out)} not sent (no room){rest}."
+    return said + ("it is sent whole." if len(items) == 1 else "they are sent whole.")
