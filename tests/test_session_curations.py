@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from engine.chat import MessageStatus, Role, StoredMessage
 from engine.curation.context_service import ContextService
+from engine.curation.items import Item
 from engine.curation.session_curation import SessionCuration
 from engine.curation.session_curations import KEPT_CURATIONS, SessionCurations
 from engine.curation.stored import save
@@ -137,6 +138,21 @@ def _turn(
     curations.take(session_id, store.add_message(session_id, "assistant", reply, tokens=COUNTER.count(reply)))
 
 
+def taken_by_both(
+    session: int, user: StoredMessage, *both: SessionCurations
+) -> list[tuple[SessionCuration, Item]]:
+    """The user's new message taken by each of ``both`` (the session's curations as it stayed
+    open and as reopened): each curation with the message to plan for."""
+    found = []
+    for curations in both:
+        curations.take(session, user)
+        curation = curation_of(curations, session)
+        new = curation.last_user()
+        assert new is not None and new.id == user.id
+        found.append((curation, new))
+    return found
+
+
 def test_a_reopened_session_judges_its_entities_as_if_it_had_stayed_open(store: SqliteChatStore) -> None:
     """Entities pruned for their last mention are not re-examined on reopening (a long session's
     are nearly all so); one mentioned again in a message stored without its turn (the app quit in
@@ -156,13 +172,7 @@ def test_a_reopened_session_judges_its_entities_as_if_it_had_stayed_open(store: 
     reopened = SessionCurations(store, COUNTER, window=lambda: 700, system_prompt="")
     text = "What about the build?"
     user = store.add_message(session, "user", text, tokens=COUNTER.count(text))
-    plans = []
-    for curations in (live, reopened):
-        curations.take(session, user)
-        curation = curation_of(curations, session)
-        new = curation.last_user()
-        assert new is not None and new.id == user.id
-        plans.append(curation.plan(new))
+    plans = [curation.plan(new) for curation, new in taken_by_both(session, user, live, reopened)]
     assert plans[0].entities == plans[1].entities
     assert plans[1].entities[early][0].value == "active"  # mentioned again, in the last turn
     assert plans[1].entities[other] == (EntityState.PRUNED, "not mentioned since turn 2, not in the prompt")
@@ -191,14 +201,13 @@ def test_a_reopened_session_tells_the_story_it_told_while_open(tmp_path: Path, t
         reopened = SessionCurations(store, COUNTER, window=lambda: 1500, system_prompt="")
         text = f"And {TOPICS[topics[0]]} again?"
         user = store.add_message(session, "user", text, tokens=COUNTER.count(text))
-        told = []
-        for curations in (live, reopened):
-            curations.take(session, user)
-            curation = curation_of(curations, session)
-            new = curation.last_user()
-            assert new is not None
-            segments = [[f.item_id for f in s.fragments] for s in curation.state.story.segments]
-            told.append((segments, curation.plan(new).story))
+        told = [
+            (
+                [[f.item_id for f in s.fragments] for s in curation.state.story.segments],
+                curation.plan(new).story,
+            )
+            for curation, new in taken_by_both(session, user, live, reopened)
+        ]
         assert told[0] == told[1]
         assert len(told[0][0]) > 1  # the conversation changed topic: the check compared segments
     finally:
