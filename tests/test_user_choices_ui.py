@@ -4,9 +4,13 @@ limit asks first (Enter cancels) while one past the whole budget is refused."""
 
 from __future__ import annotations
 
-from textual.pilot import Pilot
+from dataclasses import replace
 
-from engine.curation.consent import ConsentChoice
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from engine.curation.consent import ConsentChoice, ConsentItem, ConsentRequest
+from engine.curation.user_room import LEFT_OUT_CHOICES
 from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import asked, chat, command, fake_provider, make_app, say, wait_for
@@ -139,3 +143,29 @@ async def test_a_pin_past_the_limit_asks_with_cancel_as_default_and_past_the_bud
             pilot, lambda: any("#5 was not pinned" in t and "whole budget" in t for t in notices(app))
         )
         assert not isinstance(app.screen, ConfirmScreen) and not pinned_in_store(5)
+
+
+async def test_the_dialog_asked_at_a_send_says_whether_that_message_goes_with_the_others() -> None:
+    # "Sent with them as they are" was said of messages the same dialog said are not sent.
+    one = ConsentItem(1, "Hi! I'm planning a trip to Lisbon", 23, ConsentChoice.SUMMARIZE)
+
+    def left_out(item_id: int) -> ConsentItem:
+        return replace(
+            one, item_id=item_id, proposed=ConsentChoice.ATTACH, choices=LEFT_OUT_CHOICES, left_out=True
+        )
+
+    cases = [
+        ([one], "is sent with them as they are;"),
+        ([left_out(1), left_out(3)], "is sent without them;"),
+        ([one, left_out(3)], "is sent with the others as they are, without those that no longer fit;"),
+    ]
+    app = make_app()
+    async with app.run_test() as pilot:
+        for items, said in cases:
+            dialog = ConsentScreen(ConsentRequest(5, tuple(items)), sent="Which tile museum should we visit?")
+            await app.push_screen(dialog)
+            await wait_for(pilot, lambda dialog=dialog: app.screen is dialog)  # type: ignore[misc]
+            text = " ".join(str(s.render()) for s in dialog.query(Static))
+            assert f'Your message "Which tile museum should we visit?" {said}' in " ".join(text.split())
+            dialog.dismiss(None)
+            await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))

@@ -117,8 +117,15 @@ class ConsentScreen(AskedOnScreen, Dialog[ConsentAnswer | None]):
             if left_out:
                 said += f" {left_out:,} of them no longer fit a request: not sent until you answer."
             if self.sent is not None:
+                with_them = (
+                    "with them as they are"
+                    if not left_out
+                    else "without them"
+                    if left_out == count
+                    else "with the others as they are, without those that no longer fit"
+                )
                 said += (
-                    f'\n\nYour message "{inert(self.sent[:60])}" is sent with them as they are; '
+                    f'\n\nYour message "{inert(self.sent[:60])}" is sent {with_them}; '
                     "your answer counts from the next request. Go on typing: it goes to the composer."
                 )
             yield Static(Content(said))
