@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.chat import BuildProgress
 from engine.summaries.service import MAX_STORY_LINES_PER_RUN
 from engine.summaries.story_book import SESSION_FIRST_ID
 from sessions.store import SqliteChatStore
@@ -35,3 +36,24 @@ async def test_the_catch_up_asks_a_few_segments_a_run_newest_first_and_the_rest_
     assert firsts == sorted(firsts, reverse=True)  # the newest segments first
     stored = {w.first_id for w in store.load_story_lines(session_id) if w.first_id != SESSION_FIRST_ID}
     assert set(firsts) <= stored  # the later runs wrote the rest
+
+
+async def test_no_story_line_is_asked_while_a_long_session_is_still_being_read(
+    fake_server: FakeOpenAIServer, store: SqliteChatStore
+) -> None:
+    # The latest messages read first are segmented from their own start: lines asked of them
+    # would name segments the whole session does not have.
+    turns, session_id = await asked_with_a_model(store, fake_server, TOLD)
+
+    def reading(progress: BuildProgress | None) -> None:
+        with turns.curations.held(session_id) as held:
+            assert held.cached is not None
+            held.cached.state.building = progress
+
+    reading(BuildProgress(500, 5_000))
+    before = len(fake_server.requests)
+    await turns.write_summaries(session_id)
+    assert not [r for r in fake_server.requests[before:] if is_story(r["body"])]
+    reading(None)  # read whole
+    await turns.write_summaries(session_id)
+    assert [r for r in fake_server.requests[before:] if is_story(r["body"])]

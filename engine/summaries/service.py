@@ -73,12 +73,13 @@ class SummaryService:
 
     def _take(self, session_id: int, story_lines: int) -> list[Wanted]:
         """What to write next: the messages' summaries first (they free room), then at most
-        ``story_lines`` of the story's lines."""
+        ``story_lines`` of the story's lines, once the session is read whole (the part read
+        first is segmented from its own start: lines asked of it would not match the whole's)."""
         with self.curations.held(session_id) as held:
             curation = held.cached
             book = curation.model_summaries if curation is not None else None
             taken: list[Wanted] = list(book.take_wanted()) if book is not None else []
-            story = curation.state.story_book if curation is not None else None
+            story = curation.state.story_book if curation is not None and curation.building is None else None
             if not taken and story is not None and story_lines > 0:
                 taken = list(story.take_wanted(story_lines))
             if not taken:
