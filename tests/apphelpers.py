@@ -305,3 +305,24 @@ def make_sessions(*sessions: tuple[str, list[str]]) -> dict[str, int]:
                 store.add_message(session.id, ("user", "assistant")[n % 2], text)
             ids[title] = session.id
         return ids
+
+
+async def type_command(pilot: Pilot[None], app: HeedfulApp, line: str) -> None:
+    """Enter ``line`` in the composer and wait until the screen has taken it: a command accepted
+    clears the composer (a message, once stored), one refused is left there and says why."""
+    composer = chat(app).composer
+    composer.focus()
+    composer.text = line
+    told = {n.identity for n in app._notifications}
+    await pilot.press("enter")
+
+    def taken() -> bool:
+        return composer.text != line or any(n.identity not in told for n in app._notifications)
+
+    await wait_for(pilot, taken)
+
+
+async def command_says(pilot: Pilot[None], app: HeedfulApp, line: str, *words: str) -> None:
+    """Enter the command ``line`` and wait for a notice that holds every one of ``words``."""
+    await type_command(pilot, app, line)
+    await wait_for(pilot, lambda: any(all(w in t for w in words) for t in toasts(app)))

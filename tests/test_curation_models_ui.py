@@ -70,8 +70,7 @@ async def test_curation_goes_with_the_model_a_session_switches_to(fake_server: F
     # server by the curator; the offline model is never asked anything.
     from textual.widgets import Static
 
-    from tests.apphelpers import make_app, make_sessions, say, wait_for, write_config
-    from tests.test_slash import type_command
+    from tests.apphelpers import make_app, make_sessions, say, type_command, wait_for, write_config
     from tui.screens.model_picker import SwitchProviderScreen
 
     def curator_calls(server: FakeOpenAIServer) -> list[str]:

@@ -7,8 +7,7 @@ import sqlite3
 from engine.memory.memories import Memory
 from sessions import paths
 from sessions.store import open_store
-from tests.apphelpers import chat, make_app, send, toasts, wait_for, write_config
-from tests.test_slash import type_command
+from tests.apphelpers import chat, make_app, send, toasts, type_command, wait_for, write_config
 from tui.screens.memory import MemoryScreen
 
 DECISION = "We decided to deploy on Fridays at 17:00 and I prefer blue-green releases."

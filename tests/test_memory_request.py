@@ -11,11 +11,10 @@ from engine.chat import PromptMessage
 from engine.memory.assessment import assess_offline
 from engine.memory.memories import PERMANENT_FROM, expiry_for, memory_budget, select_for_prompt
 from engine.turn.attachments import attachment_text
-from tests.apphelpers import chat, make_app, option_rows, send, toasts, wait_for
+from tests.apphelpers import chat, make_app, option_rows, send, toasts, type_command, wait_for
 from tests.fake_openai import FakeOpenAIServer
 from tests.memory_helpers import COUNTER, T0, memory_at
 from tests.test_memory_chat import memories
-from tests.test_slash import type_command
 from tui.screens.memory import MemoryScreen
 
 PLAN = (

@@ -20,9 +20,8 @@ import textual.constants
 
 from cli.main import main
 from sessions import paths
-from tests.apphelpers import make_app, say, stored_messages, wait_for, write_config
+from tests.apphelpers import make_app, say, stored_messages, type_command, wait_for, write_config
 from tests.fake_openai import FakeOpenAIServer
-from tests.test_slash import type_command
 
 KEY_VAR = "HEEDFUL_ECHO_TEST_KEY"
 KEY = "sk-echo-SECRET-7c41e9a05b3d82f6"
