@@ -4,7 +4,8 @@ A plan that wants a model's summary leaves the item as it is (:mod:`engine.summa
 the turn the app runs :meth:`SummaryService.run` in the background. Each summary is stored as it
 arrives (it survives a restart; a changed message drops it) and handed to the session's curation,
 which uses it from its next plan on. Typing and sending never wait for it: the session's curation is
-held only to take the requests and to hand each summary over. The story's segments a model tells
+held only to take the requests and to hand each summary over, and neither is done while a reply is
+being prepared (its request goes first, its plan has the lock). The story's segments a model tells
 (:mod:`engine.summaries.story_book`) are written the same way, after the messages' summaries, at most
 :data:`MAX_STORY_LINES_PER_RUN` a run (the rest on the next turns).
 """
@@ -12,6 +13,7 @@ held only to take the requests and to hand each summary over. The story's segmen
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from engine.curation.session_curations import SessionCurations
 from engine.protocols.models import ModelSummarizer
@@ -25,8 +27,13 @@ catches up a few segments a turn instead of flooding the server with every close
 
 
 class SummaryService:
-    def __init__(self, curations: SessionCurations) -> None:
+    def __init__(
+        self, curations: SessionCurations, *, quiet: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
         self.curations = curations
+        self._quiet = quiet
+        """Awaited before each request and each delivery: a reply being prepared goes first (its
+        request out before these, its plan not waiting for the curation's lock)."""
         self._running: set[int] = set()
         """Sessions a run is writing for. Changed while the session's curation is held, together
         with taking the wanted requests, so that no request is left unasked between two runs."""
@@ -51,11 +58,14 @@ class SummaryService:
                 left = list(requests)
                 while left:
                     wanted = left[0]
+                    await self._wait_for_quiet()
                     if isinstance(wanted, StoryRequest):
                         outcome = await summarizer.summarize(wanted.request)
+                        await self._wait_for_quiet()
                         await asyncio.to_thread(self._tell, session_id, wanted, outcome, summarizer.model)
                     else:
                         outcome = await summarizer.summarize(wanted)
+                        await self._wait_for_quiet()
                         await asyncio.to_thread(self._deliver, session_id, wanted, outcome, summarizer.model)
                     written += outcome.text is not None
                     left.pop(0)
@@ -63,6 +73,10 @@ class SummaryService:
             self._hand_back(session_id, left)
             raise
         return written
+
+    async def _wait_for_quiet(self) -> None:
+        if self._quiet is not None:
+            await self._quiet()
 
     def _start(self, session_id: int) -> bool:
         with self.curations.held(session_id):

@@ -14,6 +14,7 @@ Durability rules (the user must never lose a message):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -27,7 +28,8 @@ from engine.protocols.memory import MemorySource
 from engine.protocols.models import NO_CURATION_MODELS, ChatModel, CurationModels, TokenCounter
 from engine.protocols.store import ChatStore
 from engine.text.terms import encodable
-from engine.turn.events import SessionReloaded, TurnEvent, UserMessageSaved
+from engine.turn.events import ReplyResumed, ReplyStarted, SessionReloaded, TurnEvent, UserMessageSaved
+from engine.turn.foreground import Foreground
 from engine.turn.model_windows import ModelWindows
 from engine.turn.pending_view import VIEW_DELAY, PendingView
 from engine.turn.reply import ReplyRun, ReplyTools
@@ -114,6 +116,8 @@ class TurnService:
         """What a reply cut off by cancelling its turn is marked with (the app being closed says so)."""
         self._summaries: SummaryService | None = None
         """Made on first use (it imports the curation engine)."""
+        self.foreground = Foreground()
+        """Whether a reply is being prepared: the summaries wait for its request to be out."""
         self.model = model
 
     @property
@@ -216,15 +220,18 @@ class TurnService:
         if self._summaries is None:
             from engine.summaries.service import SummaryService
 
-            self._summaries = SummaryService(self.curations)
+            self._summaries = SummaryService(self.curations, quiet=self.foreground.quiet)
         return await self._summaries.run(session_id, summarizer)
 
     async def preview(self, session_id: int | None) -> ContextView:
         """What the context would look like if the last user message were sent now (changes nothing)."""
         return await self._io(self.steps.preview, session_id)
 
-    async def send(self, session_id: int | None, text: str) -> AsyncGenerator[TurnEvent, None]:
+    def send(self, session_id: int | None, text: str) -> AsyncGenerator[TurnEvent, None]:
         """Store ``text`` as the user's message (creating the session if needed), then reply to it."""
+        return self._in_foreground(self._send(session_id, text))
+
+    async def _send(self, session_id: int | None, text: str) -> AsyncGenerator[TurnEvent, None]:
         text = encodable(text)
         # The curator's brief is made in the same trip to a worker thread when nothing asked
         # before it can change it (the model's window is known): each trip waits for the loop.
@@ -240,26 +247,44 @@ class TurnService:
         ):
             yield event
 
-    async def resume(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
+    def resume(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
         """Continue the session's last reply where it was cut off, in the same message.
 
         Raises:
             NothingToContinue: the last reply is whole, or there is none.
         """
+        return self._in_foreground(self._resume(session_id))
+
+    async def _resume(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
         reloaded, cut = await self._io(self.steps.cut_reply, session_id)
         if reloaded:
             yield SessionReloaded(session_id)
         async for event in self._reply(session_id, superseded=(), resume=cut):
             yield event
 
-    async def retry(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
+    def retry(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
         """Answer the session's last user message again, superseding the replies it already has."""
+        return self._in_foreground(self._retry(session_id))
+
+    async def _retry(self, session_id: int) -> AsyncGenerator[TurnEvent, None]:
         reloaded, superseded = await self._io(self.steps.supersede_last_replies, session_id)
         self.curations.evict(session_id)  # the superseded replies leave the conversation
         if reloaded:
             yield SessionReloaded(session_id)
         async for event in self._reply(session_id, superseded=superseded):
             yield event
+
+    async def _in_foreground(self, events: AsyncGenerator[TurnEvent, None]) -> AsyncGenerator[TurnEvent]:
+        """``events``, with :attr:`foreground` holding the summaries back until the request is out."""
+        preparing = self.foreground.begin()
+        try:
+            async with contextlib.aclosing(events) as stream:
+                async for event in stream:
+                    if isinstance(event, ReplyStarted | ReplyResumed):
+                        self.foreground.end(preparing)
+                    yield event
+        finally:
+            self.foreground.end(preparing)
 
     # --- the reply ----------------------------------------------------------------------------
 
