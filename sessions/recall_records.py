@@ -12,12 +12,14 @@ from sessions.message_records import MESSAGE_COLUMNS, message_from
 
 _WORD = re.compile(r"[^\W_]+")
 _COLUMNS = ", ".join(f"m.{c.strip()}" for c in MESSAGE_COLUMNS.split(","))
+_IN_CONVERSATION = "m.status NOT IN ('superseded', 'failed', 'streaming') AND COALESCE(i.forgotten, 0) = 0"
+"""Messages cold recall may send: in the conversation, and not taken out by the user."""
 
 
 def any_word_query(words: Sequence[str]) -> str | None:
     """An FTS5 query matching any of ``words``: each quoted, so nothing in them is read as query
     syntax (only letters and digits reach it); None when there is no word."""
-    quoted = dict.fromkeys('"' + " ".join(found) + '"' for w in words if (found := _WORD.findall(w)))
+    quoted = dict.fromkeys('"' + " ".join(found) + '"*' for w in words if (found := _WORD.findall(w)))
     return " OR ".join(quoted) or None
 
 
@@ -43,8 +45,33 @@ class RecallRecords(Database):
             " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
             " LEFT JOIN item_state i ON i.message_id = m.id"
             " WHERE messages_fts MATCH ? AND messages_fts.rowid <= ? AND m.session_id = ?"
-            " AND m.status NOT IN ('superseded', 'failed', 'streaming') AND COALESCE(i.forgotten, 0) = 0"
+            f" AND {_IN_CONVERSATION}"
             " ORDER BY messages_fts.rowid DESC LIMIT ?)"
             " ORDER BY rank, id DESC LIMIT ?",
             (match, upto, session_id, SCANNED, limit),
         )
+
+    def earlier_around(
+        self, session_id: int, ids: Sequence[int], *, upto: int, reach: int
+    ) -> list[list[StoredMessage]]:
+        """For each of ``ids``, that message with the ``reach`` messages of the conversation on either
+        side of it (ids up to ``upto``), in order: a run of messages that follow one another."""
+        runs: list[list[StoredMessage]] = []
+        for message_id in ids:
+            before = self._read(
+                message_from,
+                f"SELECT {_COLUMNS} FROM messages m LEFT JOIN item_state i ON i.message_id = m.id"
+                f" WHERE m.session_id = ? AND m.id <= ? AND {_IN_CONVERSATION}"
+                " ORDER BY m.id DESC LIMIT ?",
+                (session_id, message_id, reach + 1),
+            )
+            after = self._read(
+                message_from,
+                f"SELECT {_COLUMNS} FROM messages m LEFT JOIN item_state i ON i.message_id = m.id"
+                f" WHERE m.session_id = ? AND m.id > ? AND m.id <= ? AND {_IN_CONVERSATION}"
+                " ORDER BY m.id LIMIT ?",
+                (session_id, message_id, upto, reach),
+            )
+            if before and before[0].id == message_id:
+                runs.append(before[::-1] + after)
+        return runs

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from engine.chat import MessageStatus, StoredMessage
 from engine.curation import session_curations
-from engine.curation.cold_recall import RECALLS, cold_items
+from engine.curation.cold_recall import cold_items
 from engine.curation.context_service import ContextService
 from engine.curation.context_view import Mark
 from engine.curation.ledger import EntryKind
@@ -100,10 +100,13 @@ async def test_a_question_about_a_message_before_the_cut_sends_that_message(
     # Sent in the conversation's order: before every curated message, the question last.
     assert sent(fake_server).index(FACT) == 0
     assert sent(fake_server)[-1] == "What was the code of my Harbourview locker?"
-    recalls = [e for e in store.ledger(session_id) if e.action == "recall"]
-    assert [e.target for e in recalls] == [str(fact_id)]
-    assert recalls[0].kind is EntryKind.OPERATION
-    assert "read from the messages before the curated ones" in recalls[0].reason
+    recalls = {e.target: e for e in store.ledger(session_id) if e.action == "recall"}
+    assert recalls[str(fact_id)].kind is EntryKind.OPERATION
+    assert "about the same thing" in recalls[str(fact_id)].reason
+    # The messages beside it come with it, as beside a curated one: the answer after it here.
+    beside = [e for target, e in recalls.items() if target != str(fact_id)]
+    assert all(0 < int(e.target) - fact_id <= 2 and "sits next to" in e.reason for e in beside)
+    assert all("read from the messages before the curated ones" in e.reason for e in recalls.values())
     view = next(e.view for e in events if isinstance(e, ContextCurated))
     shown = [(i.mark, i.reason) for i in view.items if i.id == fact_id]
     assert len(shown) == 1 and shown[0][0] is Mark.RECALLED and "before the curated ones" in shown[0][1]
@@ -175,10 +178,10 @@ def test_messages_recalled_from_before_the_cut_never_take_a_request_past_its_bud
         curation.add_message(1_000 + n, "user" if n % 2 == 0 else "assistant", text, COUNTER.count(text))
     new = curation.add_message(2_000, "user", "Where is the Zanzibar ledger?", 8)
     texts = ["The Zanzibar ledger " + "is kept safe " * size for size in sizes]
-    cold = cold_items([_stored(n + 1, "user", text) for n, text in enumerate(texts)], COUNTER)
+    cold = cold_items([[_stored(n + 1, "user", text)] for n, text in enumerate(texts)], COUNTER)
     result = curation.plan(new, cold=cold)
     recalled = [m for m in result.messages if m.sources and m.sources[0] < 1_000]
-    assert len(recalled) == len(result.cold) <= RECALLS
+    assert len(recalled) == len(result.cold)
     if not result.over_budget:
         assert result.tokens <= result.budget_tokens
     # With room for the whole conversation, the summary reserve and one of them, one is recalled.
@@ -186,3 +189,35 @@ def test_messages_recalled_from_before_the_cut_never_take_a_request_past_its_bud
     reserve = int(result.budget_tokens * curation.profile.memory_share)
     if result.budget_tokens >= everything + reserve + min(cost(i.tokens) for i in cold):
         assert result.cold, "an earlier message that the question names and that fits is recalled"
+
+
+async def test_a_question_worded_otherwise_finds_the_message_by_its_words_beginnings(
+    long: tuple[TurnService, int, int], fake_server: FakeOpenAIServer
+) -> None:
+    turns, session_id, _ = long
+    await ask(turns, session_id, "What about my lockers and the spares?")  # "locker", "spare" in it
+    assert FACT in sent(fake_server)
+
+
+def test_earlier_messages_are_read_with_the_conversation_on_either_side(store: SqliteChatStore) -> None:
+    session = store.create_session("Runs")
+    ids = [store.add_message(session.id, "user", f"Message {n}.", tokens=3).id for n in range(8)]
+    other = store.create_session("Between")
+    store.add_message(other.id, "user", "Another session's message.", tokens=4)
+    later = store.add_message(session.id, "user", "After the other session's.", tokens=4).id
+
+    runs = store.earlier_around(session.id, [ids[4], ids[7]], upto=later, reach=2)
+    assert [[m.id for m in run] for run in runs] == [ids[2:7], [*ids[5:8], later]]
+    # Nothing past the cut; at the session's start, what there is.
+    runs = store.earlier_around(session.id, [ids[0], ids[7]], upto=ids[7], reach=2)
+    assert [[m.id for m in run] for run in runs] == [ids[0:3], ids[5:8]]
+
+
+def test_only_messages_that_follow_one_another_sit_side_by_side() -> None:
+    messages = [_stored(n, "user", f"Entry {n}.") for n in (1, 2, 3, 7, 8)]
+    items = cold_items([messages[:3], messages[3:], messages[1:3]], COUNTER)
+    positions = [i.position for i in items]
+    assert [i.id for i in items] == [1, 2, 3, 7, 8]  # each once, in conversation order
+    assert positions[1] - positions[0] == positions[2] - positions[1] == positions[4] - positions[3] == 1
+    assert positions[3] - positions[2] > 2  # no neighbour credit across the gap
+    assert positions[-1] == -1  # before every curated message

@@ -1,17 +1,17 @@
 """Recall across the whole session: messages before a long session's curated cut, read from the store.
 
 A session longer than its curated limit keeps only its latest messages in memory (see
-:mod:`engine.curation.session_curations`); the earlier ones stay in the store. When the new message names
-something the curated part hardly knows (its rare words, its entities), a few of the earlier
-messages that contain it are read from the store before planning (:class:`ColdRecall`, the turn's
-I/O) and planned like pruned items: recalled when the new message refers to them directly (the
-same test as in-memory recall) and when they fit the budget.
+:mod:`engine.curation.session_curations`); the earlier ones stay in the store. Before planning, the
+earlier messages that best match the new message's words are read from the store with their
+neighbours (:class:`ColdRecall`, the turn's I/O) and planned like pruned items, scored with the same
+parts: recalled when the new message refers to them or to a message beside them, as fits the budget.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from engine.chat import StoredMessage
 from engine.curation.cold_store import ColdStore
@@ -21,50 +21,69 @@ from engine.curation.operations import Operation, OpKind
 from engine.curation.plan_draft import PlanDraft
 from engine.curation.prompt import in_conversation
 from engine.curation.result import preview
-from engine.curation.scoring import ScoreTable
+from engine.curation.scoring import ADJACENT_SHARE, SECOND_SHARE, OutsideScore, ScoreTable
 from engine.protocols.models import TokenCounter
-from engine.text.analysis import analyse_text
+from engine.text.analysis import ANALYSIS_VERSION, Analysis, analyse_text
 from engine.text.terms import term, words
 from engine.text.thinking import sent_text
 
-QUERY_WORDS = 8
-"""The most words of the new message the store is asked about."""
-RARE_SHARE = 0.005
-"""A word points before the cut when its term is in at most this share of the curated messages
-(at least one): a word the curated part uses often is answered there, and asking the store about
-it would match thousands of earlier messages for nothing."""
-CANDIDATES = 8
-"""The most earlier messages read from the store for one request."""
-RECALLS = 3
-"""The most earlier messages one request recalls."""
+QUERY_WORDS = 12
+"""The most words of the new message the store is asked about: its entities' words first, then
+the rarest in the curated part."""
+MIN_BEGINNING = 4
+"""A word's stem shorter than this is asked for as the whole word, not as a beginning."""
+CANDIDATES = 16
+"""The most earlier messages found by their words for one request, each read with its neighbours."""
+REACH = 2
+"""Messages read on either side of each one found: the question before an answer and the answer
+after a question get the neighbour credit curated messages get (engine.curation.scoring)."""
 ENTITY_SHARE = 0.5
 """Entity overlap (rarity share) that counts as the new message naming an item (as in-memory)."""
+APART = 3
+"""Positions between two messages that do not follow one another: no neighbour credit passes."""
 
 
 def query_words(new: Item, index: TermIndex) -> list[str]:
-    """The words of ``new`` that the curated part (indexed by ``index``) hardly has: its entities'
-    words first, then the rarest, at most :data:`QUERY_WORDS`; none when every word is common."""
+    """The words of ``new`` that carry meaning (a stemmed term), at most :data:`QUERY_WORDS`: its
+    entities' words first, then the rarest in the curated part (indexed by ``index``). A word the
+    curated part uses often may still name what the earlier part is about."""
     entity_words = {w for mention in new.mentions for w in words(mention.label)}
-    rare = max(1, int(len(index) * RARE_SHARE))
     found: dict[str, tuple[bool, int]] = {}
     for word in words(new.text):
         stemmed = term(word)
-        if stemmed is None or word in found:
+        if stemmed is None:
             continue
-        frequency = index.frequency(stemmed)
-        if frequency <= rare:
-            found[word] = (word not in entity_words, frequency)
+        asked = stemmed if word.startswith(stemmed) and len(stemmed) >= MIN_BEGINNING else word
+        if asked not in found:
+            found[asked] = (word not in entity_words, index.frequency(stemmed))
     return sorted(found, key=lambda w: (found[w], w))[:QUERY_WORDS]
 
 
-def cold_items(messages: Sequence[StoredMessage], counter: TokenCounter) -> list[Item]:
-    """Items for messages read from before the cut (pruned: not sent unless recalled), placed
-    before every curated item, in conversation order."""
-    shown = sorted((m for m in messages if in_conversation(m)), key=lambda m: m.id)
+def cold_items(
+    runs: Sequence[Sequence[StoredMessage]],
+    counter: TokenCounter,
+    analyses: Mapping[int, Analysis] | None = None,
+) -> list[Item]:
+    """Items for runs of messages read from before the cut (pruned: not sent unless recalled),
+    placed before every curated item, in conversation order; messages that follow one another sit
+    side by side, others :data:`APART`. Their stored ``analyses`` spare reading them again."""
+    follows: dict[int, int] = {}
+    shown: dict[int, StoredMessage] = {}
+    for run in runs:
+        kept = [m for m in run if in_conversation(m)]
+        shown.update((m.id, m) for m in kept)
+        follows.update((later.id, earlier.id) for earlier, later in pairwise(kept))
+    ordered = sorted(shown.values(), key=lambda m: m.id)
+    positions: list[int] = []
+    for at, message in enumerate(ordered):
+        step = 1 if at and follows.get(message.id) == ordered[at - 1].id else APART
+        positions.append(positions[-1] + step if positions else 0)
+    last = positions[-1] if positions else 0
     items = []
-    for at, message in enumerate(shown):
+    for message, at in zip(ordered, positions, strict=True):
         text = sent_text(message.role, message.content)
-        analysis = analyse_text(text)
+        stored = analyses.get(message.id) if analyses is not None else None
+        analysis = stored or analyse_text(text)
         items.append(
             Item(
                 id=message.id,
@@ -72,7 +91,7 @@ def cold_items(messages: Sequence[StoredMessage], counter: TokenCounter) -> list
                 held_text=text,
                 tokens=message.tokens if message.tokens is not None else counter.count(message.sent_text),
                 turn=1,
-                position=at - len(shown),
+                position=at - last - 1,
                 label=f"#{message.id}",
                 mentions=() if message.is_digest else analysis.mentions,
                 terms=analysis.terms,
@@ -84,6 +103,20 @@ def cold_items(messages: Sequence[StoredMessage], counter: TokenCounter) -> list
     return items
 
 
+def neighbour_credit(cold: Sequence[Item], relevance: Mapping[int, float]) -> dict[int, float]:
+    """Each earlier message's credit (at most 1) for sitting next to relevant ones, with the shares
+    curated messages get (engine.curation.scoring)."""
+    at = {item.position: relevance.get(item.id, 0.0) for item in cold}
+    credit: dict[int, float] = {}
+    for item in cold:
+        p = item.position
+        near = ADJACENT_SHARE * (at.get(p - 1, 0.0) + at.get(p + 1, 0.0))
+        value = near + SECOND_SHARE * (at.get(p - 2, 0.0) + at.get(p + 2, 0.0))
+        if value:
+            credit[item.id] = min(1.0, value)
+    return credit
+
+
 def admit(
     cold: Sequence[Item],
     scores: ScoreTable,
@@ -93,22 +126,23 @@ def admit(
     new_refs: frozenset[str],
     threshold: float,
 ) -> list[Item]:
-    """The earlier messages the new message refers to directly (wording at ``threshold`` of the
-    best relevance, or a rare shared entity), scored into ``scores``; the best
-    :data:`RECALLS` first."""
+    """The earlier messages the new message refers to (wording at ``threshold`` of the best
+    relevance, a rare shared entity) or that sit next to one it refers to, scored into ``scores``
+    as curated ones are, the best first: as many are sent as the budget fits, as for curated ones."""
     raw = {item.id: term_index.score_outside(scores.query, item.terms or {}) for item in cold}
     top = max(scores.top, *raw.values(), 0.0)
+    relevance = {key: value / top if top > 0 else 0.0 for key, value in raw.items()}
+    neighbour = neighbour_credit(cold, relevance)
     scale = entity_index.max_rarity()
-    scored: list[tuple[Item, float, float]] = []
+    scored: list[OutsideScore] = []
     for item in cold:
-        relevance = raw[item.id] / top if top > 0 else 0.0
         shared = sum(entity_index.rarity(ref) / scale for ref in item.refs & new_refs)
-        if relevance >= threshold or shared >= ENTITY_SHARE:
-            scored.append((item, relevance, shared))
-    scored.sort(key=lambda s: (s[1], s[2], s[0].id), reverse=True)
-    scored = scored[:RECALLS]
+        near = neighbour.get(item.id, 0.0)
+        if relevance[item.id] >= threshold or shared >= ENTITY_SHARE or near >= threshold:
+            scored.append(OutsideScore(item, relevance[item.id], shared, near))
+    scored.sort(key=lambda s: (s.relevance + s.neighbour, s.entities, s.item.id), reverse=True)
     scores.add_outside(scored)
-    return [item for item, _, _ in scored]
+    return [s.item for s in scored]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +153,20 @@ class ColdRecall:
     counter: TokenCounter
 
     def candidates(self, session_id: int, upto: int, new: Item, index: TermIndex) -> list[Item]:
-        """The earlier messages (ids up to ``upto``) that may answer ``new``: none when it has no
-        word the curated part hardly knows."""
+        """The earlier messages (ids up to ``upto``) that may answer ``new``, with their neighbours:
+        none when it has no word that carries meaning."""
         asked = query_words(new, index)
         if not asked:
             return []
         found = self.store.earlier_matches(session_id, upto=upto, words=asked, limit=CANDIDATES)
-        return cold_items(found, self.counter)
+        if not found:
+            return []
+        runs = self.store.earlier_around(session_id, [m.id for m in found], upto=upto, reach=REACH)
+        analyses: dict[int, Analysis] = {}
+        load = self.store.load_analyses
+        for run in runs:  # a run's ids are the session's from its first to its last
+            analyses.update(load(session_id, ANALYSIS_VERSION, after=run[0].id - 1, upto=run[-1].id))
+        return cold_items(runs, self.counter, analyses)
 
 
 def recall_earlier(draft: PlanDraft, scores: ScoreTable, threshold: float, already: set[int]) -> None:
@@ -134,11 +175,12 @@ def recall_earlier(draft: PlanDraft, scores: ScoreTable, threshold: float, alrea
     for item in draft.cold:
         if item.id not in draft.chosen:
             continue
-        why = (
-            "the new message is about the same thing (wording)"
-            if scores.relevance_of(item.id) >= threshold
-            else "the new message refers to what it mentions"
-        )
+        if scores.relevance_of(item.id) >= threshold:
+            why = "the new message is about the same thing (wording)"
+        elif scores[item.id].entities >= ENTITY_SHARE:
+            why = "the new message refers to what it mentions"
+        else:
+            why = "it sits next to a message the new message is about"
         reason = draft.recall_reasons[item.id] = f"{why}; read from the messages before the curated ones"
         if item.id not in already:
             draft.operations.append(

@@ -3,10 +3,11 @@ their words (see :mod:`engine.curation.cold_recall`). ``sessions.store.SqliteCha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from engine.chat import StoredMessage
+from engine.text.analysis import Analysis
 
 
 class ColdStore(Protocol):
@@ -18,4 +19,19 @@ class ColdStore(Protocol):
         """Up to ``limit`` of the session's messages with ids up to ``upto`` that contain any of
         ``words`` (plain lower-case words, never query syntax), the best match first; messages
         left out of the conversation (superseded, failed) and those the user took out are not."""
+        ...
+
+    def earlier_around(
+        self, session_id: int, ids: Sequence[int], *, upto: int, reach: int
+    ) -> list[list[StoredMessage]]:
+        """For each of ``ids`` (messages :meth:`earlier_matches` found), that message with up to
+        ``reach`` messages on either side of it (ids up to ``upto``) that :meth:`earlier_matches`
+        could find, in conversation order: the context a question or an answer sits in."""
+        ...
+
+    def load_analyses(
+        self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
+    ) -> Mapping[int, Analysis]:
+        """The stored analyses of the session's messages with ids in (``after``, ``upto``), as
+        :meth:`engine.protocols.store.ChatStore.load_analyses` gives them: spares reading them again."""
         ...

@@ -13,6 +13,7 @@ meaning beside the words (:mod:`engine.curation.dense`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.curation.budget import Profile
@@ -190,21 +191,30 @@ class ScoreTable(Mapping[int, Scores]):
             self._by_id = {item.id: item for item in self._listed}
         return self._by_id
 
-    def add_outside(self, scored: Sequence[tuple[Item, float, float]]) -> None:
+    def add_outside(self, scored: Sequence[OutsideScore]) -> None:
         """Score items that are not the session's (messages before its cut, see
-        :mod:`engine.curation.cold_recall`), each with its relevance and entity overlap measured apart; they
-        have no neighbours here."""
+        :mod:`engine.curation.cold_recall`), each with its parts measured apart, weighed as the
+        session's items are."""
         relevance, entities, wording = dict(self._relevance), dict(self._entities), dict(self.wording)
-        for item, item_relevance, item_entities in scored:
+        neighbour = dict(self._neighbour)
+        for outside in scored:
+            item = outside.item
             self._items[item.id] = item
-            relevance[item.id], entities[item.id] = item_relevance, item_entities
-            wording[item.id] = item_relevance  # by their words alone (see cold_recall.admit)
+            relevance[item.id], entities[item.id] = outside.relevance, outside.entities
+            neighbour[item.id] = outside.neighbour
+            wording[item.id] = outside.relevance  # by their words alone (see cold_recall.admit)
             prior = item.prior
             if prior is None:
                 prior = item.prior = _prior(item, self._registry)
             recency = WEIGHTS["recency"] * 0.5 ** (max(0, self._turn - item.turn) / self._half_life)
-            self.total[item.id] = recency + prior + WEIGHTS["relevance"] * item_relevance
+            self.total[item.id] = (
+                recency
+                + prior
+                + WEIGHTS["relevance"] * outside.relevance
+                + WEIGHTS["neighbour"] * outside.neighbour
+            )
         self._relevance, self._entities, self.wording = relevance, entities, wording
+        self._neighbour = neighbour
 
     def named(self, threshold: float) -> set[int]:
         """The items the new message refers to directly: by wording, or by a rare shared entity."""
@@ -255,6 +265,16 @@ def _decay(weight: float, half_life: float, turn: int) -> list[float]:
         decay = [weight * 0.5 ** (age / half_life) for age in range(max(turn + 1, 2 * len(decay or ())))]
         _DECAYS[(weight, half_life)] = decay
     return decay
+
+
+@dataclass(frozen=True, slots=True)
+class OutsideScore:
+    """An item from outside the session's curated part, with the parts of its score measured apart."""
+
+    item: Item
+    relevance: float
+    entities: float
+    neighbour: float
 
 
 def _neighbour_credit(
