@@ -13,6 +13,7 @@ from sessions.rows import now_text, select, select_one
 
 if TYPE_CHECKING:
     from engine.advice.calls import CallUsage
+    from engine.chat import StoredMessage
     from engine.curation.consent import ConsentChoice
     from engine.curation.ledger import LedgerEntry
     from engine.entities.registry import EntityRecord
@@ -103,7 +104,7 @@ class CurationRecords(Database):
                 conn,
                 "SELECT i.message_id, i.state, i.pinned, i.kept_by_user, i.summary, i.forgotten"
                 " FROM item_state i JOIN messages m ON m.id = i.message_id"
-                " WHERE m.session_id = ? AND i.message_id > ?",
+                " WHERE m.session_id = ? AND (i.message_id > ? OR (i.pinned = 1 AND i.forgotten = 0))",
                 (session_id, after),
             )
             entities = select(
@@ -122,6 +123,20 @@ class CurationRecords(Database):
                 policy=ConsentChoice(row["consent_policy"]) if row and row["consent_policy"] else None,
                 saved_tokens=int(row["saved_tokens"]) if row else 0,
             )
+
+    def pinned_before(self, session_id: int, upto: int) -> list[StoredMessage]:
+        from sessions.message_records import MESSAGE_COLUMNS, message_from
+
+        columns = ", ".join(f"m.{c.strip()}" for c in MESSAGE_COLUMNS.split(","))
+        with self._transaction() as conn:
+            rows = select(
+                conn,
+                f"SELECT {columns} FROM messages m JOIN item_state i ON i.message_id = m.id"
+                " WHERE m.session_id = ? AND m.id <= ? AND i.pinned = 1 AND i.forgotten = 0"
+                " ORDER BY m.id",
+                (session_id, upto),
+            )
+            return [message_from(row) for row in rows]
 
     def saved_tokens(self, session_id: int) -> int:
         """The tokens the session's requests saved against sending everything verbatim (0 before

@@ -221,3 +221,25 @@ def test_only_messages_that_follow_one_another_sit_side_by_side() -> None:
     assert positions[1] - positions[0] == positions[2] - positions[1] == positions[4] - positions[3] == 1
     assert positions[3] - positions[2] > 2  # no neighbour credit across the gap
     assert positions[-1] == -1  # before every curated message
+
+
+async def test_a_message_pinned_before_the_session_grew_past_the_cut_is_still_sent(
+    monkeypatch: pytest.MonkeyPatch,
+    store: SqliteChatStore,
+    model: OpenAIChatModel,
+    fake_server: FakeOpenAIServer,
+) -> None:
+    session_id, fact_id = long_session(store)
+    whole = recalling(store, model)
+    await ContextService(whole.curations).pin(session_id, fact_id)
+    curated_whole = curation_of(whole.curations, session_id)
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
+    turns = recalling(store, model)
+
+    await ask(turns, session_id, "Which telescope should I buy for astronomy?")  # nothing to do with it
+    assert FACT in sent(fake_server), "a pin holds whatever the message's age"
+    cut = curation_of(turns.curations, session_id)
+    assert cut.items[0].id == fact_id and cut.items[0].pinned
+    # The curated messages keep the turn numbers they had when the session was curated whole.
+    latest = [i for i in curated_whole.items if i.id > cut.items[1].id - 1]
+    assert [(i.id, i.turn) for i in cut.items[1 : len(latest) + 1]] == [(i.id, i.turn) for i in latest]

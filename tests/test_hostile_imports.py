@@ -277,3 +277,34 @@ async def test_a_session_too_long_to_curate_says_so_and_sends_at_once(
         # A message before the cut is in the store, not in the curation: pinning it is explained.
         screen.context_actions.run(ItemVerb.PIN, ids[0])
         await wait_for(pilot, lambda: any("older than the latest 30 messages" in t for t in toasts(app)))
+
+
+async def test_a_message_pinned_before_the_cut_is_shown_pinned_and_can_be_unpinned(
+    monkeypatch: pytest.MonkeyPatch, fake_server: FakeOpenAIServer
+) -> None:
+    from engine.curation.context_service import ContextService
+    from engine.curation.session_curations import SessionCurations
+    from engine.text.tokens import LazyTokenCounter, load_counter
+
+    session_id, ids = long_session(100)
+    store = open_store(paths.database_path()).store
+    try:
+        curations = SessionCurations(
+            store, LazyTokenCounter(lambda: load_counter("gpt-4")), window=lambda: 100_000, system_prompt=""
+        )
+        await ContextService(curations).pin(session_id, ids[0])  # while the session was curated whole
+    finally:
+        store.close()
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", 30)
+    app = make_app(base_url=fake_server.base_url, model="gpt-4o-mini")
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        screen = chat(app)
+        await wait_for(pilot, lambda: screen.context is not None and screen.settled, 20)
+
+        def pinned() -> list[bool]:
+            return [i.pinned for i in screen.context.items if i.id == ids[0]] if screen.context else []
+
+        assert pinned() == [True]
+        screen.context_actions.run(ItemVerb.PIN, ids[0])  # unpins
+        await wait_for(pilot, lambda: pinned() != [True])
+        assert not any("older than the latest" in t for t in toasts(app))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from engine.chat import HistoryCut, StoredMessage
@@ -28,6 +29,7 @@ def rebuild(
     budget_ratio: float | None = None,
     text_source: Callable[[int], str] | None = None,
     cut: HistoryCut | None = None,
+    pinned_earlier: Sequence[tuple[StoredMessage, Analysis | None]] = (),
 ) -> SessionCuration:
     """A session's curation from its stored messages and curation records.
 
@@ -37,7 +39,8 @@ def rebuild(
     (entities, terms, role) or None; those without are read again from the text (and handed over
     by ``take_unstored``). With a ``text_source`` (the store), summarized and pruned items do not
     keep their texts (see :meth:`engine.curation.curation_state.CurationState.settle_text`). With a ``cut``,
-    ``history`` starts after it and turns are numbered on from the turns before it.
+    ``history`` starts after it and turns are numbered on from the turns before it; the messages the
+    user pinned before it (``pinned_earlier``) come first: a pin holds whatever the message's age.
     """
     curation = SessionCuration(
         window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
@@ -46,8 +49,10 @@ def rebuild(
     curation.state.text_source = text_source
     if cut is not None:
         curation.state.cut = cut
-        curation.state.turn = cut.earlier_turns
-    for message, analysis in history:
+        # The pinned messages' turns are among those before the cut: the rest are numbered as before.
+        pinned_turns = sum(m.role == "user" and in_conversation(m) for m, _ in pinned_earlier)
+        curation.state.turn = cut.earlier_turns - pinned_turns
+    for message, analysis in itertools.chain(pinned_earlier, history):
         if not in_conversation(message):
             continue
         tokens = message.tokens if message.tokens is not None else counter.count(message.sent_text)
@@ -106,6 +111,7 @@ def read_session(
     """The session's curation of its messages after ``cut``, read from the store; the analyses
     made now (a session from before analyses were stored, or edited since) are kept for the next."""
     after = cut.after if cut is not None else 0
+    pinned = store.pinned_before(session_id, after) if cut is not None else []
     curation = rebuild(
         _history(store, session_id, after),
         store.load_curation(session_id, after=after),
@@ -114,6 +120,7 @@ def read_session(
         profile=profile,
         text_source=store.message_text,
         cut=cut,
+        pinned_earlier=[(m, _stored_analysis(store, m)) for m in pinned],
     )
     store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
     curation.set_keep_rules(store.keep_rules(session_id))
@@ -131,6 +138,11 @@ def _history(
         for message in page:
             yield message, analyses.get(message.id)
         after = page[-1].id
+
+
+def _stored_analysis(store: ChatStore, message: StoredMessage) -> Analysis | None:
+    found = store.load_analyses(message.session_id, ANALYSIS_VERSION, after=message.id - 1, upto=message.id)
+    return found.get(message.id)
 
 
 def save(store: ChatStore, session_id: int, curation: SessionCuration, delta: CurationDelta) -> None:

@@ -139,8 +139,13 @@ class ChatStore(Protocol):
         ...
 
     def load_curation(self, session_id: int, *, after: int = 0) -> CurationSnapshot:
-        """A session's item states (of its messages after message ``after``), entity registry and
-        consent policy."""
+        """A session's item states (of its messages after message ``after``, and of those pinned
+        before it), entity registry and consent policy."""
+        ...
+
+    def pinned_before(self, session_id: int, upto: int) -> list[StoredMessage]:
+        """The session's messages up to ``upto`` that the user pinned (and did not take out), in
+        order: a long session's curated part holds them whatever their age."""
         ...
 
     def load_analyses(

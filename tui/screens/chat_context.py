@@ -127,6 +127,8 @@ class ContextActions(ChatPart):
         context = self.host.context
         if context is None or item_id > context.uncurated_through:
             return False
+        if any(item.id == item_id for item in context.items):
+            return False  # pinned before the session grew this long: curated whatever its age
         if context.building is not None:
             self.host.notify(
                 f"#{item_id} is not curated yet: the session's messages are still being read, the "
