@@ -92,6 +92,14 @@ def write_ledger(conn: sqlite3.Connection, session_id: int, entries: Sequence[Le
     )
 
 
+_PINNED_BEFORE = (
+    "FROM item_state i INDEXED BY item_state_pinned CROSS JOIN messages m ON m.id = i.message_id"
+    " WHERE i.pinned = 1 AND i.message_id <= ? AND i.forgotten = 0 AND m.session_id = ?"
+)
+"""The pinned, not taken out, messages of a session up to an id: the pinned rows first, through
+their own index (a CROSS JOIN keeps that order; SQLite would walk the session's history)."""
+
+
 class CurationRecords(Database):
     """The curation part of the store (see the module)."""
 
@@ -100,13 +108,15 @@ class CurationRecords(Database):
         from engine.protocols.store import CurationSnapshot
 
         with self._transaction() as conn:
+            columns = "i.message_id, i.state, i.pinned, i.kept_by_user, i.summary, i.forgotten"
             items = select(
                 conn,
-                "SELECT i.message_id, i.state, i.pinned, i.kept_by_user, i.summary, i.forgotten"
-                " FROM item_state i JOIN messages m ON m.id = i.message_id"
-                " WHERE m.session_id = ? AND (i.message_id > ? OR (i.pinned = 1 AND i.forgotten = 0))",
+                f"SELECT {columns} FROM item_state i JOIN messages m ON m.id = i.message_id"
+                " WHERE m.session_id = ? AND i.message_id > ?",
                 (session_id, after),
             )
+            if after:  # and those pinned before (through their own index: a long history is not read)
+                items += select(conn, f"SELECT {columns} {_PINNED_BEFORE}", (after, session_id))
             entities = select(
                 conn,
                 "SELECT ref, kind, label, turns, state, reason FROM entities WHERE session_id = ?",
@@ -129,13 +139,7 @@ class CurationRecords(Database):
 
         columns = ", ".join(f"m.{c.strip()}" for c in MESSAGE_COLUMNS.split(","))
         with self._transaction() as conn:
-            rows = select(
-                conn,
-                f"SELECT {columns} FROM messages m JOIN item_state i ON i.message_id = m.id"
-                " WHERE m.session_id = ? AND m.id <= ? AND i.pinned = 1 AND i.forgotten = 0"
-                " ORDER BY m.id",
-                (session_id, upto),
-            )
+            rows = select(conn, f"SELECT {columns} {_PINNED_BEFORE} ORDER BY m.id", (upto, session_id))
             return [message_from(row) for row in rows]
 
     def saved_tokens(self, session_id: int) -> int:

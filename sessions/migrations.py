@@ -307,6 +307,13 @@ _V14_STORY_LINES: Migration = (
 )
 
 
+_V15_PINNED_INDEX: Migration = (
+    # The messages a user pinned before a long session's curated cut, found without reading the
+    # session's history (engine.curation.stored): the index holds the pinned rows alone.
+    "CREATE INDEX item_state_pinned ON item_state (message_id) WHERE pinned = 1",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _V1_INITIAL,
     _V2_CURATION,
@@ -322,6 +329,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _V12_KEEP_RULES,
     _V13_STANDING_EDITS,
     _V14_STORY_LINES,
+    _V15_PINNED_INDEX,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 

@@ -30,6 +30,9 @@ from engine.text.thinking import sent_text
 QUERY_WORDS = 12
 """The most words of the new message the store is asked about: its entities' words first, then
 the rarest in the curated part."""
+COMMON_SHARE = 0.05
+"""A word in more than this share of the curated messages is not asked about: the curated part
+answers it, and in a long session the store would rank tens of thousands of matches for it."""
 MIN_BEGINNING = 4
 """A word's stem shorter than this is asked for as the whole word, not as a beginning."""
 CANDIDATES = 16
@@ -44,14 +47,15 @@ APART = 3
 
 
 def query_words(new: Item, index: TermIndex) -> list[str]:
-    """The words of ``new`` that carry meaning (a stemmed term), at most :data:`QUERY_WORDS`: its
-    entities' words first, then the rarest in the curated part (indexed by ``index``). A word the
-    curated part uses often may still name what the earlier part is about."""
+    """The words of ``new`` that carry meaning (a stemmed term) and are not common in the curated
+    part (indexed by ``index``), at most :data:`QUERY_WORDS`: its entities' words first, then the
+    rarest; a stem that begins its word stands for the word (it finds "painted" for "paint")."""
     entity_words = {w for mention in new.mentions for w in words(mention.label)}
+    common = max(1, int(len(index) * COMMON_SHARE))
     found: dict[str, tuple[bool, int]] = {}
     for word in words(new.text):
         stemmed = term(word)
-        if stemmed is None:
+        if stemmed is None or index.frequency(stemmed) > common:
             continue
         asked = stemmed if word.startswith(stemmed) and len(stemmed) >= MIN_BEGINNING else word
         if asked not in found:
