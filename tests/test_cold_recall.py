@@ -78,6 +78,29 @@ def long(
     return recalling(store, model), session_id, fact_id
 
 
+@pytest.fixture
+def whole(store: SqliteChatStore, model: OpenAIChatModel) -> tuple[TurnService, int, int]:
+    """:func:`long_session` curated whole, as before it grew long: the turn service, the session's
+    id and the id of the message holding :data:`FACT`."""
+    session_id, fact_id = long_session(store)
+    turns = recalling(store, model)
+    curation_of(turns.curations, session_id)
+    return turns, session_id, fact_id
+
+
+@pytest.fixture
+def cut_later(
+    monkeypatch: pytest.MonkeyPatch, store: SqliteChatStore, model: OpenAIChatModel
+) -> Callable[[], TurnService]:
+    """A turn service made later, once the session is longer than the curated limit (LIMIT)."""
+
+    def made() -> TurnService:
+        monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
+        return recalling(store, model)
+
+    return made
+
+
 async def ask(turns: TurnService, session_id: int, text: str) -> list[object]:
     events: list[object] = []
     async for event in turns.send(session_id, text):
@@ -137,18 +160,11 @@ async def test_the_preview_of_a_draft_shows_the_earlier_message_it_would_recall(
 
 
 async def test_a_message_the_user_took_out_before_the_cut_is_not_recalled(
-    monkeypatch: pytest.MonkeyPatch,
-    store: SqliteChatStore,
-    model: OpenAIChatModel,
-    fake_server: FakeOpenAIServer,
+    whole: tuple[TurnService, int, int], cut_later: Callable[[], TurnService], fake_server: FakeOpenAIServer
 ) -> None:
-    session_id, fact_id = long_session(store)
-    whole = recalling(store, model)
-    curation_of(whole.curations, session_id)
-    await ContextService(whole.curations).forget(session_id, fact_id)
-    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
-    turns = recalling(store, model)
-    await ask(turns, session_id, "What was the code of my Harbourview locker?")
+    before, session_id, fact_id = whole
+    await ContextService(before.curations).forget(session_id, fact_id)
+    await ask(cut_later(), session_id, "What was the code of my Harbourview locker?")
     assert FACT not in sent(fake_server)
 
 
@@ -224,17 +240,12 @@ def test_only_messages_that_follow_one_another_sit_side_by_side() -> None:
 
 
 async def test_a_message_pinned_before_the_session_grew_past_the_cut_is_still_sent(
-    monkeypatch: pytest.MonkeyPatch,
-    store: SqliteChatStore,
-    model: OpenAIChatModel,
-    fake_server: FakeOpenAIServer,
+    whole: tuple[TurnService, int, int], cut_later: Callable[[], TurnService], fake_server: FakeOpenAIServer
 ) -> None:
-    session_id, fact_id = long_session(store)
-    whole = recalling(store, model)
-    await ContextService(whole.curations).pin(session_id, fact_id)
-    curated_whole = curation_of(whole.curations, session_id)
-    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
-    turns = recalling(store, model)
+    before, session_id, fact_id = whole
+    await ContextService(before.curations).pin(session_id, fact_id)
+    curated_whole = curation_of(before.curations, session_id)
+    turns = cut_later()
 
     await ask(turns, session_id, "Which telescope should I buy for astronomy?")  # nothing to do with it
     assert FACT in sent(fake_server), "a pin holds whatever the message's age"
