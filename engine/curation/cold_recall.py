@@ -21,7 +21,13 @@ from engine.curation.operations import Operation, OpKind
 from engine.curation.plan_draft import PlanDraft
 from engine.curation.prompt import in_conversation
 from engine.curation.result import preview
-from engine.curation.scoring import ADJACENT_SHARE, SECOND_SHARE, OutsideScore, ScoreTable
+from engine.curation.scoring import (
+    ADJACENT_SHARE,
+    MIN_NEIGHBOUR_SOURCE,
+    SECOND_SHARE,
+    OutsideScore,
+    ScoreTable,
+)
 from engine.protocols.models import TokenCounter
 from engine.text.analysis import ANALYSIS_VERSION, Analysis, analyse_text
 from engine.text.terms import term, words
@@ -30,9 +36,9 @@ from engine.text.thinking import sent_text
 QUERY_WORDS = 12
 """The most words of the new message the store is asked about: its entities' words first, then
 the rarest in the curated part."""
-COMMON_SHARE = 0.05
-"""A word in more than this share of the curated messages is not asked about: the curated part
-answers it, and in a long session the store would rank tens of thousands of matches for it."""
+ASK_SHARE = 0.05
+"""The store is asked about a word in at most this share of the curated messages: the curated part
+answers a commoner one, and in a long session the store would rank tens of thousands of matches."""
 MIN_BEGINNING = 4
 """A word's stem shorter than this is asked for as the whole word, not as a beginning."""
 CANDIDATES = 16
@@ -51,7 +57,7 @@ def query_words(new: Item, index: TermIndex) -> list[str]:
     part (indexed by ``index``), at most :data:`QUERY_WORDS`: its entities' words first, then the
     rarest; a stem that begins its word stands for the word (it finds "painted" for "paint")."""
     entity_words = {w for mention in new.mentions for w in words(mention.label)}
-    common = max(1, int(len(index) * COMMON_SHARE))
+    common = max(1, int(len(index) * ASK_SHARE))
     found: dict[str, tuple[bool, int]] = {}
     for word in words(new.text):
         stemmed = term(word)
@@ -110,7 +116,7 @@ def cold_items(
 def neighbour_credit(cold: Sequence[Item], relevance: Mapping[int, float]) -> dict[int, float]:
     """Each earlier message's credit (at most 1) for sitting next to relevant ones, with the shares
     curated messages get (engine.curation.scoring)."""
-    at = {item.position: relevance.get(item.id, 0.0) for item in cold}
+    at = {i.position: r for i in cold if (r := relevance.get(i.id, 0.0)) >= MIN_NEIGHBOUR_SOURCE}
     credit: dict[int, float] = {}
     for item in cold:
         p = item.position
@@ -158,7 +164,7 @@ class ColdRecall:
 
     def candidates(self, session_id: int, upto: int, new: Item, index: TermIndex) -> list[Item]:
         """The earlier messages (ids up to ``upto``) that may answer ``new``, with their neighbours:
-        none when it has no word that carries meaning."""
+        none when it has no word that carries meaning and is not common in the curated part."""
         asked = query_words(new, index)
         if not asked:
             return []
