@@ -263,7 +263,10 @@ async def test_a_session_too_long_to_curate_says_so_and_sends_at_once(
         await wait_for(
             pilot, lambda: bool(screen.query("#context-note"))
         )  # the panel's parts: after the first frame
-        said = "Only the latest 30 messages of this session are curated and sent from: the 70 before them"
+        said = (
+            "Only the latest 30 messages of this session, and those you pinned, are curated and sent "
+            "from: the 70 others"
+        )
         assert screen.context is not None and any(said in note for note in screen.context.notes)
         assert said in str(screen.query_one("#context-note").render())
 
@@ -305,6 +308,7 @@ async def test_a_message_pinned_before_the_cut_is_shown_pinned_and_can_be_unpinn
             return [i.pinned for i in screen.context.items if i.id == ids[0]] if screen.context else []
 
         assert pinned() == [True]
+        assert screen.context is not None and any("the 69 others stay" in n for n in screen.context.notes)
         screen.context_actions.run(ItemVerb.PIN, ids[0])  # unpins
         await wait_for(pilot, lambda: pinned() != [True])
         assert not any("older than the latest" in t for t in toasts(app))

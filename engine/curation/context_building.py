@@ -44,8 +44,7 @@ def empty_view(curation: SessionCuration, tokens: int) -> ContextView:
 
 
 def cut_note(curation: SessionCuration) -> tuple[str, ...]:
-    """What the panel says of a session too long to curate whole, or whose curation is still being
-    read (nothing for any other)."""
+    """The panel's note on a session too long to curate whole, or still being read (else none)."""
     cut = curation.cut
     building = curation.building
     if building is not None:
@@ -55,10 +54,11 @@ def cut_note(curation: SessionCuration) -> tuple[str, ...]:
         )
     if cut is None:
         return ()
+    pinned = sum(i.pinned for i in curation.items if i.id <= cut.after)  # curated whatever their age
     return (
-        f"Only the latest {cut.kept:,} messages of this session are curated and sent from: the "
-        f"{cut.earlier:,} before them stay in the store (scroll up or search to read them), and are "
-        "recalled when a message names what only they hold.",
+        f"Only the latest {cut.kept:,} messages of this session, and those you pinned, are curated and "
+        f"sent from: the {cut.earlier - pinned:,} others stay in the store (scroll up or search to read "
+        "them), and are recalled when a message names what only they hold.",
     )
 
 
