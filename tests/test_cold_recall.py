@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from itertools import pairwise
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -254,3 +255,28 @@ async def test_a_message_pinned_before_the_session_grew_past_the_cut_is_still_se
     # The curated messages keep the turn numbers they had when the session was curated whole.
     latest = [i for i in curated_whole.items if i.id > cut.items[1].id - 1]
     assert [(i.id, i.turn) for i in cut.items[1 : len(latest) + 1]] == [(i.id, i.turn) for i in latest]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    runs=st.lists(
+        st.tuples(st.integers(min_value=1, max_value=60), st.integers(min_value=1, max_value=5)),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_messages_read_in_runs_are_placed_once_in_order_side_by_side_only_when_they_follow(
+    runs: list[tuple[int, int]],
+) -> None:
+    """However the runs overlap: each message once, in conversation order, before every curated
+    one; two sit side by side exactly when one run has them one after the other."""
+    read = [[_stored(first + n, "user", f"Entry {first + n}.") for n in range(size)] for first, size in runs]
+    items = cold_items(read, COUNTER)
+    ids = [i.id for i in items]
+    assert ids == sorted({m.id for run in read for m in run})
+    positions = [i.position for i in items]
+    assert all(a < b for a, b in pairwise(positions)) and positions[-1] == -1
+    follows = {(a.id, b.id) for run in read for a, b in pairwise(run)}
+    for (left, right), (p, q) in zip(pairwise(ids), pairwise(positions), strict=True):
+        assert (q - p == 1) == ((left, right) in follows)
+        assert q - p == 1 or q - p > 2  # apart: no neighbour credit passes
