@@ -17,8 +17,10 @@ _TIME = re.compile(
 )
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _PATH_LINE = re.compile(r"([\w./\\-]+\.\w{1,8}):\d+(?::\d+)?")
-_NUMBER = re.compile(r"(?<![A-Za-z_])\d+(?:\.\d+)*(?![A-Za-z_])")
-"""A number on its own ("port 5432", "[Errno 111]"), not one inside a name ("psycopg2", "mod3.py")."""
+_NUMBER = re.compile(r"(?<![A-Za-z_])\d+(?:\.\d+)*(?![A-Za-z_\d])")
+"""A number on its own ("port 5432", "[Errno 111]"), not one inside a name ("psycopg2", "mod3.py"),
+nor the start of a run of digits that a letter ends ("00x0": its "0x0" would read as an address
+next time, and normalising must give the same again)."""
 _SPACE = re.compile(r"\s+")
 
 _ERROR_LINE = re.compile(
