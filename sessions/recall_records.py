@@ -56,22 +56,16 @@ class RecallRecords(Database):
     ) -> list[list[StoredMessage]]:
         """For each of ``ids``, that message with the ``reach`` messages of the conversation on either
         side of it (ids up to ``upto``), in order: a run of messages that follow one another."""
+        near = (
+            f"SELECT {_COLUMNS} FROM messages m LEFT JOIN item_state i ON i.message_id = m.id"
+            f" WHERE m.session_id = ? AND {_IN_CONVERSATION} AND m.id"
+        )
         runs: list[list[StoredMessage]] = []
         for message_id in ids:
-            before = self._read(
-                message_from,
-                f"SELECT {_COLUMNS} FROM messages m LEFT JOIN item_state i ON i.message_id = m.id"
-                f" WHERE m.session_id = ? AND m.id <= ? AND {_IN_CONVERSATION}"
-                " ORDER BY m.id DESC LIMIT ?",
-                (session_id, message_id, reach + 1),
-            )
-            after = self._read(
-                message_from,
-                f"SELECT {_COLUMNS} FROM messages m LEFT JOIN item_state i ON i.message_id = m.id"
-                f" WHERE m.session_id = ? AND m.id > ? AND m.id <= ? AND {_IN_CONVERSATION}"
-                " ORDER BY m.id LIMIT ?",
-                (session_id, message_id, upto, reach),
-            )
+            at_or_before = (session_id, message_id, reach + 1)
+            before = self._read(message_from, f"{near} <= ? ORDER BY m.id DESC LIMIT ?", at_or_before)
+            after_it = (session_id, message_id, upto, reach)
+            after = self._read(message_from, f"{near} > ? AND m.id <= ? ORDER BY m.id LIMIT ?", after_it)
             if before and before[0].id == message_id:
                 runs.append(before[::-1] + after)
         return runs

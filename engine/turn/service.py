@@ -274,7 +274,9 @@ class TurnService:
         async for event in self._reply(session_id, superseded=superseded):
             yield event
 
-    async def _in_foreground(self, events: AsyncGenerator[TurnEvent, None]) -> AsyncGenerator[TurnEvent]:
+    async def _in_foreground(
+        self, events: AsyncGenerator[TurnEvent, None]
+    ) -> AsyncGenerator[TurnEvent, None]:
         """``events``, with :attr:`foreground` holding the summaries back until the request is out."""
         preparing = self.foreground.begin()
         try:
