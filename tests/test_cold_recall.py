@@ -280,3 +280,21 @@ def test_messages_read_in_runs_are_placed_once_in_order_side_by_side_only_when_t
     for (left, right), (p, q) in zip(pairwise(ids), pairwise(positions), strict=True):
         assert (q - p == 1) == ((left, right) in follows)
         assert q - p == 1 or q - p > 2  # apart: no neighbour credit passes
+
+
+def test_an_earlier_message_that_matches_better_than_any_curated_one_ranks_above_them() -> None:
+    curation = SessionCuration(window=4_000, counter=COUNTER)
+    vague = "The ledger is somewhere in the office, I think."
+    curation.add_message(900, "assistant", vague, COUNTER.count(vague))
+    for n in range(12):
+        text = f"{FILLER[n % len(FILLER)]} Entry {n}."
+        curation.add_message(1_000 + n, "user" if n % 2 == 0 else "assistant", text, COUNTER.count(text))
+    new = curation.add_message(2_000, "user", "Where is the Zanzibar shipping ledger kept?", 10)
+    exact = "The Zanzibar shipping ledger is kept in the harbour safe."
+    cold = cold_items([[_stored(1, "user", exact)]], COUNTER)
+
+    scores = curation.plan(new, cold=cold).scores
+    # On one scale: the curated message's relevance is its share of the best match, found earlier.
+    assert scores[1].relevance == 1.0
+    assert scores[900].relevance < 0.5
+    assert scores[1].total > scores[900].total

@@ -141,6 +141,7 @@ def admit(
     as curated ones are, the best first: as many are sent as the budget fits, as for curated ones."""
     raw = {item.id: term_index.score_outside(scores.query, item.terms or {}) for item in cold}
     top = max(scores.top, *raw.values(), 0.0)
+    scores.rescale(top)
     relevance = {key: value / top if top > 0 else 0.0 for key, value in raw.items()}
     neighbour = neighbour_credit(cold, relevance)
     scale = entity_index.max_rarity()

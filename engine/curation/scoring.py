@@ -216,6 +216,23 @@ class ScoreTable(Mapping[int, Scores]):
         self._relevance, self._entities, self.wording = relevance, entities, wording
         self._neighbour = neighbour
 
+    def rescale(self, top: float) -> None:
+        """Restate every item's relevance as its share of ``top``, a better raw score found outside
+        the items (see :mod:`engine.curation.cold_recall`), as if it had been scored with them: the
+        neighbour credit relevance lends, and so the totals, shrink in step."""
+        if top <= self.top:
+            return
+        share = self.top / top
+        w_relevance, w_neighbour = WEIGHTS["relevance"], WEIGHTS["neighbour"]
+        relevance, neighbour, total = self._relevance, self._neighbour, self.total
+        for key in (relevance.keys() | neighbour.keys()) & total.keys():
+            lent = w_relevance * relevance.get(key, 0.0) + w_neighbour * neighbour.get(key, 0.0)
+            total[key] -= (1.0 - share) * lent
+        self._relevance = {key: value * share for key, value in relevance.items()}
+        self._neighbour = {key: value * share for key, value in neighbour.items()}
+        self.wording = {key: value * share for key, value in self.wording.items()}
+        self.top = top
+
     def named(self, threshold: float) -> set[int]:
         """The items the new message refers to directly: by wording, or by a rare shared entity."""
         found = {key for key, value in self._relevance.items() if value >= threshold}
