@@ -4,11 +4,13 @@ index (see :mod:`engine.curation.cold_store`). A part of :class:`sessions.store.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from engine.chat import StoredMessage
 from sessions.database import Database
 from sessions.message_records import MESSAGE_COLUMNS, message_from
+from sessions.rows import value
 
 _WORD = re.compile(r"[^\W_]+")
 _COLUMNS = ", ".join(f"m.{c.strip()}" for c in MESSAGE_COLUMNS.split(","))
@@ -22,6 +24,16 @@ def any_word_query(words: Sequence[str]) -> str | None:
     quoted = dict.fromkeys('"' + " ".join(found) + '"*' for w in words if (found := _WORD.findall(w)))
     return " OR ".join(quoted) or None
 
+
+def folded(word: str) -> str:
+    """``word`` as the full-text index holds its words: lower case, accents taken off."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(c))
+
+
+_VOCABULARY = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.message_words USING fts5vocab(main, messages_fts, row)"
+"""The index's words with how many messages hold each (made for each connection: nothing stored)."""
+_LAST_WORD = "\U0010ffff"
+"""Sorts after every word: ``term >= w AND term < w || this`` are the words that begin with w."""
 
 SCANNED = 2_000
 """The most matching messages ranked for one query, the latest first: a word that fills an earlier
@@ -50,6 +62,20 @@ class RecallRecords(Database):
             " ORDER BY rank, id DESC LIMIT ?",
             (match, upto, session_id, SCANNED, limit),
         )
+
+    def word_documents(self, words: Sequence[str]) -> tuple[int, list[int]]:
+        """How many messages the store holds (its highest id: ids are not reused, so a close count),
+        and for each of ``words`` how many hold it or a word beginning with it: how rare it is in all
+        the user has written (see :class:`engine.curation.cold_store.ColdStore`)."""
+        with self._transaction() as conn:
+            conn.execute(_VOCABULARY)
+            total = int(value(conn, "SELECT COALESCE(MAX(id), 0) FROM messages"))
+            counts = []
+            for word in words:
+                start = folded(word)
+                found = "SELECT COALESCE(SUM(doc), 0) FROM temp.message_words WHERE term >= ? AND term < ?"
+                counts.append(int(value(conn, found, (start, start + _LAST_WORD))) if start else 0)
+        return total, counts
 
     def earlier_around(
         self, session_id: int, ids: Sequence[int], *, upto: int, reach: int

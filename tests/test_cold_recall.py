@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from engine.chat import MessageStatus, StoredMessage
 from engine.curation import session_curations
-from engine.curation.cold_recall import cold_items
+from engine.curation.cold_recall import ColdCandidates, cold_items
 from engine.curation.context_service import ContextService
 from engine.curation.context_view import Mark
 from engine.curation.ledger import EntryKind
@@ -196,7 +196,7 @@ def test_messages_recalled_from_before_the_cut_never_take_a_request_past_its_bud
     new = curation.add_message(2_000, "user", "Where is the Zanzibar ledger?", 8)
     texts = ["The Zanzibar ledger " + "is kept safe " * size for size in sizes]
     cold = cold_items([[_stored(n + 1, "user", text)] for n, text in enumerate(texts)], COUNTER)
-    result = curation.plan(new, cold=cold)
+    result = curation.plan(new, cold=ColdCandidates(cold))
     recalled = [m for m in result.messages if m.sources and m.sources[0] < 1_000]
     assert len(recalled) == len(result.cold)
     if not result.over_budget:
@@ -293,8 +293,39 @@ def test_an_earlier_message_that_matches_better_than_any_curated_one_ranks_above
     exact = "The Zanzibar shipping ledger is kept in the harbour safe."
     cold = cold_items([[_stored(1, "user", exact)]], COUNTER)
 
-    scores = curation.plan(new, cold=cold).scores
+    scores = curation.plan(new, cold=ColdCandidates(cold)).scores
     # On one scale: the curated message's relevance is its share of the best match, found earlier.
     assert scores[1].relevance == 1.0
     assert scores[900].relevance < 0.5
     assert scores[1].total > scores[900].total
+
+
+async def test_a_name_the_earlier_messages_are_full_of_does_not_outweigh_the_question_s_other_words(
+    monkeypatch: pytest.MonkeyPatch,
+    store: SqliteChatStore,
+    model: OpenAIChatModel,
+    fake_server: FakeOpenAIServer,
+) -> None:
+    # The curated part never names Ottoline, so there the name looks rarer than any word; in the
+    # whole store, half the messages name her and "painting" only one.
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
+    session = store.create_session("Names")
+    painted = "We loved painting sunsets by the harbour together lately. " + " ".join(FILLER) * 2
+    for n in range(60):
+        said = painted if n == 30 else f"Ottoline called again: {FILLER[n % len(FILLER)]} " * 8
+        store.add_message(session.id, "user" if n % 2 == 0 else "assistant", said, tokens=COUNTER.count(said))
+    for n in range(LIMIT):
+        said = f"{FILLER[n % len(FILLER)]} (day {n})"
+        store.add_message(session.id, "user" if n % 2 == 0 else "assistant", said, tokens=COUNTER.count(said))
+
+    await ask(recalling(store, model), session.id, "What has Ottoline been painting?")
+    assert painted in sent(fake_server)
+
+
+def test_the_store_counts_the_messages_holding_a_word_or_a_word_it_begins(store: SqliteChatStore) -> None:
+    first, second = store.create_session("A"), store.create_session("B")
+    store.add_message(first.id, "user", "Painting the café.", tokens=4)
+    store.add_message(second.id, "user", "She paints; no cafe today.", tokens=6)
+    store.add_message(second.id, "user", "Nothing here.", tokens=3)
+    # Across sessions, accents aside, as the search index reads words.
+    assert store.word_documents(["paint", "café", "zebra"]) == (3, [2, 2, 0])

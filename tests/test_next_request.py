@@ -7,6 +7,7 @@ real next request sent them)."""
 from __future__ import annotations
 
 from engine.chat import Role
+from engine.curation.cold_recall import NONE
 from engine.curation.context_building import YOURS
 from engine.curation.context_service import ContextService
 from engine.curation.context_view import ContextView, Mark
@@ -45,7 +46,7 @@ def walked() -> SessionCuration:
 
 
 def picture(curation: SessionCuration) -> ContextView:
-    return preview_view(curation, system_prompt="", guidance=None, cold=lambda _: [], calls=None)
+    return preview_view(curation, system_prompt="", guidance=None, cold=lambda _: NONE, calls=None)
 
 
 def sent_whole(view: ContextView) -> set[int]:

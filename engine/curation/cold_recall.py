@@ -4,13 +4,15 @@ A session longer than its curated limit keeps only its latest messages in memory
 :mod:`engine.curation.session_curations`); the earlier ones stay in the store. Before planning, the
 earlier messages that best match the new message's words are read from the store with their
 neighbours (:class:`ColdRecall`, the turn's I/O) and planned like pruned items, scored with the same
-parts: recalled when the new message refers to them or to a message beside them, as fits the budget.
+parts, their words weighed by how rare they are in the whole store: recalled when the new message
+refers to them or to a message beside them, as fits the budget.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 from engine.chat import StoredMessage
@@ -41,7 +43,7 @@ ASK_SHARE = 0.05
 answers a commoner one, and in a long session the store would rank tens of thousands of matches."""
 MIN_BEGINNING = 4
 """A word's stem shorter than this is asked for as the whole word, not as a beginning."""
-CANDIDATES = 16
+CANDIDATES = 32
 """The most earlier messages found by their words for one request, each read with its neighbours."""
 REACH = 2
 """Messages read on either side of each one found: the question before an answer and the answer
@@ -52,21 +54,37 @@ APART = 3
 """Positions between two messages that do not follow one another: no neighbour credit passes."""
 
 
-def query_words(new: Item, index: TermIndex) -> list[str]:
+def query_words(new: Item, index: TermIndex) -> dict[str, str]:
     """The words of ``new`` that carry meaning (a stemmed term) and are not common in the curated
-    part (indexed by ``index``), at most :data:`QUERY_WORDS`: its entities' words first, then the
-    rarest; a stem that begins its word stands for the word (it finds "painted" for "paint")."""
+    part (indexed by ``index``), at most :data:`QUERY_WORDS`, each with its term: its entities'
+    words first, then the rarest; a stem that begins its word stands for the word (it finds
+    "painted" for "paint")."""
     entity_words = {w for mention in new.mentions for w in words(mention.label)}
     common = max(1, int(len(index) * ASK_SHARE))
-    found: dict[str, tuple[bool, int]] = {}
+    found: dict[str, tuple[bool, int, str]] = {}
     for word in words(new.text):
         stemmed = term(word)
         if stemmed is None or index.frequency(stemmed) > common:
             continue
         asked = stemmed if word.startswith(stemmed) and len(stemmed) >= MIN_BEGINNING else word
         if asked not in found:
-            found[asked] = (word not in entity_words, index.frequency(stemmed))
-    return sorted(found, key=lambda w: (found[w], w))[:QUERY_WORDS]
+            found[asked] = (word not in entity_words, index.frequency(stemmed), stemmed)
+    chosen = sorted(found, key=lambda w: (found[w], w))[:QUERY_WORDS]
+    return {asked: found[asked][2] for asked in chosen}
+
+
+@dataclass(frozen=True, slots=True)
+class ColdCandidates:
+    """The messages read from before a long session's cut for one request, and how rare the new
+    message's words are in the whole store (their IDF): the curated part's rarity would over-rate a
+    name it never mentions that fills the earlier part."""
+
+    items: Sequence[Item] = ()
+    idf: Mapping[str, float] = field(default_factory=dict)
+
+
+NONE = ColdCandidates()
+"""No earlier message for this request."""
 
 
 def cold_items(
@@ -128,7 +146,7 @@ def neighbour_credit(cold: Sequence[Item], relevance: Mapping[int, float]) -> di
 
 
 def admit(
-    cold: Sequence[Item],
+    cold: ColdCandidates,
     scores: ScoreTable,
     *,
     term_index: TermIndex,
@@ -139,14 +157,15 @@ def admit(
     """The earlier messages the new message refers to (wording at ``threshold`` of the best
     relevance, a rare shared entity) or that sit next to one it refers to, scored into ``scores``
     as curated ones are, the best first: as many are sent as the budget fits, as for curated ones."""
-    raw = {item.id: term_index.score_outside(scores.query, item.terms or {}) for item in cold}
+    score = term_index.score_outside
+    raw = {item.id: score(scores.query, item.terms or {}, cold.idf) for item in cold.items}
     top = max(scores.top, *raw.values(), 0.0)
     scores.rescale(top)
     relevance = {key: value / top if top > 0 else 0.0 for key, value in raw.items()}
-    neighbour = neighbour_credit(cold, relevance)
+    neighbour = neighbour_credit(cold.items, relevance)
     scale = entity_index.max_rarity()
     scored: list[OutsideScore] = []
-    for item in cold:
+    for item in cold.items:
         shared = sum(entity_index.rarity(ref) / scale for ref in item.refs & new_refs)
         near = neighbour.get(item.id, 0.0)
         if relevance[item.id] >= threshold or shared >= ENTITY_SHARE or near >= threshold:
@@ -163,21 +182,26 @@ class ColdRecall:
     store: ColdStore
     counter: TokenCounter
 
-    def candidates(self, session_id: int, upto: int, new: Item, index: TermIndex) -> list[Item]:
+    def candidates(self, session_id: int, upto: int, new: Item, index: TermIndex) -> ColdCandidates:
         """The earlier messages (ids up to ``upto``) that may answer ``new``, with their neighbours:
         none when it has no word that carries meaning and is not common in the curated part."""
         asked = query_words(new, index)
         if not asked:
-            return []
-        found = self.store.earlier_matches(session_id, upto=upto, words=asked, limit=CANDIDATES)
+            return NONE
+        found = self.store.earlier_matches(session_id, upto=upto, words=list(asked), limit=CANDIDATES)
         if not found:
-            return []
+            return NONE
         runs = self.store.earlier_around(session_id, [m.id for m in found], upto=upto, reach=REACH)
         analyses: dict[int, Analysis] = {}
         load = self.store.load_analyses
         for run in runs:  # a run's ids are the session's from its first to its last
             analyses.update(load(session_id, ANALYSIS_VERSION, after=run[0].id - 1, upto=run[-1].id))
-        return cold_items(runs, self.counter, analyses)
+        total, counts = self.store.word_documents(list(asked))
+        idf = {
+            stemmed: math.log(1 + (total - count + 0.5) / (count + 0.5))
+            for stemmed, count in zip(asked.values(), counts, strict=True)
+        }
+        return ColdCandidates(cold_items(runs, self.counter, analyses), idf)
 
 
 def recall_earlier(draft: PlanDraft, scores: ScoreTable, threshold: float, already: set[int]) -> None:

@@ -21,6 +21,11 @@ class ColdStore(Protocol):
         left out of the conversation (superseded, failed) and those the user took out are not."""
         ...
 
+    def word_documents(self, words: Sequence[str]) -> tuple[int, list[int]]:
+        """How many messages the store holds, about, and how many of them hold each of ``words``
+        (plain lower-case words) or a word that begins with it, across every session."""
+        ...
+
     def earlier_around(
         self, session_id: int, ids: Sequence[int], *, upto: int, reach: int
     ) -> list[list[StoredMessage]]:

@@ -107,18 +107,26 @@ class TermIndex:
         ids = self._ids
         return [ids[number] for number in _columns(found)[0]]
 
-    def score_outside(self, query: Mapping[str, float], terms: Mapping[str, int]) -> float:
+    def score_outside(
+        self, query: Mapping[str, float], terms: Mapping[str, int], idf: Mapping[str, float]
+    ) -> float:
         """The BM25 score a document of ``terms`` that is not indexed (a message before a long
-        session's cut) would have for ``query``, on the scale of :meth:`scores`."""
+        session's cut) would have for ``query``, on the scale of :meth:`scores`; a term's ``idf``
+        where given (measured beyond the index), else the index's."""
         n = len(self._ids)
         average = (self._total_length / n if n else 0.0) or 1.0
         length = sum(terms.values())
         total = 0.0
         for term, weight in query.items():
             tf = terms.get(term)
-            if not tf or weight <= 0 or self.frequency(term) > n * self.COMMON_SHARE:
+            if not tf or weight <= 0:
                 continue
-            total += self.idf(term) * weight * self._weight(min(tf, MAX_COUNT), length, average)
+            rarity = idf.get(term)
+            if rarity is None:
+                if self.frequency(term) > n * self.COMMON_SHARE:
+                    continue
+                rarity = self.idf(term)
+            total += rarity * weight * self._weight(min(tf, MAX_COUNT), length, average)
         return total
 
     def scores(self, query: Mapping[str, float]) -> dict[int, float]:

@@ -17,7 +17,7 @@ new message last.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from engine.advice.advice import AdviceOutcome, AdviceSource
 from engine.advice.rules import (
@@ -29,7 +29,7 @@ from engine.advice.rules import (
 from engine.curation.assembling import assemble
 from engine.curation.candidates import narrow
 from engine.curation.choosing import choose, operate
-from engine.curation.cold_recall import admit
+from engine.curation.cold_recall import NONE, ColdCandidates, admit
 from engine.curation.consent import ConsentRequest
 from engine.curation.curation_state import CurationState
 from engine.curation.items import Item, ItemState
@@ -70,7 +70,7 @@ def plan(
     *,
     system_prompt: str = "",
     guidance: Guidance | None = None,
-    cold: Sequence[Item] = (),
+    cold: ColdCandidates = NONE,
 ) -> CurationResult:
     """The prompt for ``new`` (the newest user message) and the operations that get there.
 
@@ -103,7 +103,7 @@ def plan(
     draft.candidates = narrow(
         draft.candidates, scores.total, session_size=len(state.items), keep=draft.rule_matches
     )
-    if cold:
+    if cold.items:
         draft.cold = admit(
             cold,
             scores,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from engine.advice.calls import CallsReport
 from engine.advice.rules import Guidance
+from engine.curation.cold_recall import ColdCandidates
 from engine.curation.context_building import build_view, empty_view
 from engine.curation.context_view import ContextView
 from engine.curation.items import Item
@@ -19,7 +20,7 @@ def preview_view(
     *,
     system_prompt: str,
     guidance: Guidance | None,
-    cold: Callable[[Item], list[Item]],
+    cold: Callable[[Item], ColdCandidates],
     calls: CallsReport | None,
 ) -> ContextView:
     """The next request's picture; the next turn's summaries are written ahead meanwhile.

@@ -10,13 +10,14 @@ The user's own actions are in :mod:`engine.curation.user_actions`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Generic, NoReturn, ParamSpec, TypeVar
 
 from engine.advice.advice import AdviceOutcome
 from engine.advice.rules import Guidance
 from engine.curation import applying, keep_rules, planning, user_actions
 from engine.curation.budget import DEFAULT_PROFILE, Budget, Profile
+from engine.curation.cold_recall import NONE, ColdCandidates
 from engine.curation.consent import ConsentChoice, ConsentRequest
 from engine.curation.curation_state import CurationState
 from engine.curation.items import Item, ItemState
@@ -161,7 +162,7 @@ class SessionCuration:
         *,
         system_prompt: str = "",
         guidance: Guidance | None = None,
-        cold: Sequence[Item] = (),
+        cold: ColdCandidates = NONE,
     ) -> CurationResult:
         """The prompt for ``new`` and the operations that get there (see :func:`planning.plan`)."""
         return planning.plan(self.state, new, system_prompt=system_prompt, guidance=guidance, cold=cold)

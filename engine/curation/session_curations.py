@@ -29,6 +29,7 @@ from engine.summaries.model import SummaryLevel
 if TYPE_CHECKING:  # the curation engine is imported on first use, in a worker thread
     from engine.advice.advice import AdviceOutcome, CuratorBrief
     from engine.advice.rules import Guidance
+    from engine.curation.cold_recall import ColdCandidates
     from engine.curation.context_view import ContextView
     from engine.curation.dense import Meaning
     from engine.curation.items import Item
@@ -263,12 +264,12 @@ class SessionCurations:
         self._cached.pop(session_id, None)
         self._builds.pop(session_id, None)
 
-    def _earlier_candidates(self, session_id: int, curation: SessionCuration, new: Item) -> list[Item]:
+    def _earlier_candidates(self, session_id: int, curation: SessionCuration, new: Item) -> ColdCandidates:
         """The messages before the curated cut that may answer ``new`` (see engine.curation.cold_recall)."""
-        if self.recall is None or curation.cut is None:
-            return []
-        from engine.curation.cold_recall import ColdRecall
+        from engine.curation.cold_recall import NONE, ColdRecall
 
+        if self.recall is None or curation.cut is None:
+            return NONE
         return ColdRecall(self.recall, self.counter).candidates(
             session_id, curation.cut.after, new, curation.term_index
         )
@@ -281,6 +282,7 @@ class SessionCurations:
             curation.set_memory(self.memory_source.section_for(session_id, budget))
 
     def _preview(self, session_id: int | None) -> ContextView:
+        from engine.curation.cold_recall import NONE
         from engine.curation.preview import preview_view
         from engine.curation.session_curation import SessionCuration
 
@@ -288,7 +290,7 @@ class SessionCurations:
             curation = SessionCuration(window=self.window(), counter=self.counter, profile=self.profile)
             self._give_memory(curation, None)
             return preview_view(
-                curation, system_prompt=self.system_prompt, guidance=None, cold=lambda _: [], calls=None
+                curation, system_prompt=self.system_prompt, guidance=None, cold=lambda _: NONE, calls=None
             )
         curation = self._get(session_id)
         return preview_view(
@@ -359,7 +361,7 @@ class HeldSession:
         guidance = curation.judge(outcome, new)
         return self._owner()._notes.note_advice(self.session_id, guidance, new.turn, outcome.usage)
 
-    def earlier_candidates(self, new: Item) -> list[Item]:
+    def earlier_candidates(self, new: Item) -> ColdCandidates:
         """The messages before the curated cut that may answer ``new`` (none for a session curated whole)."""
         return self._owner()._earlier_candidates(self.session_id, self.curation, new)
 
