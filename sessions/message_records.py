@@ -122,6 +122,17 @@ class MessageRecords(Database):
             (session_id, message_id, limit),
         )
 
+    def user_openings(
+        self, session_id: int, *, after: int, upto: int, chars: int, limit: int
+    ) -> list[tuple[int, str]]:
+        return self._read(
+            lambda row: (int(row["id"]), str(row["opening"])),
+            "SELECT id, substr(content, 1, ?) AS opening FROM messages WHERE session_id = ?"
+            " AND role = 'user' AND id > ? AND id <= ?"
+            " AND status NOT IN ('superseded', 'failed', 'streaming') ORDER BY id LIMIT ?",
+            (chars, session_id, after, upto, limit),
+        )
+
     def message_text(self, message_id: int) -> str:
         with self._transaction() as conn:
             return _message(conn, message_id).content

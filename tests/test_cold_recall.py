@@ -20,10 +20,12 @@ from engine.curation import session_curations
 from engine.curation.cold_recall import ColdCandidates, cold_items
 from engine.curation.context_service import ContextService
 from engine.curation.context_view import Mark
+from engine.curation.items import ItemState
 from engine.curation.ledger import EntryKind
 from engine.curation.prompt import REPLY_PRIMING_TOKENS
 from engine.curation.result import cost
 from engine.curation.session_curation import SessionCuration
+from engine.protocols.store import ItemRecord
 from engine.text.tokens import LazyTokenCounter, load_counter
 from engine.turn.events import ContextCurated, UserMessageSaved
 from engine.turn.service import TurnService
@@ -329,3 +331,27 @@ def test_the_store_counts_the_messages_holding_a_word_or_a_word_it_begins(store:
     store.add_message(second.id, "user", "Nothing here.", tokens=3)
     # Across sessions, accents aside, as the search index reads words.
     assert store.word_documents(["paint", "café", "zebra"]) == (3, [2, 2, 0])
+
+
+async def test_a_standing_instruction_given_before_the_cut_is_still_sent(
+    monkeypatch: pytest.MonkeyPatch,
+    store: SqliteChatStore,
+    model: OpenAIChatModel,
+    fake_server: FakeOpenAIServer,
+) -> None:
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
+    session = store.create_session("Instructions")
+    said = ["From now on, always answer in French.", "Please always reply in metric units."]
+    for n in range(40):
+        text = said[n // 20] if n in (0, 20) else f"{FILLER[n % len(FILLER)]} (day {n})"
+        store.add_message(session.id, "user", text, tokens=COUNTER.count(text))
+        store.add_message(session.id, "assistant", "Noted.", tokens=2)
+    # The second is pinned: it is read with the curated part, and stated once all the same.
+    second = store.messages_after(session.id, 0, limit=100)[40]
+    assert second.content == said[1]
+    pinned = ItemRecord(second.id, ItemState.ACTIVE, True, False, None, False)
+    store.save_curation(session.id, items=[pinned], entities=[], ledger=[])
+
+    await ask(recalling(store, model), session.id, "What should I pack for the train?")
+    standing = [m for m in sent(fake_server) if "answer in French" in m]
+    assert len(standing) == 1 and standing[0].count("metric units") == 1

@@ -43,9 +43,11 @@ def held_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[Held]:
     held_build = Held()
     rebuild = getattr(SessionCurations, "read", None)
 
-    def held(self: SessionCurations, session_id: int, cut: HistoryCut | None) -> SessionCuration:
+    def held(
+        self: SessionCurations, session_id: int, cut: HistoryCut | None, *, standing_earlier: bool = True
+    ) -> SessionCuration:
         assert rebuild is not None
-        read: SessionCuration = rebuild(self, session_id, cut)
+        read: SessionCuration = rebuild(self, session_id, cut, standing_earlier=standing_earlier)
         if threading.current_thread().name == "curation-build":
             held_build.read.set()
             held_build.go.wait(30)
@@ -128,3 +130,33 @@ def test_a_curation_changed_while_the_rest_is_read_keeps_the_change(held_build: 
         store.close()
     assert whole is not partial and len(whole.items) == 151 and whole.items[-1].id == message.id
     assert whole.by_id[pinned].pinned
+
+
+def test_a_standing_instruction_before_the_curated_cut_holds_once_the_session_is_read(
+    monkeypatch: pytest.MonkeyPatch, held_build: Held
+) -> None:
+    """The first part, read to answer at once, has only its own; the whole, read in the background,
+    has those said before the cut too."""
+    from engine.text.tokens import LazyTokenCounter, load_counter
+
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", 100)
+    said = ["From now on, always answer in French."] + [
+        f"turn {n // 2} talks about crane{n}." for n in range(149)
+    ]
+    session_id = make_sessions(("Long", said))["Long"]
+    store = open_store(paths.database_path()).store
+    counter = LazyTokenCounter(lambda: load_counter("gpt-4"))
+    curations = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="")
+    try:
+        with curations.held(session_id) as held:
+            assert not held.curation.state.standing.entries()
+        held_build.go.set()
+        deadline = time.monotonic() + 30
+        while curations.building(session_id) is not None:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        whole = curation_of(curations, session_id)
+    finally:
+        store.close()
+    assert said[0] not in [i.text for i in whole.items]
+    assert [s.text for s in whole.state.standing.entries() if s.current] == [said[0]]

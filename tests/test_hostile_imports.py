@@ -269,6 +269,7 @@ async def test_a_session_too_long_to_curate_says_so_and_sends_at_once(
         )
         assert screen.context is not None and any(said in note for note in screen.context.notes)
         assert said in str(screen.query_one("#context-note").render())
+        assert any("their standing instructions hold" in note for note in screen.context.notes)
 
         screen.composer.insert("what did turn 49 say about crane99?")
         await pilot.press("enter")

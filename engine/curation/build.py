@@ -51,8 +51,8 @@ def grow(curations: SessionCurations, session_id: int, build: Build, read: int) 
         while (seen := curations.build_changes(session_id, build)) is not None:
             keep = min(read * BUILD_GROWTH, build.limit)
             cut = curations.store.history_cut(session_id, keep)
-            curation = curations.read(session_id, cut)
             done = cut is None or keep >= build.limit
+            curation = curations.read(session_id, cut, standing_earlier=done)
             progress = None if done else BuildProgress(min(keep, build.total), build.total)
             if not curations.adopt_built(session_id, build, curation, progress, seen):
                 return

@@ -56,9 +56,9 @@ def cut_note(curation: SessionCuration) -> tuple[str, ...]:
         return ()
     pinned_before = next((n for n, i in enumerate(curation.items) if i.id > cut.after), len(curation.items))
     return (
-        f"Only the latest {cut.kept:,} messages of this session, and those you pinned, are curated and "
-        f"sent from: the {cut.earlier - pinned_before:,} others stay in the store (scroll up or search to "
-        "read them), and are recalled when a message names what only they hold.",
+        f"Only the latest {cut.kept:,} messages of this session, and those you pinned, are curated and sent "
+        f"from: the {cut.earlier - pinned_before:,} others stay in the store (scroll up or search to read "
+        "them), are recalled when a message names what only they hold, and their standing instructions hold.",
     )
 
 

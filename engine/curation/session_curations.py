@@ -180,13 +180,22 @@ class SessionCurations:
             if self._builds.pop(session_id, None) is build and found is not None:
                 found.state.building = None
 
-    def read(self, session_id: int, cut: HistoryCut | None) -> SessionCuration:
-        """The session's curation after ``cut``, read from the store (no one's until adopted)."""
+    def read(
+        self, session_id: int, cut: HistoryCut | None, *, standing_earlier: bool = True
+    ) -> SessionCuration:
+        """The session's curation after ``cut``, read from the store (no one's until adopted); with
+        the standing instructions said before the cut unless ``standing_earlier`` is False."""
         from engine.curation.stored import read_session
 
         profile = self._profile_for(session_id)
         return read_session(
-            self.store, session_id, cut, window=self.window(), counter=self.counter, profile=profile
+            self.store,
+            session_id,
+            cut,
+            window=self.window(),
+            counter=self.counter,
+            profile=profile,
+            standing_earlier=standing_earlier,
         )
 
     def _system_prompt_for(self, session_id: int | None) -> str:
@@ -222,7 +231,8 @@ class SessionCurations:
             curation = self.read(session_id, self.store.history_cut(session_id, CURATED_LIMIT))
             self._give_memory(curation, session_id)
             return curation
-        curation = self.read(session_id, first)
+        # The first part answers at once; the standing instructions before it come with the build.
+        curation = self.read(session_id, first, standing_earlier=False)
         self._give_memory(curation, session_id)
         whole = self.store.history_cut(session_id, CURATED_LIMIT)
         total = CURATED_LIMIT if whole is not None else first.earlier + chunk

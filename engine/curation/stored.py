@@ -13,6 +13,7 @@ from engine.curation.session_curation import SessionCuration
 from engine.entities.registry import EntityRecord
 from engine.protocols.models import TokenCounter
 from engine.protocols.store import ChatStore, CurationSnapshot, ItemRecord
+from engine.standing.recognise import SCAN_CHARS
 from engine.text.analysis import ANALYSIS_VERSION, Analysis
 
 REBUILD_PAGE = 500
@@ -30,6 +31,7 @@ def rebuild(
     text_source: Callable[[int], str] | None = None,
     cut: HistoryCut | None = None,
     pinned_earlier: Sequence[tuple[StoredMessage, Analysis | None]] = (),
+    said_earlier: Iterable[tuple[int, str]] = (),
 ) -> SessionCuration:
     """A session's curation from its stored messages and curation records.
 
@@ -40,7 +42,9 @@ def rebuild(
     by ``take_unstored``). With a ``text_source`` (the store), summarized and pruned items do not
     keep their texts (see :meth:`engine.curation.curation_state.CurationState.settle_text`). With a ``cut``,
     ``history`` starts after it and turns are numbered on from the turns before it; the messages the
-    user pinned before it (``pinned_earlier``) come first: a pin holds whatever the message's age.
+    user pinned before it (``pinned_earlier``) come first: a pin holds whatever the message's age;
+    so does a standing instruction in the user's messages before it (``said_earlier``: their ids
+    and openings, in order).
     """
     curation = SessionCuration(
         window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
@@ -52,6 +56,8 @@ def rebuild(
         # The pinned messages' turns are among those before the cut: the rest are numbered as before.
         pinned_turns = sum(m.role == "user" and in_conversation(m) for m, _ in pinned_earlier)
         curation.state.turn = cut.earlier_turns - pinned_turns
+    for message_id, opening in said_earlier:
+        curation.state.standing.observe(message_id, opening)
     for message, analysis in itertools.chain(pinned_earlier, history):
         if not in_conversation(message):
             continue
@@ -107,11 +113,15 @@ def read_session(
     window: int,
     counter: TokenCounter,
     profile: Profile,
+    standing_earlier: bool = True,
 ) -> SessionCuration:
     """The session's curation of its messages after ``cut``, read from the store; the analyses
-    made now (a session from before analyses were stored, or edited since) are kept for the next."""
+    made now (a session from before analyses were stored, or edited since) are kept for the next.
+    Unless ``standing_earlier`` is False (a first part read to answer at once), the standing
+    instructions of the user's messages before the cut are read too."""
     after = cut.after if cut is not None else 0
     pinned = store.pinned_before(session_id, after) if cut is not None else []
+    said = _openings(store, session_id, after) if cut is not None and standing_earlier else ()
     curation = rebuild(
         _history(store, session_id, after),
         store.load_curation(session_id, after=after),
@@ -121,6 +131,7 @@ def read_session(
         text_source=store.message_text,
         cut=cut,
         pinned_earlier=[(m, _stored_analysis(store, m)) for m in pinned],
+        said_earlier=said,
     )
     store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
     curation.set_keep_rules(store.keep_rules(session_id))
@@ -138,6 +149,17 @@ def _history(
         for message in page:
             yield message, analyses.get(message.id)
         after = page[-1].id
+
+
+def _openings(store: ChatStore, session_id: int, upto: int) -> Iterator[tuple[int, str]]:
+    """The openings of the session's user messages up to ``upto``, where standing instructions
+    are recognised (engine.standing.recognise), read a page at a time."""
+    after = 0
+    while page := store.user_openings(
+        session_id, after=after, upto=upto, chars=SCAN_CHARS, limit=REBUILD_PAGE * 4
+    ):
+        yield from page
+        after = page[-1][0]
 
 
 def _stored_analysis(store: ChatStore, message: StoredMessage) -> Analysis | None:

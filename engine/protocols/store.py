@@ -122,6 +122,14 @@ class ChatStore(Protocol):
         oldest first: a long history read a part at a time."""
         ...
 
+    def user_openings(
+        self, session_id: int, *, after: int, upto: int, chars: int, limit: int
+    ) -> list[tuple[int, str]]:
+        """Up to ``limit`` of the session's user messages in the conversation (not superseded or
+        failed) with ids in (``after``, ``upto``], oldest first, each as its id and its first
+        ``chars`` characters: what standing instructions are recognised from."""
+        ...
+
     def message_text(self, message_id: int) -> str:
         """A message's text; :class:`StoreError` if there is no such message."""
         ...

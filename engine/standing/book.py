@@ -70,6 +70,8 @@ class StandingBook:
 
     found: list[tuple[int, Statement]] = field(default_factory=list)
     """(message id, the statement), in conversation order (message ids grow with it)."""
+    read_through: int = 0
+    """The last message read: messages are read once, in order."""
     edits: list[Edit] = field(default_factory=list)
     _entries: tuple[Standing, ...] | None = None
     _current: list[int] = field(default_factory=list)
@@ -81,7 +83,12 @@ class StandingBook:
     """Sections built from the current entries (see :func:`engine.standing.section.section_for`)."""
 
     def observe(self, message_id: int, text: str) -> None:
-        """Recognise what a user's message states (a cheap test rules most messages out)."""
+        """Recognise what a user's message states (a cheap test rules most messages out); one
+        read already (a pinned message before a long session's cut, read with the others there) is
+        not read again."""
+        if message_id <= self.read_through:
+            return
+        self.read_through = message_id
         statements = recognise(text)
         if not statements:
             return
