@@ -302,25 +302,32 @@ def test_an_earlier_message_that_matches_better_than_any_curated_one_ranks_above
     assert scores[1].total > scores[900].total
 
 
+def written(store: SqliteChatStore, texts: list[str]) -> int:
+    """A session of ``texts``, the user's and the assistant's in turn; its id."""
+    session = store.create_session("Written")
+    for n, text in enumerate(texts):
+        store.add_message(session.id, "user" if n % 2 == 0 else "assistant", text, tokens=COUNTER.count(text))
+    return session.id
+
+
+@pytest.fixture
+def at_limit(monkeypatch: pytest.MonkeyPatch, store: SqliteChatStore, model: OpenAIChatModel) -> TurnService:
+    """A turn service for sessions curated to their latest LIMIT messages."""
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
+    return recalling(store, model)
+
+
 async def test_a_name_the_earlier_messages_are_full_of_does_not_outweigh_the_question_s_other_words(
-    monkeypatch: pytest.MonkeyPatch,
-    store: SqliteChatStore,
-    model: OpenAIChatModel,
-    fake_server: FakeOpenAIServer,
+    at_limit: TurnService, store: SqliteChatStore, fake_server: FakeOpenAIServer
 ) -> None:
     # The curated part never names Ottoline, so there the name looks rarer than any word; in the
     # whole store, half the messages name her and "painting" only one.
-    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
-    session = store.create_session("Names")
     painted = "We loved painting sunsets by the harbour together lately. " + " ".join(FILLER) * 2
-    for n in range(60):
-        said = painted if n == 30 else f"Ottoline called again: {FILLER[n % len(FILLER)]} " * 8
-        store.add_message(session.id, "user" if n % 2 == 0 else "assistant", said, tokens=COUNTER.count(said))
-    for n in range(LIMIT):
-        said = f"{FILLER[n % len(FILLER)]} (day {n})"
-        store.add_message(session.id, "user" if n % 2 == 0 else "assistant", said, tokens=COUNTER.count(said))
+    earlier = [f"Ottoline called again: {FILLER[n % len(FILLER)]} " * 8 for n in range(60)]
+    earlier[30] = painted
+    session_id = written(store, earlier + [f"{FILLER[n % len(FILLER)]} (day {n})" for n in range(LIMIT)])
 
-    await ask(recalling(store, model), session.id, "What has Ottoline been painting?")
+    await ask(at_limit, session_id, "What has Ottoline been painting?")
     assert painted in sent(fake_server)
 
 
@@ -334,24 +341,17 @@ def test_the_store_counts_the_messages_holding_a_word_or_a_word_it_begins(store:
 
 
 async def test_a_standing_instruction_given_before_the_cut_is_still_sent(
-    monkeypatch: pytest.MonkeyPatch,
-    store: SqliteChatStore,
-    model: OpenAIChatModel,
-    fake_server: FakeOpenAIServer,
+    at_limit: TurnService, store: SqliteChatStore, fake_server: FakeOpenAIServer
 ) -> None:
-    monkeypatch.setattr(session_curations, "CURATED_LIMIT", LIMIT)
-    session = store.create_session("Instructions")
     said = ["From now on, always answer in French.", "Please always reply in metric units."]
-    for n in range(40):
-        text = said[n // 20] if n in (0, 20) else f"{FILLER[n % len(FILLER)]} (day {n})"
-        store.add_message(session.id, "user", text, tokens=COUNTER.count(text))
-        store.add_message(session.id, "assistant", "Noted.", tokens=2)
+    texts = [said[n // 20] if n in (0, 20) else f"{FILLER[n % len(FILLER)]} (day {n})" for n in range(40)]
+    session_id = written(store, [text for user in texts for text in (user, "Noted.")])
     # The second is pinned: it is read with the curated part, and stated once all the same.
-    second = store.messages_after(session.id, 0, limit=100)[40]
+    second = store.messages_after(session_id, 0, limit=100)[40]
     assert second.content == said[1]
     pinned = ItemRecord(second.id, ItemState.ACTIVE, True, False, None, False)
-    store.save_curation(session.id, items=[pinned], entities=[], ledger=[])
+    store.save_curation(session_id, items=[pinned], entities=[], ledger=[])
 
-    await ask(recalling(store, model), session.id, "What should I pack for the train?")
+    await ask(at_limit, session_id, "What should I pack for the train?")
     standing = [m for m in sent(fake_server) if "answer in French" in m]
     assert len(standing) == 1 and standing[0].count("metric units") == 1

@@ -101,6 +101,16 @@ async def test_enter_right_after_opening_a_long_session_sends_from_what_is_read_
         assert "turn 0 talks about crane0." in second and "what about crane999?" in second
 
 
+def read_whole(curations: SessionCurations, session_id: int, held_build: Held) -> SessionCuration:
+    """The session's curation once the rest of it, read in the background, has taken its place."""
+    held_build.go.set()
+    deadline = time.monotonic() + 30
+    while curations.building(session_id) is not None:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return curation_of(curations, session_id)
+
+
 def test_a_curation_changed_while_the_rest_is_read_keeps_the_change(held_build: Held) -> None:
     """A message taken and a pin made after the rest was read are in the curation that takes the
     place of the one they were made on."""
@@ -120,12 +130,7 @@ def test_a_curation_changed_while_the_rest_is_read_keeps_the_change(held_build: 
             held.save(partial.pin(pinned))
             message = store.add_message(session_id, "user", "a new question about herons")
             held.take(message)
-        held_build.go.set()
-        deadline = time.monotonic() + 30
-        while curations.building(session_id) is not None:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        whole = curation_of(curations, session_id)
+        whole = read_whole(curations, session_id, held_build)
     finally:
         store.close()
     assert whole is not partial and len(whole.items) == 151 and whole.items[-1].id == message.id
@@ -150,12 +155,7 @@ def test_a_standing_instruction_before_the_curated_cut_holds_once_the_session_is
     try:
         with curations.held(session_id) as held:
             assert not held.curation.state.standing.entries()
-        held_build.go.set()
-        deadline = time.monotonic() + 30
-        while curations.building(session_id) is not None:
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        whole = curation_of(curations, session_id)
+        whole = read_whole(curations, session_id, held_build)
     finally:
         store.close()
     assert said[0] not in [i.text for i in whole.items]
