@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from engine.chat import StoredMessage
 from sessions.database import Database
 from sessions.message_records import MESSAGE_COLUMNS, message_from
-from sessions.rows import value
+from sessions.rows import select, value
 
 _WORD = re.compile(r"[^\W_]+")
 _COLUMNS = ", ".join(f"m.{c.strip()}" for c in MESSAGE_COLUMNS.split(","))
@@ -87,11 +87,12 @@ class RecallRecords(Database):
             f" WHERE m.session_id = ? AND {_IN_CONVERSATION} AND m.id"
         )
         runs: list[list[StoredMessage]] = []
-        for message_id in ids:
-            at_or_before = (session_id, message_id, reach + 1)
-            before = self._read(message_from, f"{near} <= ? ORDER BY m.id DESC LIMIT ?", at_or_before)
-            after_it = (session_id, message_id, upto, reach)
-            after = self._read(message_from, f"{near} > ? AND m.id <= ? ORDER BY m.id LIMIT ?", after_it)
-            if before and before[0].id == message_id:
-                runs.append(before[::-1] + after)
+        with self._transaction() as conn:  # one transaction for all: each read is small
+            for message_id in ids:
+                at_or_before = (session_id, message_id, reach + 1)
+                before = select(conn, f"{near} <= ? ORDER BY m.id DESC LIMIT ?", at_or_before)
+                after_it = (session_id, message_id, upto, reach)
+                after = select(conn, f"{near} > ? AND m.id <= ? ORDER BY m.id LIMIT ?", after_it)
+                if before and before[0]["id"] == message_id:
+                    runs.append([message_from(row) for row in [*before[::-1], *after]])
         return runs
