@@ -22,7 +22,7 @@ class ColdStore(Protocol):
         ...
 
     def word_documents(self, words: Sequence[str]) -> tuple[int, list[int]]:
-        """How many messages the store holds, about, and how many of them hold each of ``words``
+        """About how many messages the store holds, and how many of them hold each of ``words``
         (plain lower-case words) or a word that begins with it, across every session."""
         ...
 
