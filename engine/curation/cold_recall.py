@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from engine.chat import StoredMessage
 from engine.curation.cold_store import ColdStore
@@ -34,6 +35,9 @@ from engine.protocols.models import TokenCounter
 from engine.text.analysis import ANALYSIS_VERSION, Analysis, analyse_text
 from engine.text.terms import term, words
 from engine.text.thinking import sent_text
+
+if TYPE_CHECKING:
+    from engine.curation.session_curation import SessionCuration
 
 QUERY_WORDS = 12
 """The most words of the new message the store is asked about: its entities' words first, then
@@ -202,6 +206,16 @@ class ColdRecall:
             for stemmed, count in zip(asked.values(), counts, strict=True)
         }
         return ColdCandidates(cold_items(runs, self.counter, analyses), idf)
+
+
+def earlier_candidates(
+    store: ColdStore | None, counter: TokenCounter, session_id: int, curation: SessionCuration, new: Item
+) -> ColdCandidates:
+    """The messages before ``curation``'s cut that may answer ``new``: none for a session curated
+    whole, or with no store to read them from."""
+    if store is None or curation.cut is None:
+        return NONE
+    return ColdRecall(store, counter).candidates(session_id, curation.cut.after, new, curation.term_index)
 
 
 def recall_earlier(draft: PlanDraft, scores: ScoreTable, threshold: float, already: set[int]) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from engine.advice.calls import CallsReport, CallTally, CallUsage, Price
 from engine.chat import BuildProgress, HistoryCut, SessionSettings, StoredMessage
-from engine.curation.budget import DEFAULT_PROFILE, Profile, ProfileName, profile_named
+from engine.curation.budget import DEFAULT_PROFILE, Profile, ProfileName
 from engine.curation.build import Build, grow
 from engine.curation.cold_store import ColdStore
 from engine.curation.model_books import equip_model_books
@@ -124,7 +124,8 @@ class SessionCurations:
 
             curation = self._get(session_id)
             new = curation.last_user()
-            if new is None or curation.fits_verbatim(new, system_prompt=self._system_prompt_for(session_id)):
+            system_prompt = self._notes.system_prompt(session_id, self.system_prompt)
+            if new is None or curation.fits_verbatim(new, system_prompt=system_prompt):
                 return None
             return brief_for(curation, new, self._notes.decisions(session_id))
 
@@ -187,25 +188,15 @@ class SessionCurations:
         the standing instructions said before the cut unless ``standing_earlier`` is False."""
         from engine.curation.stored import read_session
 
-        profile = self._profile_for(session_id)
         return read_session(
             self.store,
             session_id,
             cut,
             window=self.window(),
             counter=self.counter,
-            profile=profile,
+            profile=self._notes.profile(session_id, self.profile),
             standing_earlier=standing_earlier,
         )
-
-    def _system_prompt_for(self, session_id: int | None) -> str:
-        own = self._notes.settings(session_id).system_prompt if session_id is not None else None
-        return own if own is not None else self.system_prompt
-
-    def _profile_for(self, session_id: int | None) -> Profile:
-        own = self._notes.settings(session_id).profile if session_id is not None else None
-        # An imported file may name a profile this version does not know: the config's then.
-        return profile_named(own) if own in set(ProfileName) else self.profile
 
     def _get(self, session_id: int) -> SessionCuration:
         """The session's curation, rebuilt from the store if it is not cached (see :attr:`incremental`)."""
@@ -254,7 +245,7 @@ class SessionCurations:
         """Give the curation the pin limit and the model's summaries (those stored, and a book of
         those wanted), or take them away when the model in use writes none: it must not wait for
         one that will never come."""
-        cost = self._profile_for(session_id).name == ProfileName.COST
+        cost = self._notes.profile(session_id, self.profile).name == ProfileName.COST
         level = SummaryLevel.BRIEF if cost else SummaryLevel.DETAILED
         equip_model_books(curation.state, self.store, session_id, level, writes=self.model_writes_summaries)
         curation.state.pin_limit = self.pin_limit
@@ -276,13 +267,9 @@ class SessionCurations:
 
     def _earlier_candidates(self, session_id: int, curation: SessionCuration, new: Item) -> ColdCandidates:
         """The messages before the curated cut that may answer ``new`` (see engine.curation.cold_recall)."""
-        from engine.curation.cold_recall import NONE, ColdRecall
+        from engine.curation.cold_recall import earlier_candidates
 
-        if self.recall is None or curation.cut is None:
-            return NONE
-        return ColdRecall(self.recall, self.counter).candidates(
-            session_id, curation.cut.after, new, curation.term_index
-        )
+        return earlier_candidates(self.recall, self.counter, session_id, curation, new)
 
     def _give_memory(self, curation: SessionCuration, session_id: int | None) -> None:
         if self.memory_source is not None:
@@ -305,7 +292,7 @@ class SessionCurations:
         curation = self._get(session_id)
         return preview_view(
             curation,
-            system_prompt=self._system_prompt_for(session_id),
+            system_prompt=self._notes.system_prompt(session_id, self.system_prompt),
             guidance=self._notes.guidance.get(session_id),
             cold=lambda new: self._earlier_candidates(session_id, curation, new),
             calls=self._notes.calls(session_id, self.price),
@@ -347,7 +334,8 @@ class HeldSession:
     @property
     def system_prompt(self) -> str:
         """The session's system prompt, or the config's."""
-        return self._owner()._system_prompt_for(self.session_id)
+        owner = self._owner()
+        return owner._notes.system_prompt(self.session_id, owner.system_prompt)
 
     @property
     def guidance(self) -> Guidance | None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from engine.advice.calls import CallsReport, CallTally, CallUsage, Price
 from engine.chat import SessionSettings
+from engine.curation.budget import Profile, ProfileName, profile_named
 from engine.protocols.store import ChatStore
 
 if TYPE_CHECKING:
@@ -34,6 +35,17 @@ class SessionNotes:
         if found is None:
             found = self._settings[session_id] = self.store.session_settings(session_id)
         return found
+
+    def system_prompt(self, session_id: int | None, default: str) -> str:
+        """The session's own system prompt, else ``default`` (the config's)."""
+        own = self.settings(session_id).system_prompt if session_id is not None else None
+        return own if own is not None else default
+
+    def profile(self, session_id: int | None, default: Profile) -> Profile:
+        """The session's own profile, else ``default``: also when an imported file names one this
+        version does not know."""
+        own = self.settings(session_id).profile if session_id is not None else None
+        return profile_named(own) if own in set(ProfileName) else default
 
     def update_settings(self, session_id: int, settings: SessionSettings) -> None:
         """Store the session's own settings."""
