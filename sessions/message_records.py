@@ -15,6 +15,10 @@ from sessions.session_records import SHOWN_STATUSES, no_session
 from sessions.session_stamps import SessionStamps
 
 MESSAGE_COLUMNS = "id, session_id, role, content, status, created_at, tokens, model, error"
+NOT_IN_CONVERSATION = ", ".join(
+    f"'{s.value}'" for s in (MessageStatus.SUPERSEDED, MessageStatus.FAILED, MessageStatus.STREAMING)
+)
+"""The statuses of messages the model is not sent (see engine.curation.prompt.in_conversation)."""
 
 
 def message_from(row: sqlite3.Row) -> StoredMessage:
@@ -129,7 +133,7 @@ class MessageRecords(Database):
             lambda row: (int(row["id"]), str(row["opening"])),
             "SELECT id, substr(content, 1, ?) AS opening FROM messages WHERE session_id = ?"
             " AND role = 'user' AND id > ? AND id <= ?"
-            " AND status NOT IN ('superseded', 'failed', 'streaming') ORDER BY id LIMIT ?",
+            f" AND status NOT IN ({NOT_IN_CONVERSATION}) ORDER BY id LIMIT ?",
             (chars, session_id, after, upto, limit),
         )
 

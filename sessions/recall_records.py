@@ -9,12 +9,12 @@ from collections.abc import Sequence
 
 from engine.chat import StoredMessage
 from sessions.database import Database
-from sessions.message_records import MESSAGE_COLUMNS, message_from
+from sessions.message_records import MESSAGE_COLUMNS, NOT_IN_CONVERSATION, message_from
 from sessions.rows import select, value
 
 _WORD = re.compile(r"[^\W_]+")
 _COLUMNS = ", ".join(f"m.{c.strip()}" for c in MESSAGE_COLUMNS.split(","))
-_IN_CONVERSATION = "m.status NOT IN ('superseded', 'failed', 'streaming') AND COALESCE(i.forgotten, 0) = 0"
+_IN_CONVERSATION = f"m.status NOT IN ({NOT_IN_CONVERSATION}) AND COALESCE(i.forgotten, 0) = 0"
 """Messages cold recall may send: in the conversation, and not taken out by the user."""
 
 
