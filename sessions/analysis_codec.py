@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
 
 from engine.curation.items import MemoryRole
 from engine.entities.mentions import EntityKind, Mention
 from engine.text.analysis import Analysis
+
+T = TypeVar("T")
 
 
 def encode(analysis: Analysis) -> str:
@@ -59,25 +62,37 @@ def decode(text: str) -> Analysis | None:
         return None
 
 
-class StoredAnalyses(Mapping[int, Analysis]):
-    """A session's stored analyses, each read from its JSON when asked for: the engine takes them
-    one message at a time, so the decoded forms of 10,000 messages never all exist at once.
+def decode_terms(text: str) -> dict[str, int] | None:
+    """Only the term counts of the analysis in ``text`` (its mentions are not made: the story
+    before a long session's cut reads thousands it does not need), or None if unreadable."""
+    try:
+        terms = json.loads(text)["t"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return terms if isinstance(terms, dict) else None
+
+
+class StoredAnalyses(Mapping[int, T]):
+    """A session's stored analyses (or their term counts), each read from its JSON when asked for:
+    the engine takes them one message at a time, so the decoded forms of 10,000 messages never
+    all exist at once.
 
     Iteration and ``len`` count the rows as stored; a row that cannot be read is not ``in`` it.
     """
 
-    def __init__(self, rows: dict[int, str]) -> None:
+    def __init__(self, rows: dict[int, str], read: Callable[[str], T | None]) -> None:
         self._rows = rows
+        self._read = read
 
-    def __getitem__(self, message_id: int) -> Analysis:
-        found = decode(self._rows[message_id])
+    def __getitem__(self, message_id: int) -> T:
+        found = self._read(self._rows[message_id])
         if found is None:
             raise KeyError(message_id)
         return found
 
-    def get(self, message_id: int, default: Analysis | None = None) -> Analysis | None:  # type: ignore[override]
+    def get(self, message_id: int, default: T | None = None) -> T | None:  # type: ignore[override]
         text = self._rows.get(message_id)
-        found = decode(text) if text is not None else None
+        found = self._read(text) if text is not None else None
         return found if found is not None else default
 
     def __iter__(self) -> Iterator[int]:

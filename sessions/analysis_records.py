@@ -21,9 +21,19 @@ class AnalysisRecords(Database):
 
     def load_analyses(
         self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
-    ) -> StoredAnalyses:
-        from sessions.analysis_codec import StoredAnalyses
+    ) -> StoredAnalyses[Analysis]:
+        from sessions.analysis_codec import StoredAnalyses, decode
 
+        return StoredAnalyses(self._analyses(session_id, version, after, upto), decode)
+
+    def load_terms(
+        self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
+    ) -> StoredAnalyses[dict[str, int]]:
+        from sessions.analysis_codec import StoredAnalyses, decode_terms
+
+        return StoredAnalyses(self._analyses(session_id, version, after, upto), decode_terms)
+
+    def _analyses(self, session_id: int, version: int, after: int, upto: int | None) -> dict[int, str]:
         with self._transaction() as conn:
             rows = conn.execute(
                 "SELECT a.message_id, a.analysis FROM message_analyses a"
@@ -32,7 +42,7 @@ class AnalysisRecords(Database):
                 (session_id, version, after, upto if upto is not None else 2**63 - 1),
             )
             # (message id, JSON) pairs: the one query of the store read as pairs, for its thousands of rows.
-            return StoredAnalyses({int(message_id): str(text) for message_id, text in rows})
+            return {int(message_id): str(text) for message_id, text in rows}
 
     def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:
         if not analyses:

@@ -142,6 +142,15 @@ class CurationRecords(Database):
             rows = select(conn, f"SELECT {columns} {_PINNED_BEFORE} ORDER BY m.id", (upto, session_id))
             return [message_from(row) for row in rows]
 
+    def forgotten_between(self, session_id: int, after: int, upto: int) -> set[int]:
+        with self._transaction() as conn:
+            rows = conn.execute(
+                "SELECT i.message_id FROM item_state i JOIN messages m ON m.id = i.message_id"
+                " WHERE i.forgotten = 1 AND i.message_id > ? AND i.message_id <= ? AND m.session_id = ?",
+                (after, upto, session_id),
+            )
+            return {int(message_id) for (message_id,) in rows}
+
     def saved_tokens(self, session_id: int) -> int:
         """The tokens the session's requests saved against sending everything verbatim (0 before
         its first curation)."""

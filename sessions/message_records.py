@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import get_args
 
 from engine.chat import HistoryCut, MessagePage, MessageStatus, Role, StoredMessage
 from engine.errors import StoreError
@@ -21,12 +22,16 @@ NOT_IN_CONVERSATION = ", ".join(
 """The statuses of messages the model is not sent (see engine.curation.prompt.in_conversation)."""
 
 
+_ROLES: dict[str, Role] = {role: role for role in get_args(Role)}
+"""Each role's one string: a long history read holds thousands of messages' roles, not a copy each."""
+
+
 def message_from(row: sqlite3.Row) -> StoredMessage:
     """A :class:`StoredMessage` from a row of :data:`MESSAGE_COLUMNS`."""
     return StoredMessage(
         id=int(row["id"]),
         session_id=int(row["session_id"]),
-        role=row["role"],
+        role=_ROLES.get(row["role"], row["role"]),
         content=str(row["content"]),
         status=MessageStatus(str(row["status"])),
         created_at=stored_moment(str(row["created_at"])),

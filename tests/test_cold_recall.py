@@ -116,6 +116,11 @@ def sent(fake_server: FakeOpenAIServer) -> list[str]:
     return [m["content"] for m in fake_server.requests[-1]["body"]["messages"]]
 
 
+def conversation(fake_server: FakeOpenAIServer) -> list[str]:
+    """The last request's messages but its system ones (the story so far, standing instructions)."""
+    return [m["content"] for m in fake_server.requests[-1]["body"]["messages"] if m["role"] != "system"]
+
+
 async def test_a_question_about_a_message_before_the_cut_sends_that_message(
     long: tuple[TurnService, int, int], store: SqliteChatStore, fake_server: FakeOpenAIServer
 ) -> None:
@@ -124,7 +129,7 @@ async def test_a_question_about_a_message_before_the_cut_sends_that_message(
 
     assert FACT in sent(fake_server)
     # Sent in the conversation's order: before every curated message, the question last.
-    assert sent(fake_server).index(FACT) == 0
+    assert conversation(fake_server).index(FACT) == 0
     assert sent(fake_server)[-1] == "What was the code of my Harbourview locker?"
     recalls = {e.target: e for e in store.ledger(session_id) if e.action == "recall"}
     assert recalls[str(fact_id)].kind is EntryKind.OPERATION

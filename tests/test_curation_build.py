@@ -44,10 +44,10 @@ def held_build(monkeypatch: pytest.MonkeyPatch) -> Iterator[Held]:
     rebuild = getattr(SessionCurations, "read", None)
 
     def held(
-        self: SessionCurations, session_id: int, cut: HistoryCut | None, *, standing_earlier: bool = True
+        self: SessionCurations, session_id: int, cut: HistoryCut | None, *, earlier: bool = True
     ) -> SessionCuration:
         assert rebuild is not None
-        read: SessionCuration = rebuild(self, session_id, cut, standing_earlier=standing_earlier)
+        read: SessionCuration = rebuild(self, session_id, cut, earlier=earlier)
         if threading.current_thread().name == "curation-build":
             held_build.read.set()
             held_build.go.wait(30)
@@ -160,3 +160,39 @@ def test_a_standing_instruction_before_the_curated_cut_holds_once_the_session_is
         store.close()
     assert said[0] not in [i.text for i in whole.items]
     assert [s.text for s in whole.state.standing.entries() if s.current] == [said[0]]
+
+
+async def test_the_story_tells_the_messages_before_the_curated_cut_once_the_session_is_read(
+    monkeypatch: pytest.MonkeyPatch, held_build: Held
+) -> None:
+    """The whole, read in the background, tells the latest messages before the cut (up to the
+    story's limit) in its story, each once: not one the user took out, a pinned one once."""
+    from engine.curation import stored
+    from engine.curation.context_service import ContextService
+    from engine.text.tokens import LazyTokenCounter, load_counter
+
+    said = [f"turn {n // 2} talks about crane{n}." for n in range(150)]
+    session_id = make_sessions(("Long", said))["Long"]
+    store = open_store(paths.database_path()).store
+    ids = [m.id for m in store.messages(session_id)]
+    counter = LazyTokenCounter(lambda: load_counter("gpt-4"))
+    try:
+        # While the session was curated whole, the user took one message out and pinned another.
+        whole_now = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="")
+        whole_now.incremental = False
+        context = ContextService(whole_now)
+        await context.forget(session_id, ids[30])
+        await context.pin(session_id, ids[40])
+        monkeypatch.setattr(session_curations, "CURATED_LIMIT", 100)
+        monkeypatch.setattr(stored, "STORY_LIMIT", 130)
+        curations = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="")
+        with curations.held(session_id) as held:
+            assert held.curation.state.story.item_ids() == [ids[40], *ids[-CHUNK:]]  # the first part's
+        whole = read_whole(curations, session_id, held_build)
+    finally:
+        store.close()
+    told = whole.state.story.item_ids()
+    assert [i.id for i in whole.items] == [ids[40], *ids[-100:]]
+    assert told == [i for i in ids[20:] if i != ids[30]]  # the latest 130, but the one taken out
+    assert ids[30] not in whole.state.told_earlier and ids[40] in whole.state.told_earlier
+    assert whole.state.told_earlier.told == 29  # of the 30 before the cut, one was taken out

@@ -270,12 +270,20 @@ async def test_a_session_too_long_to_curate_says_so_and_sends_at_once(
         assert screen.context is not None and any(said in note for note in screen.context.notes)
         assert said in str(screen.query_one("#context-note").render())
         assert any("their standing instructions hold" in note for note in screen.context.notes)
+        told = "are told in the story so far (the latest 70)"
+        await wait_for(
+            pilot, lambda: screen.context is not None and any(told in n for n in screen.context.notes)
+        )
 
         screen.composer.insert("what did turn 49 say about crane99?")
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(fake_server.requests) == 1 and screen.settled, 20)
-        sent = json.dumps(fake_server.requests[0]["body"]["messages"])
-        assert "crane99" in sent and "crane69" not in sent  # nothing from before the cut
+        messages = fake_server.requests[0]["body"]["messages"]
+        conversation = json.dumps([m for m in messages if m["role"] != "system"])
+        assert "crane99" in conversation and "crane69" not in conversation  # none before the cut whole
+        # The story so far tells the messages before the cut.
+        story = next(m["content"] for m in messages if m["content"].startswith("The story so far"))
+        assert "turn 0 talks about crane0" in story and "crane69" in story and "crane99" not in story
         assert screen.context is not None and screen.context.turn == 51
 
         # A message before the cut is in the store, not in the curation: pinning it is explained.

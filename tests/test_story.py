@@ -192,7 +192,7 @@ def test_a_fragment_gives_back_the_sentence_and_phrase_it_was_made_of(text: str)
         return
     sentence, terms = found
     phrase = key_phrase(sentence, lambda term: float(len(term)))
-    fragment = Fragment.of(1, "#1", "user", "user", sentence, phrase, 0, terms)
+    fragment = Fragment.of(1, "#1", "user", "user", sentence, phrase, terms)
     assert (fragment.text, fragment.phrase) == (sentence, phrase)
 
 
@@ -211,7 +211,7 @@ def test_a_long_story_keeps_a_few_hundred_bytes_a_message() -> None:
     try:
         before = tracemalloc.get_traced_memory()[0]
         for item_id, role, text, counts, label in messages:
-            story.add(item_id, role, text, counts, position=item_id, label=label)  # type: ignore[arg-type]
+            story.add(item_id, role, text, counts, label=label)  # type: ignore[arg-type]
         added = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
@@ -230,7 +230,7 @@ def test_the_story_told_of_a_long_session_keeps_little_for_each_segment() -> Non
     for n in range(1_000, 7_000):
         text = ". ".join(" ".join(rng.choices(words, k=rng.randint(8, 14))) for _ in range(3)) + "."
         role = "user" if n % 2 == 0 else "assistant"
-        story.add(n, role, text, term_counts(text, None), position=n, label=f"#{n}")  # type: ignore[arg-type]
+        story.add(n, role, text, term_counts(text, None), label=f"#{n}")  # type: ignore[arg-type]
     lines = StoryLines(COUNTER.count)
     COUNTER.count("the counter's tables loaded")
     tracemalloc.start()
@@ -263,7 +263,7 @@ def test_lines_kept_between_plans_equal_lines_told_afresh(
         for n in range(added, min(len(topics), added + grown)):
             text = sentence(topics[n], n)
             role = "user" if n % 2 == 0 else "assistant"
-            story.add(n, role, text, term_counts(text, None), position=n, label=f"#{n}")  # type: ignore[arg-type]
+            story.add(n, role, text, term_counts(text, None), label=f"#{n}")  # type: ignore[arg-type]
         added = min(len(topics), added + grown)
         fresh = StoryLines(COUNTER.count)
         assert kept.render(kept.told(story, sent), room) == fresh.render(fresh.told(story, sent), room)

@@ -52,7 +52,7 @@ def grow(curations: SessionCurations, session_id: int, build: Build, read: int) 
             keep = min(read * BUILD_GROWTH, build.limit)
             cut = curations.store.history_cut(session_id, keep)
             done = cut is None or keep >= build.limit
-            curation = curations.read(session_id, cut, standing_earlier=done)
+            curation = curations.read(session_id, cut, earlier=done)
             progress = None if done else BuildProgress(min(keep, build.total), build.total)
             if not curations.adopt_built(session_id, build, curation, progress, seen):
                 return

@@ -131,8 +131,8 @@ it is told in the room the summaries leave, and takes none from the messages sen
 
 def story_room(state: CurationState, draft: PlanDraft) -> int:
     """The story's share of this request: none while the whole conversation fits (it would only
-    repeat what is sent)."""
-    if not state.story.segments or state.all_cost <= draft.budget:
+    repeat what is sent), messages before a long session's cut included."""
+    if not state.story.segments or (state.all_cost <= draft.budget and not state.told_earlier):
         return 0
     return int(draft.budget * state.profile.story_share)
 

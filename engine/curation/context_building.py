@@ -7,6 +7,7 @@ from weakref import WeakKeyDictionary
 
 from engine.advice.calls import CallsReport
 from engine.curation.context_view import SENT_IN_FULL, ContextView, EntityView, ItemView, Mark, Section
+from engine.curation.cut_note import cut_note
 from engine.curation.items import Item, ItemState
 from engine.curation.operations import OpKind, Scores
 from engine.curation.pins import SUGGEST_TURNS, recalls_lately
@@ -40,25 +41,6 @@ def empty_view(curation: SessionCuration, tokens: int) -> ContextView:
         upcoming=True,
         uncurated_through=curation.cut.after if curation.cut is not None else 0,
         building=curation.building,
-    )
-
-
-def cut_note(curation: SessionCuration) -> tuple[str, ...]:
-    """The panel's note on a session too long to curate whole, or still being read (else none)."""
-    cut = curation.cut
-    building = curation.building
-    if building is not None:
-        return (
-            f"Curating: {building.read:,} of {building.total:,} messages read; this request was "
-            f"planned from the latest {building.read:,}.",
-        )
-    if cut is None:
-        return ()
-    pinned_before = next((n for n, i in enumerate(curation.items) if i.id > cut.after), len(curation.items))
-    return (
-        f"Only the latest {cut.kept:,} messages of this session, and those you pinned, are curated and sent "
-        f"from: the {cut.earlier - pinned_before:,} others stay in the store (scroll up or search to read "
-        "them), are recalled when a message names what only they hold, and their standing instructions hold.",
     )
 
 

@@ -31,6 +31,7 @@ from engine.summaries.offline import PreparedSummaries
 from engine.summaries.section import SummarySection
 from engine.summaries.story import Story
 from engine.summaries.story_book import StoryBook
+from engine.summaries.story_earlier import NO_EARLIER, Earlier
 from engine.summaries.story_lines import StoryLines
 from engine.text.analysis import Analysis, analyse_text, term_counts
 from engine.text.thinking import sent_text
@@ -87,6 +88,8 @@ class CurationState:
     """Term counts of recently planned-with items (see :meth:`terms_of`), oldest first."""
     cut: HistoryCut | None = None
     """Where a session too long to curate whole was cut: only the messages after it are items."""
+    told_earlier: Earlier = NO_EARLIER
+    """The messages before the cut that the story tells (engine.summaries.story_earlier): not items."""
     building: BuildProgress | None = None
     """While a long session's curation is still being read (its latest messages first), how far
     it has got: requests meanwhile are planned from the messages read so far."""
@@ -209,13 +212,12 @@ class CurationState:
         self.by_id[item.id] = item
         self.all_cost += cost(item.tokens)
         self.term_index.add(item.id, terms)
-        if item.held_text is not None:
+        if item.held_text is not None and item.id not in self.told_earlier:
             self.story.add(
                 item.id,
                 item.role,
                 item.held_text,
                 terms,
-                position=item.position,
                 label=item.label,
                 name=item.name,
                 idf=self.term_index.idf,

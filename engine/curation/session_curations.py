@@ -37,10 +37,10 @@ if TYPE_CHECKING:  # the curation engine is imported on first use, in a worker t
     from engine.curation.session_curation import SessionCuration
 
 
-CURATED_LIMIT = 10_000
+CURATED_LIMIT = 1_000
 """The most messages of a session curated (held in memory, scored, sent from): its latest; the ones
-before stay in the store, shown and searchable. Building takes time in proportion to the length,
-before the first request: this many build in seconds even unanalysed (a session just imported)."""
+before stay in the store, shown and searchable, recalled from it (engine.curation.cold_recall) and
+told in the story so far (engine.summaries.story_earlier): memory does not grow with the session."""
 BUILD_CHUNK = 500
 """The latest messages of a long session curated before its first use; the rest are read in a
 thread (see :mod:`engine.curation.build`), and a request meanwhile is planned from those read so far."""
@@ -181,11 +181,10 @@ class SessionCurations:
             if self._builds.pop(session_id, None) is build and found is not None:
                 found.state.building = None
 
-    def read(
-        self, session_id: int, cut: HistoryCut | None, *, standing_earlier: bool = True
-    ) -> SessionCuration:
+    def read(self, session_id: int, cut: HistoryCut | None, *, earlier: bool = True) -> SessionCuration:
         """The session's curation after ``cut``, read from the store (no one's until adopted); with
-        the standing instructions said before the cut unless ``standing_earlier`` is False."""
+        the standing instructions and the story of the messages before the cut unless ``earlier``
+        is False."""
         from engine.curation.stored import read_session
 
         return read_session(
@@ -195,7 +194,7 @@ class SessionCurations:
             window=self.window(),
             counter=self.counter,
             profile=self._notes.profile(session_id, self.profile),
-            standing_earlier=standing_earlier,
+            earlier=earlier,
         )
 
     def _get(self, session_id: int) -> SessionCuration:
@@ -223,7 +222,7 @@ class SessionCurations:
             self._give_memory(curation, session_id)
             return curation
         # The first part answers at once; the standing instructions before it come with the build.
-        curation = self.read(session_id, first, standing_earlier=False)
+        curation = self.read(session_id, first, earlier=False)
         self._give_memory(curation, session_id)
         whole = self.store.history_cut(session_id, CURATED_LIMIT)
         total = CURATED_LIMIT if whole is not None else first.earlier + chunk

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 from engine.chat import HistoryCut, StoredMessage
 from engine.curation.budget import DEFAULT_PROFILE, Profile
@@ -14,7 +15,10 @@ from engine.entities.registry import EntityRecord
 from engine.protocols.models import TokenCounter
 from engine.protocols.store import ChatStore, CurationSnapshot, ItemRecord
 from engine.standing.recognise import SCAN_CHARS
-from engine.text.analysis import ANALYSIS_VERSION, Analysis
+from engine.summaries.story_earlier import NO_EARLIER, STORY_LIMIT, Earlier, Told, tell_earlier
+from engine.text.analysis import ANALYSIS_VERSION, Analysis, term_counts
+
+T = TypeVar("T")
 
 REBUILD_PAGE = 500
 """Messages read at a time when a session's curation is rebuilt."""
@@ -32,6 +36,8 @@ def rebuild(
     cut: HistoryCut | None = None,
     pinned_earlier: Sequence[tuple[StoredMessage, Analysis | None]] = (),
     said_earlier: Iterable[tuple[int, str]] = (),
+    told_earlier: Iterable[tuple[StoredMessage, Mapping[str, int] | None]] = (),
+    earlier: Earlier = NO_EARLIER,
 ) -> SessionCuration:
     """A session's curation from its stored messages and curation records.
 
@@ -44,7 +50,8 @@ def rebuild(
     ``history`` starts after it and turns are numbered on from the turns before it; the messages the
     user pinned before it (``pinned_earlier``) come first: a pin holds whatever the message's age;
     so does a standing instruction in the user's messages before it (``said_earlier``: their ids
-    and openings, in order).
+    and openings, in order), and the story tells the messages before it in ``told_earlier`` (in
+    order, with their stored term counts: those ``earlier`` holds).
     """
     curation = SessionCuration(
         window=window, counter=counter, profile=profile, budget_ratio=budget_ratio, policy=snapshot.policy
@@ -58,6 +65,9 @@ def rebuild(
         curation.state.turn = cut.earlier_turns - pinned_turns
     for message_id, opening in said_earlier:
         curation.state.standing.observe(message_id, opening)
+    if earlier:
+        told = _told(told_earlier, earlier)
+        curation.state.told_earlier = tell_earlier(curation.state.story, earlier, told)
     for message, analysis in itertools.chain(pinned_earlier, history):
         if not in_conversation(message):
             continue
@@ -71,6 +81,16 @@ def rebuild(
             curation.load_record(record)
     _load_entities(curation, snapshot)
     return curation
+
+
+def _told(
+    messages: Iterable[tuple[StoredMessage, Mapping[str, int] | None]], earlier: Earlier
+) -> Iterator[Told]:
+    """The messages the story tells before the cut: in the conversation and not taken out."""
+    for message, terms in messages:
+        if in_conversation(message) and message.id in earlier:
+            text = message.sent_text
+            yield message.id, message.role, text, terms if terms is not None else term_counts(text)
 
 
 def _load_entities(curation: SessionCuration, snapshot: CurationSnapshot) -> None:
@@ -113,15 +133,22 @@ def read_session(
     window: int,
     counter: TokenCounter,
     profile: Profile,
-    standing_earlier: bool = True,
+    earlier: bool = True,
 ) -> SessionCuration:
     """The session's curation of its messages after ``cut``, read from the store; the analyses
     made now (a session from before analyses were stored, or edited since) are kept for the next.
-    Unless ``standing_earlier`` is False (a first part read to answer at once), the standing
-    instructions of the user's messages before the cut are read too."""
+    Unless ``earlier`` is False (a first part read to answer at once), what the messages before
+    the cut say is read too: their standing instructions, and the story of the latest
+    :data:`~engine.summaries.story_earlier.STORY_LIMIT` messages."""
     after = cut.after if cut is not None else 0
     pinned = store.pinned_before(session_id, after) if cut is not None else []
-    said = _openings(store, session_id, after) if cut is not None and standing_earlier else ()
+    said: Iterable[tuple[int, str]] = ()
+    told = NO_EARLIER
+    if cut is not None and earlier:
+        said = _openings(store, session_id, after)
+        story_cut = store.history_cut(session_id, STORY_LIMIT)
+        told_from = story_cut.after if story_cut is not None else 0
+        told = Earlier(told_from, after, frozenset(store.forgotten_between(session_id, told_from, after)))
     curation = rebuild(
         _history(store, session_id, after),
         store.load_curation(session_id, after=after),
@@ -132,6 +159,8 @@ def read_session(
         cut=cut,
         pinned_earlier=[(m, _stored_analysis(store, m)) for m in pinned],
         said_earlier=said,
+        told_earlier=_earlier(store, session_id, told.after, told.upto),
+        earlier=told,
     )
     store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
     curation.set_keep_rules(store.keep_rules(session_id))
@@ -144,10 +173,30 @@ def _history(
 ) -> Iterator[tuple[StoredMessage, Analysis | None]]:
     """The session's messages after message ``after`` with their stored analyses, read a page at a
     time: a long session's text and analyses read at once stayed in the process's memory."""
-    while page := store.messages_after(session_id, after, limit=REBUILD_PAGE):
-        analyses = store.load_analyses(session_id, ANALYSIS_VERSION, after=after, upto=page[-1].id)
+    return _pages(store, session_id, after, None, store.load_analyses)
+
+
+def _earlier(
+    store: ChatStore, session_id: int, after: int, upto: int
+) -> Iterator[tuple[StoredMessage, Mapping[str, int] | None]]:
+    """The session's messages in (``after``, ``upto``] with their stored term counts (what the
+    story reads of the messages before the cut), a page at a time."""
+    return _pages(store, session_id, after, upto, store.load_terms)
+
+
+def _pages(
+    store: ChatStore, session_id: int, after: int, upto: int | None, load: Callable[..., Mapping[int, T]]
+) -> Iterator[tuple[StoredMessage, T | None]]:
+    """Messages in (``after``, ``upto``] with what ``load`` gives of their stored analyses."""
+    while upto is None or after < upto:
+        page = store.messages_after(session_id, after, limit=REBUILD_PAGE)
+        if upto is not None:
+            page = [m for m in page if m.id <= upto]
+        if not page:
+            return
+        stored = load(session_id, ANALYSIS_VERSION, after=after, upto=page[-1].id)
         for message in page:
-            yield message, analyses.get(message.id)
+            yield message, stored.get(message.id)
         after = page[-1].id
 
 

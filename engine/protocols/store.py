@@ -156,12 +156,24 @@ class ChatStore(Protocol):
         order: a long session's curated part holds them whatever their age."""
         ...
 
+    def forgotten_between(self, session_id: int, after: int, upto: int) -> set[int]:
+        """The session's messages with ids in (``after``, ``upto``] that the user took out (the story
+        of the messages before a long session's cut does not tell them)."""
+        ...
+
     def load_analyses(
         self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
     ) -> Mapping[int, Analysis]:
         """The stored analyses of a session's messages (by message id) written at ``version``,
         of the messages with ids in (``after``, ``upto``]; a message whose text changed since its
         analysis has none."""
+        ...
+
+    def load_terms(
+        self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
+    ) -> Mapping[int, Mapping[str, int]]:
+        """Only the term counts of :meth:`load_analyses` (what the story of the messages before a
+        long session's cut reads: their mentions are not made)."""
         ...
 
     def save_analyses(self, version: int, analyses: Sequence[tuple[int, Analysis]]) -> None:

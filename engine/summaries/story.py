@@ -55,7 +55,8 @@ class Fragment:
     """One message's most central sentence: what the story may say of it, and who said it."""
 
     item_id: int
-    label: str
+    named: str | None
+    """How the conversation names the message, when not by its id (see :attr:`label`)."""
     role: Role
     speaker: str
     said: str
@@ -67,7 +68,6 @@ class Fragment:
     """Where :attr:`phrase` lies in :attr:`text` (a long session keeps thousands of fragments: the
     phrase is not kept as a string of its own, nor is the ellipsis that would store an ASCII
     sentence at two bytes a character)."""
-    position: int
     terms: frozenset[str]
 
     @classmethod
@@ -79,14 +79,20 @@ class Fragment:
         speaker: str,
         sentence: str,
         phrase: str,
-        position: int,
         terms: frozenset[str],
     ) -> Fragment:
         """The fragment of ``sentence`` (as :func:`shorten` gives it) and its ``phrase`` (a part of it)."""
         cut = sentence.endswith("…")
         start = sentence.find(phrase)
         said = sentence[:-1] if cut else sentence
-        return cls(item_id, label, role, speaker, said, cut, start, start + len(phrase), position, terms)
+        named = None if label == f"#{item_id}" else label
+        return cls(item_id, named, role, speaker, said, cut, start, start + len(phrase), terms)
+
+    @property
+    def label(self) -> str:
+        """How reasons and lines name the message (``#id`` unless a transcript names it otherwise):
+        made when asked, not kept for each of a long story's thousands."""
+        return self.named if self.named is not None else f"#{self.item_id}"
 
     @property
     def text(self) -> str:
@@ -207,7 +213,6 @@ class Story:
         text: str,
         counts: Mapping[str, int],
         *,
-        position: int,
         label: str,
         name: str | None = None,
         idf: Callable[[str], float] = lambda _term: 1.0,
@@ -226,7 +231,7 @@ class Story:
             sentence, found_terms = found
             speaker = name or role
             phrase = key_phrase(sentence, idf)
-            fragment = Fragment.of(item_id, label, role, speaker, sentence, phrase, position, found_terms)
+            fragment = Fragment.of(item_id, label, role, speaker, sentence, phrase, found_terms)
             segment.fragments.append(fragment)
         self.version += 1
 

@@ -213,7 +213,7 @@ class StoryLines:
         """About what a segment's top phrase adds to an outline line (the phrase is made from its
         sentence when asked, and not kept among the counted texts)."""
         if part.top_tokens < 0:
-            part.top_tokens = self._count(part.top.phrase) + self._tokens(part.top.label) + 3
+            part.top_tokens = self._count(part.top.phrase) + self._count(part.top.label) + 3
         return part.top_tokens
 
     def _tokens(self, text: str) -> int:

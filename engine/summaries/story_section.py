@@ -9,6 +9,7 @@ from engine.curation.items import Item
 from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS
 from engine.curation.result import ContextMessage, cost
 from engine.summaries.story import Segment
+from engine.summaries.story_earlier import Earlier
 from engine.summaries.story_lines import STORY_HEADER
 from engine.summaries.story_session import session_line, session_request
 
@@ -21,7 +22,7 @@ def story_section(
     state: CurationState, draft: PlanDraft, room: int
 ) -> tuple[ContextMessage | None, tuple[tuple[tuple[int, ...], str], ...]]:
     """The story so far within ``room`` tokens, leaving out the messages this request sends whole."""
-    sent = _Unquoted(draft.chosen, draft.excluded, set(draft.left_out), state.by_id)
+    sent = _Unquoted(draft.chosen, draft.excluded, set(draft.left_out), state.by_id, state.told_earlier)
     room -= MESSAGE_OVERHEAD_TOKENS
     book = state.story_book
     written = None
@@ -39,7 +40,7 @@ def story_section(
     if head is not None and model is not None and not any(sent.withheld(s) for s in model.sources):
         head = (model.sources, " ".join(model.text.split()))
     if head is not None:
-        head = (head[0], f"- [{', '.join(state.by_id[i].label for i in head[0])}] {head[1]}")
+        head = (head[0], f"- [{', '.join(sent.label(i) for i in head[0])}] {head[1]}")
     lines = state.story_lines.render(parts, room, head)
     if book is not None:
         for segment in state.story_lines.detailed:
@@ -63,12 +64,19 @@ class _Unquoted:
     message of the user's waiting for their answer is not sent in any form until they give it),
     and those the user took out (never quoted again until restored)."""
 
-    __slots__ = ("by_id", "chosen", "excluded", "left_out")
+    __slots__ = ("by_id", "chosen", "earlier", "excluded", "left_out")
 
     def __init__(
-        self, chosen: set[int], excluded: set[int], left_out: set[int], by_id: dict[int, Item]
+        self,
+        chosen: set[int],
+        excluded: set[int],
+        left_out: set[int],
+        by_id: dict[int, Item],
+        earlier: Earlier,
     ) -> None:
         self.chosen, self.excluded, self.left_out, self.by_id = chosen, excluded, left_out, by_id
+        self.earlier = earlier
+        """The messages before the cut the story tells (none of them taken out)."""
 
     def withheld(self, item_id: int) -> bool:
         """Not to be told of in any form (sent whole is not withheld: a model's line of a segment may
@@ -76,10 +84,16 @@ class _Unquoted:
         if item_id in self.excluded or item_id in self.left_out:
             return True
         item = self.by_id.get(item_id)
-        return item is None or item.forgotten
+        return item.forgotten if item is not None else item_id not in self.earlier
+
+    def label(self, item_id: int) -> str:
+        """How the story names the message (a message before the cut: by its id)."""
+        item = self.by_id.get(item_id)
+        return item.label if item is not None else f"#{item_id}"
 
     def as_set(self) -> frozenset[int]:
         """The messages left out, as one set for walking the whole story: those sent whole, left out
-        or withheld (every message the story holds is one of ``by_id``'s, so none is missing)."""
+        or withheld (every message the story holds is one of ``by_id``'s or one before the cut
+        told by it, never taken out: none is missing)."""
         forgotten = [item_id for item_id, item in self.by_id.items() if item.forgotten]
         return frozenset().union(self.chosen, self.excluded, self.left_out, forgotten)

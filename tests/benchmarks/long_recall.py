@@ -111,11 +111,11 @@ def ask(data_dir: Path, limit: int, questions: list[Question], texts: dict[str, 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--limit", type=int, action="append", help="curated messages (default: 10,000, then 2,000)"
+        "--limit", type=int, action="append", help="curated messages (default: 10,000, then 1,000 as shipped)"
     )
     parser.add_argument("--reuse", type=Path, help="a data dir: replayed into once, read after")
     args = parser.parse_args()
-    limits = args.limit or [10_000, 2_000]
+    limits = args.limit or [10_000, 1_000]
     with tempfile.TemporaryDirectory(prefix="heedful-long-recall-") as scratch:
         root = args.reuse or Path(scratch)
         root.mkdir(parents=True, exist_ok=True)

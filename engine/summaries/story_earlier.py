@@ -1,0 +1,77 @@
+"""The story so far reads further back than the curated messages: a long session's story tells its
+latest :data:`STORY_LIMIT` messages, the curated ones and, before them, those read from the store
+(their texts and stored analyses), so a smaller curated part does not shorten the story."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from engine.chat import Role
+from engine.summaries.story import Story
+
+STORY_LIMIT = 5_000
+"""The most messages of a session the story tells: its latest, curated or not (its fragments are
+held in memory: docs/performance.md has what this many cost)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Earlier:
+    """The messages before the cut the story reads: ids in (:attr:`after`, :attr:`upto`] but those
+    the user took out (a range, not a set of thousands; those out of the conversation are never
+    named by the story)."""
+
+    after: int = 0
+    upto: int = 0
+    forgotten: frozenset[int] = frozenset()
+    told: int = 0
+    """How many the story read (:func:`tell_earlier`)."""
+
+    def __contains__(self, item_id: object) -> bool:
+        return (
+            isinstance(item_id, int) and self.after < item_id <= self.upto and item_id not in self.forgotten
+        )
+
+    def __bool__(self) -> bool:
+        return self.upto > self.after
+
+
+NO_EARLIER = Earlier()
+"""No message before the cut told (a session curated whole, or its first part read)."""
+
+
+class Rarity:
+    """How many of the messages read so far have each term: the story's weights of rarity for the
+    messages before the curated ones (whose index has none of them), as that index weighs them."""
+
+    __slots__ = ("documents", "frequency")
+
+    def __init__(self) -> None:
+        self.documents = 0
+        self.frequency: dict[str, int] = {}
+
+    def add(self, terms: Iterable[str]) -> None:
+        self.documents += 1
+        for found in terms:
+            self.frequency[found] = self.frequency.get(found, 0) + 1
+
+    def idf(self, term: str) -> float:
+        df = self.frequency.get(term, 0)
+        return math.log(1 + (self.documents - df + 0.5) / (df + 0.5))
+
+
+Told = tuple[int, Role, str, Mapping[str, int]]
+"""A message the story reads: its id, role, text as sent and term counts."""
+
+
+def tell_earlier(story: Story, earlier: Earlier, messages: Iterable[Told]) -> Earlier:
+    """Add to ``story`` the messages before the curated ones, oldest first, before any curated
+    one; ``earlier`` with how many it read."""
+    rarity = Rarity()
+    told = 0
+    for item_id, role, text, terms in messages:
+        rarity.add(terms)
+        story.add(item_id, role, text, terms, label=f"#{item_id}", idf=rarity.idf)
+        told += 1
+    return replace(earlier, told=told)
