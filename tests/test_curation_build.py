@@ -166,7 +166,8 @@ async def test_the_story_tells_the_messages_before_the_curated_cut_once_the_sess
     monkeypatch: pytest.MonkeyPatch, held_build: Held
 ) -> None:
     """The whole, read in the background, tells the latest messages before the cut (up to the
-    story's limit) in its story, each once: not one the user took out, a pinned one once."""
+    story's limit) in its story, in order and each once: not one the user took out, a pinned one
+    once, one pinned before the story's limit not at all."""
     from engine.curation import stored
     from engine.curation.context_service import ContextService
     from engine.text.tokens import LazyTokenCounter, load_counter
@@ -183,16 +184,18 @@ async def test_the_story_tells_the_messages_before_the_curated_cut_once_the_sess
         context = ContextService(whole_now)
         await context.forget(session_id, ids[30])
         await context.pin(session_id, ids[40])
+        await context.pin(session_id, ids[5])  # older than the story tells
         monkeypatch.setattr(session_curations, "CURATED_LIMIT", 100)
         monkeypatch.setattr(stored, "STORY_LIMIT", 130)
         curations = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="")
         with curations.held(session_id) as held:
-            assert held.curation.state.story.item_ids() == [ids[40], *ids[-CHUNK:]]  # the first part's
+            first = held.curation.state.story.item_ids()
+        assert first == [ids[5], ids[40], *ids[-CHUNK:]]  # the first part: its own
         whole = read_whole(curations, session_id, held_build)
     finally:
         store.close()
     told = whole.state.story.item_ids()
-    assert [i.id for i in whole.items] == [ids[40], *ids[-100:]]
-    assert told == [i for i in ids[20:] if i != ids[30]]  # the latest 130, but the one taken out
+    assert [i.id for i in whole.items] == [ids[5], ids[40], *ids[-100:]]
+    assert told == [i for i in ids[20:] if i != ids[30]]  # the latest 130 in order, but the one taken out
     assert ids[30] not in whole.state.told_earlier and ids[40] in whole.state.told_earlier
     assert whole.state.told_earlier.told == 29  # of the 30 before the cut, one was taken out

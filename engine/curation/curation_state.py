@@ -212,7 +212,7 @@ class CurationState:
         self.by_id[item.id] = item
         self.all_cost += cost(item.tokens)
         self.term_index.add(item.id, terms)
-        if item.held_text is not None and item.id not in self.told_earlier:
+        if item.held_text is not None and not self.told_earlier.before_cut(item.id):
             self.story.add(
                 item.id,
                 item.role,

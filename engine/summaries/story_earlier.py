@@ -36,6 +36,11 @@ class Earlier:
     def __bool__(self) -> bool:
         return self.upto > self.after
 
+    def before_cut(self, item_id: int) -> bool:
+        """The message is one of those before the cut that the story has read, or one older that
+        it does not tell (a message pinned long ago): a curated item's story is not added again."""
+        return bool(self) and item_id <= self.upto
+
 
 NO_EARLIER = Earlier()
 """No message before the cut told (a session curated whole, or its first part read)."""
