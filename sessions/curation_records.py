@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from sessions.database import Database
@@ -100,6 +100,10 @@ _PINNED_BEFORE = (
 their own index (a CROSS JOIN keeps that order; SQLite would walk the session's history)."""
 
 
+_REFS_AT_ONCE = 500
+"""Entity refs asked for in one query (SQLite limits a statement's parameters)."""
+
+
 class CurationRecords(Database):
     """The curation part of the store (see the module)."""
 
@@ -117,11 +121,6 @@ class CurationRecords(Database):
             )
             if after:  # and those pinned before (through their own index: a long history is not read)
                 items += select(conn, f"SELECT {columns} {_PINNED_BEFORE}", (after, session_id))
-            entities = select(
-                conn,
-                "SELECT ref, kind, label, turns, state, reason FROM entities WHERE session_id = ?",
-                (session_id,),
-            )
             row = select_one(
                 conn,
                 "SELECT consent_policy, saved_tokens FROM session_curation WHERE session_id = ?",
@@ -129,10 +128,24 @@ class CurationRecords(Database):
             )
             return CurationSnapshot(
                 items={item.message_id: item for item in map(_item_from, items)},
-                entities=[_entity_from(entity) for entity in entities],
                 policy=ConsentChoice(row["consent_policy"]) if row and row["consent_policy"] else None,
                 saved_tokens=int(row["saved_tokens"]) if row else 0,
             )
+
+    def load_entities(self, session_id: int, refs: Collection[str]) -> list[EntityRecord]:
+        wanted = list(refs)
+        found: list[EntityRecord] = []
+        with self._transaction() as conn:
+            for start in range(0, len(wanted), _REFS_AT_ONCE):
+                part = wanted[start : start + _REFS_AT_ONCE]
+                rows = select(
+                    conn,
+                    "SELECT ref, kind, label, turns, state, reason FROM entities"
+                    f" WHERE session_id = ? AND ref IN ({', '.join('?' * len(part))})",
+                    (session_id, *part),
+                )
+                found += map(_entity_from, rows)
+        return found
 
     def pinned_before(self, session_id: int, upto: int) -> list[StoredMessage]:
         from sessions.message_records import MESSAGE_COLUMNS, message_from

@@ -159,7 +159,7 @@ def test_the_first_turn_after_reopening_saves_only_the_entities_it_changed(store
     changed = {entry.target for entry in delta.ledger if entry.kind is EntryKind.ENTITY}
     assert set(delta.entities) <= mentioned | changed
     assert set(delta.entities) < everything
-    stored = {e.ref: e for e in store.load_curation(session_id).entities}
+    stored = {e.ref: e for e in store.load_entities(session_id, everything)}
     assert stored == {ref: record for ref, record in again.registry.records.items()}
 
 

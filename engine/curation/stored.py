@@ -42,11 +42,12 @@ def rebuild(
     """A session's curation from its stored messages and curation records.
 
     Indexes and turn numbers are derived again from the messages (they are cheap to compute and
-    cannot go stale); states, pins, summaries, entity states and the consent policy come from the
-    snapshot. ``history`` is the session's messages in order, each with its stored analysis
-    (entities, terms, role) or None; those without are read again from the text (and handed over
-    by ``take_unstored``). With a ``text_source`` (the store), summarized and pruned items do not
-    keep their texts (see :meth:`engine.curation.curation_state.CurationState.settle_text`). With a ``cut``,
+    cannot go stale); states, pins, summaries and the consent policy come from the snapshot (the
+    entities' verdicts are the caller's to load: :func:`read_session`). ``history`` is the
+    session's messages in order, each with its stored analysis (entities, terms, role) or None;
+    those without are read again from the text (and handed over by ``take_unstored``). With a
+    ``text_source`` (the store), summarized and pruned items do not keep their texts (see
+    :meth:`engine.curation.curation_state.CurationState.settle_text`). With a ``cut``,
     ``history`` starts after it and turns are numbered on from the turns before it; the messages the
     user pinned before it (``pinned_earlier``) come first: a pin holds whatever the message's age;
     so does a standing instruction in the user's messages before it (``said_earlier``: their ids
@@ -79,7 +80,6 @@ def rebuild(
         record = snapshot.items.get(message.id)
         if record is not None:
             curation.load_record(record)
-    _load_entities(curation, snapshot)
     return curation
 
 
@@ -93,12 +93,14 @@ def _told(
             yield message.id, message.role, text, terms if terms is not None else term_counts(text)
 
 
-def _load_entities(curation: SessionCuration, snapshot: CurationSnapshot) -> None:
-    """The stored entity verdicts onto the curation's registry, marked as saved."""
-    for stored in snapshot.entities:
-        if stored.state is not None:
-            curation.registry.load_verdict(stored.ref, stored.state, stored.reason)
-    curation.mark_saved_entities(snapshot.entities)
+def _load_entities(curation: SessionCuration, store: ChatStore, session_id: int) -> None:
+    """The stored records of the entities the curation's messages mention: their verdicts onto
+    its registry, and those unchanged marked as saved."""
+    stored = store.load_entities(session_id, curation.registry.records)
+    for record in stored:
+        if record.state is not None:
+            curation.registry.load_verdict(record.ref, record.state, record.reason)
+    curation.mark_saved_entities(stored)
 
 
 def catch_up(
@@ -120,7 +122,7 @@ def catch_up(
     for item_id, record in snapshot.items.items():
         if item_id in curation.by_id:
             curation.load_record(record)
-    _load_entities(curation, snapshot)
+    _load_entities(curation, store, session_id)
     curation.state.saved_in_session = snapshot.saved_tokens
     curation.state.policy = snapshot.policy
 
@@ -162,6 +164,7 @@ def read_session(
         told_earlier=_earlier(store, session_id, told.after, told.upto),
         earlier=told,
     )
+    _load_entities(curation, store, session_id)
     store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
     curation.set_keep_rules(store.keep_rules(session_id))
     curation.state.standing.set_edits(store.standing_edits(session_id))
@@ -205,7 +208,7 @@ def _openings(store: ChatStore, session_id: int, upto: int) -> Iterator[tuple[in
     are recognised (engine.standing.recognise), read a page at a time."""
     after = 0
     while page := store.user_openings(
-        session_id, after=after, upto=upto, chars=SCAN_CHARS, limit=REBUILD_PAGE * 4
+        session_id, after=after, upto=upto, chars=SCAN_CHARS, limit=REBUILD_PAGE
     ):
         yield from page
         after = page[-1][0]

@@ -3,7 +3,7 @@ implements it (tests use it too, on a temporary database)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -46,10 +46,10 @@ class ItemRecord:
 
 @dataclass(frozen=True, slots=True)
 class CurationSnapshot:
-    """A session's stored curation state: everything not derivable from the messages themselves."""
+    """A session's stored curation state: everything not derivable from the messages themselves,
+    but its entities' records (:meth:`ChatStore.load_entities`, read for the refs it needs)."""
 
     items: dict[int, ItemRecord]
-    entities: list[EntityRecord]
     policy: ConsentChoice | None = None
     saved_tokens: int = 0
     """Tokens curation has saved over the session's turns."""
@@ -148,7 +148,12 @@ class ChatStore(Protocol):
 
     def load_curation(self, session_id: int, *, after: int = 0) -> CurationSnapshot:
         """A session's item states (of its messages after message ``after``, and of those pinned
-        before it), entity registry and consent policy."""
+        before it) and consent policy."""
+        ...
+
+    def load_entities(self, session_id: int, refs: Collection[str]) -> list[EntityRecord]:
+        """The session's stored records of the entities ``refs`` (those its curated messages
+        mention: a long session's thousands of others are not read)."""
         ...
 
     def pinned_before(self, session_id: int, upto: int) -> list[StoredMessage]:
