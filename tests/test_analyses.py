@@ -87,11 +87,14 @@ def test_unreadable_or_older_analyses_are_read_again_from_the_text(
         conn.execute("UPDATE message_analyses SET version = 0 WHERE message_id = ?", (second,))
     stale = store.load_analyses(session_id, ANALYSIS_VERSION)
     assert first not in stale and second not in stale
+    terms = store.load_terms(session_id, ANALYSIS_VERSION)  # what the story reads before a cut
+    assert terms.get(first) is None and terms.get(second) is None
     curation = curation_of(_curations(store), session_id)
     assert any(ref.startswith("error:") for ref in curation.by_id[first].refs)
     stored = store.load_analyses(session_id, ANALYSIS_VERSION)  # and stored again, readable
     assert stored[first] == analyse_text(CONVERSATION[0][1])
     assert stored[second] == analyse_text(CONVERSATION[1][1])
+    assert store.load_terms(session_id, ANALYSIS_VERSION)[first] == stored[first].terms
 
 
 def test_messages_added_during_a_session_have_their_analyses_stored_with_the_next_save(
