@@ -14,7 +14,7 @@ def test_a_long_session_s_story_opens_with_one_line_for_the_whole_session() -> N
     assert len(curation.state.story.segments) >= 6
     sources, line = result.story[0]
     assert line.startswith("- [") and "the session so far" in line
-    assert re.search(r"\d+ messages in \d+ topics", line)
+    assert re.search(r"[\d,]+ messages in [\d,]+ topics", line)
     assert 1 <= len(sources) <= 3
     sent_whole = {s for m in result.messages if m.form == "verbatim" for s in m.sources}
     for source in sources:

@@ -39,7 +39,7 @@ def session_line(told: Sequence[tuple[int, Fragment]]) -> tuple[tuple[int, ...],
     picked = [told[n][1] for n in sorted(largest)]
     said = " | ".join(f.phrase for f in picked)
     messages = sum(count for count, _top in told)
-    text = f"the session so far, {messages} messages in {len(told)} topics, mostly: {said}"
+    text = f"the session so far, {messages:,} messages in {len(told):,} topics, mostly: {said}"
     return tuple(f.item_id for f in picked), text
 
 
