@@ -199,3 +199,35 @@ async def test_the_story_tells_the_messages_before_the_curated_cut_once_the_sess
     assert told == [i for i in ids[20:] if i != ids[30]]  # the latest 130 in order, but the one taken out
     assert ids[30] not in whole.state.told_earlier and ids[40] in whole.state.told_earlier
     assert whole.state.told_earlier.told == 29  # of the 30 before the cut, one was taken out
+
+
+def test_a_session_grown_past_twice_the_curated_limit_in_use_is_read_again_from_its_latest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Used in one sitting, a session does not keep every message curated: past twice the limit its
+    latest are read again in the background, and what was said meanwhile is kept."""
+    from engine.text.tokens import LazyTokenCounter, load_counter
+
+    monkeypatch.setattr(session_curations, "CURATED_LIMIT", 30)
+    monkeypatch.setattr(curation_build, "BUILD_DELAY", 0.0)
+    session_id = make_sessions(("Long", [f"turn {n // 2} talks about crane{n}." for n in range(20)]))["Long"]
+    store = open_store(paths.database_path()).store
+    counter = LazyTokenCounter(lambda: load_counter("gpt-4"))
+    curations = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="")
+    try:
+        assert len(curation_of(curations, session_id).items) == 20
+        for n in range(20, 61):  # 61 messages: one past twice the limit
+            message = store.add_message(session_id, ("user", "assistant")[n % 2], f"crane{n} again.")
+            curations.take(session_id, message)
+        deadline = time.monotonic() + 30
+        while (curation := curation_of(curations, session_id)).cut is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        message = store.add_message(session_id, "user", "and one more about herons")
+        curations.take(session_id, message)
+        ids = [m.id for m in store.messages(session_id)]
+        curation = curation_of(curations, session_id)
+    finally:
+        store.close()
+    assert [i.id for i in curation.items] == ids[-31:]  # the latest 30 read again, and the new one
+    assert curation.state.told_earlier.told == 31  # the rest told in the story

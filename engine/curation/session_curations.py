@@ -41,6 +41,9 @@ CURATED_LIMIT = 1_000
 """The most messages of a session curated (held in memory, scored, sent from): its latest; the ones
 before stay in the store, shown and searchable, recalled from it (engine.curation.cold_recall) and
 told in the story so far (engine.summaries.story_earlier): memory does not grow with the session."""
+RECUT = 2
+"""A session grown in use past this many times :data:`CURATED_LIMIT` is read again in the
+background, its latest curated: memory stays bounded however long it is used in one sitting."""
 BUILD_CHUNK = 500
 """The latest messages of a long session curated before its first use; the rest are read in a
 thread (see :mod:`engine.curation.build`), and a request meanwhile is planned from those read so far."""
@@ -226,13 +229,16 @@ class SessionCurations:
         self._give_memory(curation, session_id)
         whole = self.store.history_cut(session_id, CURATED_LIMIT)
         total = CURATED_LIMIT if whole is not None else first.earlier + chunk
-        build = Build(total, CURATED_LIMIT)
         curation.state.building = BuildProgress(chunk, total)
-        self._builds[session_id] = build
-        threading.Thread(
-            target=grow, args=(self, session_id, build, chunk), name="curation-build", daemon=True
-        ).start()
+        self._build(session_id, total, chunk)
         return curation
+
+    def _build(self, session_id: int, total: int, read: int) -> None:
+        """Read the session's curation again in a thread, from ``read`` of its latest messages on."""
+        self._builds[session_id] = build = Build(total, CURATED_LIMIT)
+        threading.Thread(
+            target=grow, args=(self, session_id, build, read), name="curation-build", daemon=True
+        ).start()
 
     def _changed(self, session_id: int) -> None:
         """The curation changed: the one read in the background catches up before taking its place."""
@@ -259,6 +265,8 @@ class SessionCurations:
             curation.add_message(
                 message.id, message.role, message.content, message.tokens or 0, digest=message.is_digest
             )
+            if len(curation.items) > RECUT * CURATED_LIMIT and session_id not in self._builds:
+                self._build(session_id, CURATED_LIMIT, CURATED_LIMIT)  # its latest read again
 
     def _evict(self, session_id: int) -> None:
         self._cached.pop(session_id, None)
