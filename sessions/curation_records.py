@@ -9,7 +9,7 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from sessions.database import Database
-from sessions.rows import now_text, select, select_one
+from sessions.rows import now_text, select, select_in, select_one
 
 if TYPE_CHECKING:
     from engine.advice.calls import CallUsage
@@ -100,10 +100,6 @@ _PINNED_BEFORE = (
 their own index (a CROSS JOIN keeps that order; SQLite would walk the session's history)."""
 
 
-_REFS_AT_ONCE = 500
-"""Entity refs asked for in one query (SQLite limits a statement's parameters)."""
-
-
 class CurationRecords(Database):
     """The curation part of the store (see the module)."""
 
@@ -133,19 +129,11 @@ class CurationRecords(Database):
             )
 
     def load_entities(self, session_id: int, refs: Collection[str]) -> list[EntityRecord]:
-        wanted = list(refs)
-        found: list[EntityRecord] = []
+        sql = (
+            "SELECT ref, kind, label, turns, state, reason FROM entities WHERE session_id = ? AND ref IN ({})"
+        )
         with self._transaction() as conn:
-            for start in range(0, len(wanted), _REFS_AT_ONCE):
-                part = wanted[start : start + _REFS_AT_ONCE]
-                rows = select(
-                    conn,
-                    "SELECT ref, kind, label, turns, state, reason FROM entities"
-                    f" WHERE session_id = ? AND ref IN ({', '.join('?' * len(part))})",
-                    (session_id, *part),
-                )
-                found += map(_entity_from, rows)
-        return found
+            return [_entity_from(row) for row in select_in(conn, sql, (session_id,), list(refs))]
 
     def pinned_before(self, session_id: int, upto: int) -> list[StoredMessage]:
         from sessions.message_records import MESSAGE_COLUMNS, message_from

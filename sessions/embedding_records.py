@@ -7,13 +7,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from sessions.database import Database
-from sessions.rows import select
+from sessions.rows import select_in
 
 if TYPE_CHECKING:
     from engine.protocols.vectors import StoredVector
-
-_CHUNK = 500
-"""Message ids asked for per query (SQLite's limit on a statement's parameters is higher)."""
 
 
 class EmbeddingRecords(Database):
@@ -21,20 +18,14 @@ class EmbeddingRecords(Database):
 
     def load_vectors(self, model: str, hashes: Mapping[int, str]) -> dict[int, bytes]:
         found: dict[int, bytes] = {}
-        ids = list(hashes)
+        sql = (
+            "SELECT message_id, text_hash, vector FROM message_vectors WHERE model = ? AND message_id IN ({})"
+        )
         with self._transaction() as conn:
-            for start in range(0, len(ids), _CHUNK):
-                chunk = ids[start : start + _CHUNK]
-                rows = select(
-                    conn,
-                    "SELECT message_id, text_hash, vector FROM message_vectors"
-                    f" WHERE model = ? AND message_id IN ({', '.join('?' * len(chunk))})",
-                    (model, *chunk),
-                )
-                for row in rows:
-                    key = int(row["message_id"])
-                    if hashes.get(key) == row["text_hash"]:  # else the text changed: made again
-                        found[key] = bytes(row["vector"])
+            for row in select_in(conn, sql, (model,), list(hashes)):
+                key = int(row["message_id"])
+                if hashes.get(key) == row["text_hash"]:  # else the text changed: made again
+                    found[key] = bytes(row["vector"])
         return found
 
     def save_vectors(self, vectors: Sequence[StoredVector]) -> None:

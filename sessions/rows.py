@@ -4,6 +4,7 @@ the store builds the engine's types from them with keywords (``row["status"]``),
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,6 +19,20 @@ def select(conn: sqlite3.Connection, sql: str, params: tuple[object, ...] = ()) 
     cursor = conn.execute(sql, params)
     cursor.row_factory = sqlite3.Row
     return cursor.fetchall()
+
+
+IN_AT_ONCE = 500
+"""Values asked for in one ``IN (...)`` of :func:`select_in` (SQLite limits a statement's parameters)."""
+
+
+def select_in(
+    conn: sqlite3.Connection, sql: str, params: tuple[object, ...], values: Sequence[object]
+) -> Iterator[sqlite3.Row]:
+    """The rows ``sql`` gives for ``values``, :data:`IN_AT_ONCE` at a time: its ``{}`` (within
+    ``IN (...)``) becomes a part's placeholders, bound after ``params``."""
+    for start in range(0, len(values), IN_AT_ONCE):
+        part = values[start : start + IN_AT_ONCE]
+        yield from select(conn, sql.format(", ".join("?" * len(part))), (*params, *part))
 
 
 def select_one(conn: sqlite3.Connection, sql: str, params: tuple[object, ...] = ()) -> sqlite3.Row | None:
