@@ -4,6 +4,7 @@ a message sent meanwhile goes out at once, planned from what is read so far (the
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -231,3 +232,36 @@ def test_a_session_grown_past_twice_the_curated_limit_in_use_is_read_again_from_
         store.close()
     assert [i.id for i in curation.items] == ids[-31:]  # the latest 30 read again, and the new one
     assert curation.state.told_earlier.told == 31  # the rest told in the story
+
+
+def test_a_story_told_partly_from_the_store_is_split_into_the_topics_of_the_session_read_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The messages before the cut weigh the curated ones' words as one index of all would: the
+    segments (and so the lines a model wrote for them) are the same however much is curated."""
+    from engine.text.tokens import LazyTokenCounter, load_counter
+
+    # Topics that share words, some common and some rare: how rare a word is decides the splits.
+    rng = random.Random(0)
+    shared = [f"w{chr(97 + n % 26)}{chr(97 + n // 26)}ord" for n in range(60)]
+    said = []
+    for n in range(160):
+        topic = shared[(n // 4) * 4 % 40 : (n // 4) * 4 % 40 + 12]
+        said.append(" ".join(rng.choices(topic, weights=range(12, 0, -1), k=9)) + ".")
+    session_id = make_sessions(("Topics", said))["Topics"]
+    store = open_store(paths.database_path()).store
+    counter = LazyTokenCounter(lambda: load_counter("gpt-4"))
+
+    def segments() -> list[list[int]]:
+        curations = SessionCurations(store, counter, window=lambda: 100_000, system_prompt="")
+        curations.incremental = False
+        story = curation_of(curations, session_id).state.story
+        return [[f.item_id for f in segment.fragments] for segment in story.segments]
+
+    try:
+        whole = segments()
+        monkeypatch.setattr(session_curations, "CURATED_LIMIT", 60)
+        cut = segments()
+    finally:
+        store.close()
+    assert len(whole) > 8 and cut == whole

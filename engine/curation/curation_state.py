@@ -220,7 +220,7 @@ class CurationState:
                 terms,
                 label=item.label,
                 name=item.name,
-                idf=self.term_index.idf,
+                idf=self.story_idf,
             )
         item.terms = None  # the index has them; recent items' are read again (see terms_of)
         self.entity_index.add(item.id, item.refs)
@@ -242,6 +242,14 @@ class CurationState:
             )
             self.pending.append(LedgerEntry.of(tag))
         return item
+
+    def story_idf(self, term: str) -> float:
+        """A term's rarity for the story: in the curated messages, and the earlier ones it told (so
+        a session told from the store is split into the topics it would be curated whole)."""
+        earlier = self.told_earlier.rarity
+        if earlier is None:
+            return self.term_index.idf(term)
+        return earlier.idf(term, len(self.term_index), self.term_index.frequency(term))
 
     def settle_text(self, item: Item) -> None:
         """After a change of state: an item sent verbatim (active or pinned) holds its text, not

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from engine.chat import Role
 from engine.summaries.story import Story
@@ -14,6 +14,28 @@ from engine.summaries.story import Story
 STORY_LIMIT = 5_000
 """The most messages of a session the story tells: its latest, curated or not (its fragments are
 held in memory: docs/performance.md has what this many cost)."""
+
+
+class Rarity:
+    """How many of the messages read so far have each term: the story's weights of rarity for the
+    messages before the curated ones (whose index has none of them), as that index weighs them."""
+
+    __slots__ = ("documents", "frequency")
+
+    def __init__(self) -> None:
+        self.documents = 0
+        self.frequency: dict[str, int] = {}
+
+    def add(self, terms: Iterable[str]) -> None:
+        self.documents += 1
+        for found in terms:
+            self.frequency[found] = self.frequency.get(found, 0) + 1
+
+    def idf(self, term: str, documents: int = 0, frequency: int = 0) -> float:
+        """``term``'s rarity in the messages read and ``documents`` more, ``frequency`` of which
+        have it (the curated ones after them: the weight one index of all would give)."""
+        df = self.frequency.get(term, 0) + frequency
+        return math.log(1 + (self.documents + documents - df + 0.5) / (df + 0.5))
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +49,8 @@ class Earlier:
     forgotten: frozenset[int] = frozenset()
     told: int = 0
     """How many the story read (:func:`tell_earlier`)."""
+    rarity: Rarity | None = field(default=None, compare=False, repr=False)
+    """Their terms' counts, which the curated messages' story goes on from (:meth:`Rarity.idf`)."""
 
     def __contains__(self, item_id: object) -> bool:
         return (
@@ -46,26 +70,6 @@ NO_EARLIER = Earlier()
 """No message before the cut told (a session curated whole, or its first part read)."""
 
 
-class Rarity:
-    """How many of the messages read so far have each term: the story's weights of rarity for the
-    messages before the curated ones (whose index has none of them), as that index weighs them."""
-
-    __slots__ = ("documents", "frequency")
-
-    def __init__(self) -> None:
-        self.documents = 0
-        self.frequency: dict[str, int] = {}
-
-    def add(self, terms: Iterable[str]) -> None:
-        self.documents += 1
-        for found in terms:
-            self.frequency[found] = self.frequency.get(found, 0) + 1
-
-    def idf(self, term: str) -> float:
-        df = self.frequency.get(term, 0)
-        return math.log(1 + (self.documents - df + 0.5) / (df + 0.5))
-
-
 Told = tuple[int, Role, str, Mapping[str, int]]
 """A message the story reads: its id, role, text as sent and term counts."""
 
@@ -79,4 +83,4 @@ def tell_earlier(story: Story, earlier: Earlier, messages: Iterable[Told]) -> Ea
         rarity.add(terms)
         story.add(item_id, role, text, terms, label=f"#{item_id}", idf=rarity.idf)
         told += 1
-    return replace(earlier, told=told)
+    return replace(earlier, told=told, rarity=rarity)
