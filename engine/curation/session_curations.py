@@ -224,7 +224,7 @@ class SessionCurations:
             curation = self.read(session_id, self.store.history_cut(session_id, CURATED_LIMIT))
             self._give_memory(curation, session_id)
             return curation
-        # The first part answers at once; the standing instructions before it come with the build.
+        # The first part answers at once; the standing instructions and story before it come with the build.
         curation = self.read(session_id, first, earlier=False)
         self._give_memory(curation, session_id)
         whole = self.store.history_cut(session_id, CURATED_LIMIT)
