@@ -10,7 +10,6 @@ refers to them or to a message beside them, as fits the budget.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -18,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from engine.chat import StoredMessage
 from engine.curation.cold_store import ColdStore
-from engine.curation.index import EntityIndex, TermIndex
-from engine.curation.items import Item, ItemState
+from engine.curation.index import EntityIndex, TermIndex, bm25_idf
+from engine.curation.items import Item, ItemState, id_label
 from engine.curation.operations import Operation, OpKind
 from engine.curation.plan_draft import PlanDraft
 from engine.curation.prompt import in_conversation
@@ -124,7 +123,7 @@ def cold_items(
                 tokens=message.tokens if message.tokens is not None else counter.count(message.sent_text),
                 turn=1,
                 position=at - last - 1,
-                label=f"#{message.id}",
+                label=id_label(message.id),
                 mentions=() if message.is_digest else analysis.mentions,
                 terms=analysis.terms,
                 memory_role=analysis.memory_role,
@@ -201,10 +200,7 @@ class ColdRecall:
         for run in runs:  # a run's ids are the session's from its first to its last
             analyses.update(load(session_id, ANALYSIS_VERSION, after=run[0].id - 1, upto=run[-1].id))
         total, counts = self.store.word_documents(list(asked))
-        idf = {
-            stemmed: math.log(1 + (total - count + 0.5) / (count + 0.5))
-            for stemmed, count in zip(asked.values(), counts, strict=True)
-        }
+        idf = {stemmed: bm25_idf(total, count) for stemmed, count in zip(asked.values(), counts, strict=True)}
         return ColdCandidates(cold_items(runs, self.counter, analyses), idf)
 
 

@@ -8,7 +8,7 @@ from weakref import WeakKeyDictionary
 from engine.advice.calls import CallsReport
 from engine.curation.context_view import SENT_IN_FULL, ContextView, EntityView, ItemView, Mark, Section
 from engine.curation.cut_note import cut_note
-from engine.curation.items import Item, ItemState
+from engine.curation.items import Item, ItemState, id_label
 from engine.curation.operations import OpKind, Scores
 from engine.curation.pins import SUGGEST_TURNS, recalls_lately
 from engine.curation.repeats import THREADS_HEADER, copy_reason
@@ -113,7 +113,7 @@ def alerts(curation: SessionCuration, result: CurationResult, new_id: int) -> tu
     said: list[str] = []
     asked = [i for i in result.consent.items if i.left_out] if result.consent is not None else []
     for question in asked[:SHOWN]:
-        label = by_id[question.item_id].label if question.item_id in by_id else f"#{question.item_id}"
+        label = by_id[question.item_id].label if question.item_id in by_id else id_label(question.item_id)
         said.append(
             f"Your message {label} ({question.tokens:,} tokens) is too big for later requests: it is not "
             "sent again until you choose. F4 to choose"

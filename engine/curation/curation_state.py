@@ -16,7 +16,7 @@ from engine.chat import BuildProgress, HistoryCut, Role
 from engine.curation.budget import Budget, Profile
 from engine.curation.consent import ConsentChoice, ConsentItem
 from engine.curation.index import EntityIndex, TermIndex
-from engine.curation.items import Item, ItemState, MemoryRole
+from engine.curation.items import Item, ItemState, MemoryRole, id_label
 from engine.curation.ledger import LedgerEntry
 from engine.curation.operations import Operation, OpKind
 from engine.curation.pins import DEFAULT_PIN_LIMIT
@@ -178,7 +178,7 @@ class CurationState:
             turn=turn,
             position=len(self.items),
             name=name,
-            label=label or f"#{item_id}",
+            label=label or id_label(item_id),
             mentions=() if digest else read.mentions,
             terms=read.terms,
             memory_role=read.memory_role,

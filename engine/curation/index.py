@@ -15,6 +15,13 @@ MAX_COUNT = 0xFFFF
 """Counts beyond this are stored as this: BM25 saturates long before (tf 65,535 and 1,000,000 weigh
 within 0.01% of each other)."""
 
+
+def bm25_idf(documents: int, frequency: int) -> float:
+    """BM25's weight (IDF) of a term that ``frequency`` of ``documents`` documents have: the one
+    formula for the index, the store's counts (cold recall) and the story's earlier messages."""
+    return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
+
+
 _Columns: TypeAlias = "tuple[array[int], array[int]]"
 """A term's postings: the numbers of the documents that have it, and how often each does."""
 
@@ -89,10 +96,7 @@ class TermIndex:
                 weights[term].append(self._weight(count, length, self._weights_average))
 
     def idf(self, term: str) -> float:
-        found = self._postings.get(term)
-        df = _frequency(found) if found is not None else 0
-        n = len(self._ids)
-        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+        return bm25_idf(len(self._ids), self.frequency(term))
 
     def frequency(self, term: str) -> int:
         """How many indexed documents have ``term``."""

@@ -17,6 +17,11 @@ from engine.entities.mentions import Mention
 from engine.text.thinking import sent_text
 
 
+def id_label(item_id: int) -> str:
+    """How reasons, story lines and the panel name a message its transcript gives no name: ``#id``."""
+    return f"#{item_id}"
+
+
 class ItemState(enum.StrEnum):
     """Where an item stands in the context the model is sent."""
 

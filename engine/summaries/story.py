@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from engine.chat import Role
+from engine.curation.items import id_label
 from engine.text.clipping import clip_text
 from engine.text.terms import term
 
@@ -85,14 +86,14 @@ class Fragment:
         cut = sentence.endswith("…")
         start = sentence.find(phrase)
         said = sentence[:-1] if cut else sentence
-        named = None if label == f"#{item_id}" else label
+        named = None if label == id_label(item_id) else label
         return cls(item_id, named, role, speaker, said, cut, start, start + len(phrase), terms)
 
     @property
     def label(self) -> str:
         """How reasons and lines name the message (``#id`` unless a transcript names it otherwise):
         made when asked, not kept for each of a long story's thousands."""
-        return self.named if self.named is not None else f"#{self.item_id}"
+        return self.named if self.named is not None else id_label(self.item_id)
 
     @property
     def text(self) -> str:

@@ -1,14 +1,15 @@
 """The story so far reads further back than the curated messages: a long session's story tells its
 latest :data:`STORY_LIMIT` messages, the curated ones and, before them, those read from the store
-(their texts and stored analyses), so a smaller curated part does not shorten the story."""
+(their texts and stored term counts), so a smaller curated part does not shorten the story."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from engine.chat import Role
+from engine.curation.index import bm25_idf
+from engine.curation.items import id_label
 from engine.summaries.story import Story
 
 STORY_LIMIT = 5_000
@@ -34,8 +35,7 @@ class Rarity:
     def idf(self, term: str, documents: int = 0, frequency: int = 0) -> float:
         """``term``'s rarity in the messages read and ``documents`` more, ``frequency`` of which
         have it (the curated ones after them: the weight one index of all would give)."""
-        df = self.frequency.get(term, 0) + frequency
-        return math.log(1 + (self.documents + documents - df + 0.5) / (df + 0.5))
+        return bm25_idf(self.documents + documents, self.frequency.get(term, 0) + frequency)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +47,14 @@ class Earlier:
     after: int = 0
     upto: int = 0
     forgotten: frozenset[int] = frozenset()
-    told: int = 0
-    """How many the story read (:func:`tell_earlier`)."""
     rarity: Rarity | None = field(default=None, compare=False, repr=False)
-    """Their terms' counts, which the curated messages' story goes on from (:meth:`Rarity.idf`)."""
+    """The term counts of those the story read (:func:`tell_earlier`), which the curated messages'
+    story goes on from (:meth:`Rarity.idf`)."""
+
+    @property
+    def told(self) -> int:
+        """How many the story read."""
+        return self.rarity.documents if self.rarity is not None else 0
 
     def __contains__(self, item_id: object) -> bool:
         return (
@@ -76,11 +80,9 @@ Told = tuple[int, Role, str, Mapping[str, int]]
 
 def tell_earlier(story: Story, earlier: Earlier, messages: Iterable[Told]) -> Earlier:
     """Add to ``story`` the messages before the curated ones, oldest first, before any curated
-    one; ``earlier`` with how many it read."""
+    one; ``earlier`` with their term counts."""
     rarity = Rarity()
-    told = 0
     for item_id, role, text, terms in messages:
         rarity.add(terms)
-        story.add(item_id, role, text, terms, label=f"#{item_id}", idf=rarity.idf)
-        told += 1
-    return replace(earlier, told=told, rarity=rarity)
+        story.add(item_id, role, text, terms, label=id_label(item_id), idf=rarity.idf)
+    return replace(earlier, rarity=rarity)

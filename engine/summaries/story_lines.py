@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from engine.curation.items import id_label
 from engine.summaries.story import Fragment, Segment, Story
 from engine.summaries.story_session import SESSION_SHARE
 
@@ -172,7 +173,7 @@ class StoryLines:
 
     def _model_line(self, sources: tuple[int, ...], said: str, segment: Segment) -> StoryLine:
         labels = {f.item_id: f.label for f in segment.fragments}
-        ids = ", ".join(labels.get(source, f"#{source}") for source in sources)
+        ids = ", ".join(labels[source] if source in labels else id_label(source) for source in sources)
         return self._tokened(sources, f"- [{ids}] {' '.join(said.split())}")
 
     def _tokened(self, sources: tuple[int, ...], text: str) -> StoryLine:

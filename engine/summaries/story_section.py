@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine.curation.items import Item
+from engine.curation.items import Item, id_label
 from engine.curation.prompt import MESSAGE_OVERHEAD_TOKENS
 from engine.curation.result import ContextMessage, cost
 from engine.summaries.story import Segment
@@ -89,7 +89,7 @@ class _Unquoted:
     def label(self, item_id: int) -> str:
         """How the story names the message (a message before the cut: by its id)."""
         item = self.by_id.get(item_id)
-        return item.label if item is not None else f"#{item_id}"
+        return item.label if item is not None else id_label(item_id)
 
     def as_set(self) -> frozenset[int]:
         """The messages left out, as one set for walking the whole story: those sent whole, left out
