@@ -170,10 +170,10 @@ TYPING_PACE = 0.03
 paste a terminal types out (``tui.widgets.composer.TYPED_PASTE_GAP``)."""
 
 
-async def type_keys(pilot: Pilot[None], keys: str) -> None:
-    """Type ``keys`` as a person does, one every :data:`TYPING_PACE` seconds, going on whatever the
-    app is doing (``pilot.press`` waits for the app to fall idle after each key: up to a second
-    each while a reply streams). The caller waits for what the keys should have done."""
+def key_in(pilot: Pilot[None], keys: str) -> None:
+    """Send ``keys`` to the app as the terminal does (``\\n`` is Enter) and go on at once: the
+    caller waits for what they should do. ``pilot.press`` also waits for the app to fall idle after
+    each key (40 ms at the least, up to a second while a reply streams)."""
     from textual.keys import _character_to_key
 
     for character in keys:
@@ -181,6 +181,13 @@ async def type_keys(pilot: Pilot[None], keys: str) -> None:
             pilot.app.post_message(events.Key("enter", None))
         else:
             pilot.app.post_message(events.Key(_character_to_key(character), character))
+
+
+async def type_keys(pilot: Pilot[None], keys: str) -> None:
+    """Type ``keys`` as a person does, one every :data:`TYPING_PACE` seconds, going on whatever the
+    app is doing. The caller waits for what the keys should have done."""
+    for character in keys:
+        key_in(pilot, character)
         await asyncio.sleep(TYPING_PACE)
 
 
@@ -228,10 +235,11 @@ async def send(pilot: Pilot[None], text: str) -> None:
     composer.focus()
     before = {v.message.id for v in views(app)}
     if len(text) <= 40:
-        await pilot.press(*text)  # typed for real, key by key
+        key_in(pilot, text)  # typed for real, key by key
+        await wait_for(pilot, lambda: composer.text.endswith(text))
     else:
         composer.insert(text)  # as a paste would
-    await pilot.press("enter")
+    key_in(pilot, "\n")
     await wait_for(pilot, lambda: new_views(chat(app), before) >= 2 and idle(app))
 
 
@@ -243,7 +251,7 @@ async def say(pilot: Pilot[None], app: HeedfulApp, text: str, *, keep: bool = Fa
     before = {v.message.id for v in screen.query(MessageView)}
     screen.composer.focus()
     screen.composer.insert(text)
-    await pilot.press("enter")
+    key_in(pilot, "\n")
     await wait_for(pilot, lambda: new_views(screen, before) >= 2 and screen.settled)
     if not isinstance(app.screen, ConsentScreen):
         return None
@@ -314,7 +322,7 @@ async def type_command(pilot: Pilot[None], app: HeedfulApp, line: str) -> None:
     composer.focus()
     composer.text = line
     told = {n.identity for n in app._notifications}
-    await pilot.press("enter")
+    key_in(pilot, "\n")
 
     def taken() -> bool:
         return composer.text != line or any(n.identity not in told for n in app._notifications)

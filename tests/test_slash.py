@@ -200,8 +200,11 @@ async def test_help_lists_the_slash_commands_and_new_starts_a_session() -> None:
         await send(pilot, "hello")
         await type_command(pilot, app, "/help")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
-        listing = "\n".join(m.source for m in app.screen.query(Markdown).results(Markdown))
-        assert "`/attach FILE`" in listing and "`/tokens`" in listing
+
+        def listing() -> str:
+            return "\n".join(m.source for m in app.screen.query(Markdown).results(Markdown))
+
+        await wait_for(pilot, lambda: "`/attach FILE`" in listing() and "`/tokens`" in listing())
         await pilot.press("escape")
         await type_command(pilot, app, "/new")
         await wait_for(pilot, lambda: chat(app).session is None and not views(app))
