@@ -4,12 +4,14 @@ examples and non-examples, and the invariants of recognition and supersession.""
 from __future__ import annotations
 
 import random
+import re
 import tracemalloc
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.standing import recognise as recognising
 from engine.standing.book import StandingBook, about
 from engine.standing.recognise import StandingKind, recognise
 from engine.standing.subjects import NameIndex, overlaps
@@ -111,6 +113,32 @@ def test_the_users_edit_and_removal_and_a_hand_added_one() -> None:
         ("from now on answer in Spanish, tersely", False),
         ("Always answer in German.", True),
     ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(STANDING), st.data())
+def test_a_statement_is_recognised_in_whatever_case_it_is_written(
+    example: tuple[str, StandingKind, str | None], data: st.DataObject
+) -> None:
+    """Shouted, title-cased or mixed: the user's words still count, as they wrote them."""
+    text, kind, _ = example
+    cased = "".join(data.draw(st.sampled_from([c.lower(), c.upper()])) for c in text)
+    [found] = recognise(cased)
+    assert (found.text, found.kind) == (cased, kind)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["i'll", "i will", "decided", "switch", "prefer", "always", "from this point"]), st.data()
+)
+def test_the_quick_test_lets_through_a_word_it_looks_for_in_any_case(word: str, data: st.DataObject) -> None:
+    """The quick test that rules most messages out reads them folded: whatever a case-blind
+    search for its words finds (the Turkish dotted and dotless i among them), it lets through."""
+    forms = {c: [c, c.upper(), *(["ı", "İ"] if c == "i" else [])] for c in word}
+    written = "".join(data.draw(st.sampled_from(forms[c])) for c in word)
+    text = data.draw(st.text(max_size=20)) + " " + written + "."
+    assert re.compile(recognising._ANY.pattern, re.I).search(text), "written as a case-blind reading finds it"
+    assert recognising._maybe(text)
 
 
 SENTENCES = st.sampled_from([text for text, _, _ in STANDING] + NOT_STANDING + ["ok", "How are you?"])

@@ -168,14 +168,19 @@ _ANY = re.compile(
     r"from now on|going forward|from here on|from this point|henceforth|for the rest of|future|every time"
     r"|always|never|don'?t|do not|stop|quit|no more|prefer|rather|better|more than|decided|decision|agreed"
     r"|chose|chosen|picked|settled|went with|gone with|go with|going with|stick|switch|move|migrat|let'?s"
-    r"|we'?ll|we will|we'?re|we are|i'?ll|i will|preference|use",
-    re.I,
+    r"|we'?ll|we will|we'?re|we are|i'?ll|i will|preference|use"
 )
+_TURKISH_I = str.maketrans({"ı": "i", "İ": "i"})
+"""The two letters that match "i" ignoring case but that ``casefold`` does not make an "i"."""
 
 
 def _maybe(text: str) -> bool:
-    """A quick test most messages fail: no word any pattern starts from."""
-    return _ANY.search(text, 0, SCAN_CHARS) is not None
+    """A quick test most messages fail: no word any pattern starts from. Searched in the folded
+    text: a case-blind search of the alternation tried every position letter by letter."""
+    sample = text[:SCAN_CHARS]
+    if "ı" in sample or "İ" in sample:
+        sample = sample.translate(_TURKISH_I)
+    return _ANY.search(sample.casefold()) is not None
 
 
 def _classify(sentence: str) -> tuple[StandingKind | None, str]:
