@@ -170,8 +170,8 @@ def build_services(
     notices: list[Notice] = []
     config_path = paths.config_path()
     read = read_config(config_path)
-    # A file that surely validates with nothing to report is validated (pydantic: ~0.1 s of
-    # imports) with the engine, after the first frame; one that may have a problem, now.
+    # A file that surely validates with nothing to report is validated (pydantic's imports are
+    # slow) with the engine, after the first frame; one that may have a problem, now.
     quick = quick_settings(read)
     settings: QuickSettings | Config
     config: Config | None = None
@@ -281,7 +281,7 @@ def load_engine(
     memory.on_change = turns.refresh_memory
     turns.set_pin_limit(config.curation.pin_limit)
     memory.new_session_budget = turns.new_session_memory_budget
-    # Reading the token encoding takes ~0.25 s: here, off the event loop, not at the first send.
+    # Reading the token encoding is slow: here, off the event loop, not at the first send.
     counter.load()
     if config.embeddings == "local":
         load_embedder(turns, notices)

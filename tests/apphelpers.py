@@ -173,7 +173,7 @@ paste a terminal types out (``tui.widgets.composer.TYPED_PASTE_GAP``)."""
 def key_in(pilot: Pilot[None], keys: str) -> None:
     """Send ``keys`` to the app as the terminal does (``\\n`` is Enter) and go on at once: the
     caller waits for what they should do. ``pilot.press`` also waits for the app to fall idle after
-    each key (40 ms at the least, up to a second while a reply streams)."""
+    each key, which takes longest while a reply streams."""
     from textual.keys import _character_to_key
 
     for character in keys:

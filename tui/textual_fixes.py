@@ -73,7 +73,7 @@ by the tests."""
 
 def textual_version() -> str | None:
     """The installed Textual's version, read from the name of its dist-info directory (None when
-    there is none beside it): importlib.metadata would cost the first frame ~25 ms of imports."""
+    there is none beside it): importlib.metadata's imports would delay the first frame."""
     import textual
 
     names = [p.name for p in Path(textual.__file__).parent.parent.glob("textual-*.dist-info")]

@@ -130,8 +130,8 @@ class DenseIndex:
             trouble.worked()
         rows = self._rows
         measured = [i for i in items if i.id in rows]  # all, unless the budget ran out
-        # einsum, not ``@``: OpenBLAS's threads took 8 ms for this product on a busy 2-core
-        # machine (and their spinning slowed the rest of the plan); its own loop takes 0.4 ms.
+        # einsum, not ``@``: OpenBLAS's threads were slower for this one product on a busy machine,
+        # and their spinning slowed the rest of the plan (docs/performance.md, "curation p95").
         every = np.einsum("ij,j->i", self._matrix[: self._size], vector)
         at = np.fromiter((rows[i.id] for i in measured), dtype=np.intp, count=len(measured))
         return Similarities([i.id for i in measured], every[at])

@@ -36,7 +36,7 @@ per request: the offline summary does as well there."""
 
 def source_hash(text: str) -> str:
     """Identifies a source's text: a stored summary of other text is stale."""
-    import hashlib  # here: loading OpenSSL's hashes would cost the first frame ~20 ms
+    import hashlib  # here: loading OpenSSL's hashes would delay the first frame (docs/performance.md)
 
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
