@@ -4,6 +4,7 @@ A part of :class:`sessions.store.SqliteChatStore`."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import get_args
 
@@ -11,7 +12,7 @@ from engine.chat import HistoryCut, MessagePage, MessageStatus, Role, StoredMess
 from engine.errors import StoreError
 from engine.text.moments import stored_moment
 from sessions.database import Database
-from sessions.rows import inserted_id, now_text, select, select_one, value
+from sessions.rows import inserted_id, now_text, select, select_in, select_one, value
 from sessions.session_records import SHOWN_STATUSES, no_session
 from sessions.session_stamps import SessionStamps
 
@@ -141,6 +142,18 @@ class MessageRecords(Database):
             f" AND status NOT IN ({NOT_IN_CONVERSATION}) ORDER BY id LIMIT ?",
             (chars, session_id, after, upto, limit),
         )
+
+    def openings(self, session_id: int, ids: Sequence[int], *, chars: int) -> list[tuple[int, str]]:
+        sql = (
+            "SELECT id, substr(content, 1, ?) AS opening FROM messages WHERE session_id = ?"
+            f" AND role = 'user' AND status NOT IN ({NOT_IN_CONVERSATION}) AND id IN ({{}})"
+        )
+        with self._transaction() as conn:
+            found = [
+                (int(row["id"]), str(row["opening"]))
+                for row in select_in(conn, sql, (chars, session_id), ids)
+            ]
+        return sorted(found)
 
     def message_text(self, message_id: int) -> str:
         with self._transaction() as conn:

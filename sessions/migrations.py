@@ -313,6 +313,18 @@ _V15_PINNED_INDEX: Migration = (
     "CREATE INDEX item_state_pinned ON item_state (message_id) WHERE pinned = 1",
 )
 
+_V16_STANDING_SCANS: Migration = (
+    # How far a long session's user messages were read for standing instructions, by which version
+    # of the recogniser, and which of them state one (comma-separated ids): reopening reads the rest.
+    """
+    CREATE TABLE standing_scans (
+        session_id INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        upto INTEGER NOT NULL,
+        said TEXT NOT NULL
+    )
+    """,
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     _V1_INITIAL,
@@ -330,6 +342,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _V13_STANDING_EDITS,
     _V14_STORY_LINES,
     _V15_PINNED_INDEX,
+    _V16_STANDING_SCANS,
 )
 """Every migration in order; ``len(MIGRATIONS)`` is the schema version this code writes."""
 

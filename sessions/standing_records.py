@@ -1,6 +1,6 @@
-"""The user's changes to standing instructions (``/standing``): the ``standing_edits`` table. A part
-of :class:`sessions.store.SqliteChatStore`; each change is written with its ledger line in one
-transaction."""
+"""The user's changes to standing instructions (``/standing``): the ``standing_edits`` table, each
+change written with its ledger line in one transaction; and how far a session was read for them (the
+``standing_scans`` table). A part of :class:`sessions.store.SqliteChatStore`."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 from sessions.curation_records import write_ledger
 from sessions.database import Database
-from sessions.rows import inserted_id, now_text
+from sessions.rows import inserted_id, now_text, select_one
 
 if TYPE_CHECKING:
     from engine.curation.ledger import LedgerEntry
+    from engine.protocols.store import StandingScan
     from engine.standing.book import Edit
 
 
@@ -64,3 +65,25 @@ class StandingRecords(Database):
                 edit_id = inserted_id(cursor)
             write_ledger(conn, session_id, [entry], now)
         return Edit(edit_id, edit.message_id, edit.original, edit.text, edit.after)
+
+    def standing_scan(self, session_id: int, version: int) -> StandingScan | None:
+        from engine.protocols.store import StandingScan
+
+        with self._transaction() as conn:
+            row = select_one(
+                conn,
+                "SELECT upto, said FROM standing_scans WHERE session_id = ? AND version = ?",
+                (session_id, version),
+            )
+        if row is None:
+            return None
+        said = str(row["said"])
+        return StandingScan(int(row["upto"]), tuple(int(i) for i in said.split(",")) if said else ())
+
+    def save_standing_scan(self, session_id: int, version: int, scan: StandingScan) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO standing_scans (session_id, version, upto, said)"
+                " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?)",
+                (session_id, version, scan.upto, ",".join(map(str, scan.said)), session_id),
+            )

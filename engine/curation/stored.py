@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TypeVar
@@ -12,9 +13,10 @@ from engine.curation.prompt import in_conversation
 from engine.curation.result import CurationDelta
 from engine.curation.session_curation import SessionCuration
 from engine.entities.registry import EntityRecord
+from engine.errors import StoreError
 from engine.protocols.models import TokenCounter
-from engine.protocols.store import ChatStore, CurationSnapshot, ItemRecord
-from engine.standing.recognise import SCAN_CHARS
+from engine.protocols.store import ChatStore, CurationSnapshot, ItemRecord, StandingScan
+from engine.standing.recognise import RECOGNISER_VERSION, SCAN_CHARS
 from engine.summaries.story_earlier import NO_EARLIER, STORY_LIMIT, Earlier, Told, tell_earlier
 from engine.text.analysis import ANALYSIS_VERSION, Analysis, term_counts
 
@@ -145,9 +147,11 @@ def read_session(
     after = cut.after if cut is not None else 0
     pinned = store.pinned_before(session_id, after) if cut is not None else []
     said: Iterable[tuple[int, str]] = ()
+    scan: StandingScan | None = None
     told = NO_EARLIER
     if cut is not None and earlier:
-        said = _openings(store, session_id, after)
+        scan = store.standing_scan(session_id, RECOGNISER_VERSION)
+        said = _openings(store, session_id, after, scan)
         story_cut = store.history_cut(session_id, STORY_LIMIT)
         told_from = story_cut.after if story_cut is not None else 0
         told = Earlier(told_from, after, frozenset(store.forgotten_between(session_id, told_from, after)))
@@ -166,6 +170,10 @@ def read_session(
     )
     _load_entities(curation, store, session_id)
     store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
+    if cut is not None and earlier and (scan is None or scan.upto < after):
+        found = sorted({message_id for message_id, _ in curation.state.standing.found if message_id <= after})
+        with contextlib.suppress(StoreError):  # a read-only database: the scan is made again next time
+            store.save_standing_scan(session_id, RECOGNISER_VERSION, StandingScan(after, tuple(found)))
     curation.set_keep_rules(store.keep_rules(session_id))
     curation.state.standing.set_edits(store.standing_edits(session_id))
     return curation
@@ -203,12 +211,18 @@ def _pages(
         after = page[-1].id
 
 
-def _openings(store: ChatStore, session_id: int, upto: int) -> Iterator[tuple[int, str]]:
-    """The openings of the session's user messages up to ``upto``, where standing instructions
-    are recognised (engine.standing.recognise), read a page at a time."""
-    after = 0
-    while page := store.user_openings(
-        session_id, after=after, upto=upto, chars=SCAN_CHARS, limit=REBUILD_PAGE
+def _openings(
+    store: ChatStore, session_id: int, upto: int, scan: StandingScan | None
+) -> Iterator[tuple[int, str]]:
+    """The openings of the session's user messages up to ``upto`` where standing instructions are
+    recognised (engine.standing.recognise), a page at a time: of those a stored ``scan`` found to
+    state one, then of every one after what it read."""
+    said = [message_id for message_id in scan.said if message_id <= upto] if scan is not None else []
+    for start in range(0, len(said), REBUILD_PAGE):
+        yield from store.openings(session_id, said[start : start + REBUILD_PAGE], chars=SCAN_CHARS)
+    after = scan.upto if scan is not None else 0
+    while after < upto and (
+        page := store.user_openings(session_id, after=after, upto=upto, chars=SCAN_CHARS, limit=REBUILD_PAGE)
     ):
         yield from page
         after = page[-1][0]

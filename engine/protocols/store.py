@@ -45,6 +45,15 @@ class ItemRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class StandingScan:
+    """A session's user messages read for standing instructions: those with ids up to ``upto``;
+    ``said`` are the ids of those that state one, in order."""
+
+    upto: int
+    said: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class CurationSnapshot:
     """A session's stored curation state: everything not derivable from the messages themselves,
     but its entities' records (:meth:`ChatStore.load_entities`, read for the refs it needs)."""
@@ -248,6 +257,20 @@ class ChatStore(Protocol):
     def save_standing_edit(self, session_id: int, edit: Edit, entry: LedgerEntry) -> Edit:
         """Store a change to a standing instruction (``edit.id`` 0: a new one) and its ledger line
         in one transaction; the edit with its id."""
+        ...
+
+    def standing_scan(self, session_id: int, version: int) -> StandingScan | None:
+        """How far the session's user messages were read for standing instructions by ``version``
+        of the recogniser, and which state one; None if never, or by another version."""
+        ...
+
+    def save_standing_scan(self, session_id: int, version: int, scan: StandingScan) -> None:
+        """Keep ``scan`` as the session's, made by ``version`` of the recogniser."""
+        ...
+
+    def openings(self, session_id: int, ids: Sequence[int], *, chars: int) -> list[tuple[int, str]]:
+        """The first ``chars`` characters of those of ``ids`` that are the session's user messages
+        in the conversation (as :meth:`user_openings`), oldest first."""
         ...
 
     def session_settings(self, session_id: int) -> SessionSettings:

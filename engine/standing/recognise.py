@@ -17,6 +17,9 @@ from engine.standing.subjects import Subject, subject_of
 
 SCAN_CHARS = 4000
 """Only a message's opening is read: standing instructions are short, and a paste must not cost."""
+RECOGNISER_VERSION = 1
+"""Bump when what is recognised changes: a long session's stored scan (which of its messages state
+something) is then read again from its messages."""
 
 
 class StandingKind(enum.StrEnum):

@@ -1,0 +1,109 @@
+"""A long session's user messages before the curated cut are read for standing instructions once:
+the store keeps how far they were read and which state one, and reopening reads only the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from engine.chat import MessageStatus
+from engine.curation import stored
+from engine.curation.budget import DEFAULT_PROFILE
+from engine.curation.session_curation import SessionCuration
+from engine.protocols.store import StandingScan
+from engine.standing.recognise import RECOGNISER_VERSION
+from engine.text.tokens import load_counter
+from sessions import paths
+from sessions.store import SqliteChatStore, open_store
+from tests.apphelpers import make_sessions
+
+KEEP = 100
+"""Messages curated: the rest of the session is before the cut."""
+SAID = "From now on, always answer in French."
+
+
+@pytest.fixture
+def store() -> Iterator[SqliteChatStore]:
+    opened = open_store(paths.database_path()).store
+    yield opened
+    opened.close()
+
+
+def session_saying(statement: str, filler: int) -> int:
+    """A session whose first message states ``statement``, then ``filler`` messages of chat."""
+    said = [statement] + [f"turn {n // 2} talks about crane{n}." for n in range(filler)]
+    return make_sessions(("Long", said))["Long"]
+
+
+def read_whole(store: SqliteChatStore, session_id: int) -> tuple[SessionCuration, list[int]]:
+    """The session's curation read whole (cut at :data:`KEEP`), and where each page of user
+    messages read for standing instructions began (a page is at most 500)."""
+    began: list[int] = []
+    pages = store.user_openings
+
+    def user_openings(
+        session_id: int, *, after: int, upto: int, chars: int, limit: int
+    ) -> list[tuple[int, str]]:
+        page = pages(session_id, after=after, upto=upto, chars=chars, limit=limit)
+        if page:
+            began.append(after)
+        return page
+
+    store.user_openings = user_openings  # type: ignore[method-assign]
+    try:
+        cut = store.history_cut(session_id, KEEP)
+        curation = stored.read_session(
+            store, session_id, cut, window=100_000, counter=load_counter("gpt-4"), profile=DEFAULT_PROFILE
+        )
+    finally:
+        del store.user_openings
+    return curation, began
+
+
+def current(curation: SessionCuration) -> list[str]:
+    return [s.text for s in curation.state.standing.entries() if s.current]
+
+
+def test_reopening_reads_only_the_messages_said_since_and_the_statement_still_holds(
+    store: SqliteChatStore,
+) -> None:
+    session_id = session_saying(SAID, 149)
+    first, began = read_whole(store, session_id)
+    assert current(first) == [SAID] and began == [0], "the first read reads every user message"
+    cut = store.history_cut(session_id, KEEP)
+    assert cut is not None
+    statement_id = store.messages(session_id)[0].id
+    assert store.standing_scan(session_id, RECOGNISER_VERSION) == StandingScan(cut.after, (statement_id,))
+
+    for n in range(40):
+        store.add_message(session_id, ("user", "assistant")[n % 2], f"later turn about heron{n}.")
+    again, began = read_whole(store, session_id)
+    assert current(again) == [SAID]
+    assert began == [cut.after], "only the user messages after the last read are read"
+    moved = store.history_cut(session_id, KEEP)
+    assert moved is not None and moved.after > cut.after
+    assert store.standing_scan(session_id, RECOGNISER_VERSION) == StandingScan(moved.after, (statement_id,))
+
+    _, began = read_whole(store, session_id)
+    assert began == [], "nothing new before the cut: nothing read"
+
+
+def test_a_scan_by_another_version_of_the_recogniser_is_made_again(
+    store: SqliteChatStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session_id = session_saying(SAID, 149)
+    read_whole(store, session_id)
+    monkeypatch.setattr(stored, "RECOGNISER_VERSION", RECOGNISER_VERSION + 1)
+    curation, began = read_whole(store, session_id)
+    assert began == [0] and current(curation) == [SAID]
+
+
+def test_a_statement_whose_message_was_replaced_since_the_scan_no_longer_holds(
+    store: SqliteChatStore,
+) -> None:
+    session_id = session_saying(SAID, 149)
+    read_whole(store, session_id)
+    store.update_message(store.messages(session_id)[0].id, status=MessageStatus.SUPERSEDED)
+    curation, _ = read_whole(store, session_id)
+    assert current(curation) == []
