@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from sessions.curation_records import write_ledger
 from sessions.database import Database
-from sessions.rows import inserted_id, now_text, select_one
+from sessions.rows import inserted_id, now_text
 
 if TYPE_CHECKING:
     from engine.curation.ledger import LedgerEntry
@@ -27,6 +27,13 @@ def _edit_from(row: sqlite3.Row) -> Edit:
         None if row["text"] is None else str(row["text"]),
         int(row["after"]),
     )
+
+
+def _scan_from(row: sqlite3.Row) -> StandingScan:
+    from engine.protocols.store import StandingScan
+
+    said = str(row["said"])
+    return StandingScan(int(row["upto"]), tuple(int(i) for i in said.split(",")) if said else ())
 
 
 class StandingRecords(Database):
@@ -67,18 +74,12 @@ class StandingRecords(Database):
         return Edit(edit_id, edit.message_id, edit.original, edit.text, edit.after)
 
     def standing_scan(self, session_id: int, version: int) -> StandingScan | None:
-        from engine.protocols.store import StandingScan
-
-        with self._transaction() as conn:
-            row = select_one(
-                conn,
-                "SELECT upto, said FROM standing_scans WHERE session_id = ? AND version = ?",
-                (session_id, version),
-            )
-        if row is None:
-            return None
-        said = str(row["said"])
-        return StandingScan(int(row["upto"]), tuple(int(i) for i in said.split(",")) if said else ())
+        found = self._read(
+            _scan_from,
+            "SELECT upto, said FROM standing_scans WHERE session_id = ? AND version = ?",
+            (session_id, version),
+        )
+        return found[0] if found else None
 
     def save_standing_scan(self, session_id: int, version: int, scan: StandingScan) -> None:
         with self._transaction() as conn:
