@@ -3,6 +3,8 @@ the store keeps how far they were read and which state one, and reopening reads 
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 from collections.abc import Iterator
 
 import pytest
@@ -12,6 +14,7 @@ from engine.curation import stored
 from engine.curation.budget import DEFAULT_PROFILE
 from engine.curation.session_curation import SessionCuration
 from engine.protocols.store import StandingScan
+from engine.standing import recognise
 from engine.standing.recognise import RECOGNISER_VERSION
 from engine.text.tokens import load_counter
 from sessions import paths
@@ -21,6 +24,8 @@ from tests.apphelpers import make_sessions
 KEEP = 100
 """Messages curated: the rest of the session is before the cut."""
 SAID = "From now on, always answer in French."
+RECOGNISER_SOURCES = {1: "056e1cf30059ff0d"}
+"""Each recogniser version's source (engine/standing/recognise.py), fingerprinted."""
 
 
 @pytest.fixture
@@ -107,3 +112,13 @@ def test_a_statement_whose_message_was_replaced_since_the_scan_no_longer_holds(
     store.update_message(store.messages(session_id)[0].id, status=MessageStatus.SUPERSEDED)
     curation, _ = read_whole(store, session_id)
     assert current(curation) == []
+
+
+def test_the_recogniser_is_not_changed_without_a_word_on_its_version() -> None:
+    """Stored scans skip the messages that stated nothing by this version's reading: one that
+    recognises more must have a new version, or those messages would never be read again."""
+    source = hashlib.sha256(inspect.getsource(recognise).encode()).hexdigest()[:16]
+    assert RECOGNISER_SOURCES.get(RECOGNISER_VERSION) == source, (
+        "engine/standing/recognise.py changed: if it may recognise a statement it did not before, "
+        f"bump RECOGNISER_VERSION; either way record {source!r} for it in RECOGNISER_SOURCES"
+    )
