@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sessions.database import Database
+from sessions.rows import select_in
 
 if TYPE_CHECKING:
     from engine.text.analysis import Analysis
@@ -25,6 +26,20 @@ class AnalysisRecords(Database):
         from sessions.analysis_codec import StoredAnalyses, decode
 
         return StoredAnalyses(self._analyses(session_id, version, after, upto), decode)
+
+    def analyses_of(self, session_id: int, version: int, ids: Sequence[int]) -> StoredAnalyses[Analysis]:
+        from sessions.analysis_codec import StoredAnalyses, decode
+
+        sql = (
+            "SELECT a.message_id, a.analysis FROM message_analyses a JOIN messages m ON m.id = a.message_id"
+            " WHERE m.session_id = ? AND a.version = ? AND a.message_id IN ({})"
+        )
+        with self._transaction() as conn:
+            found = {
+                int(row["message_id"]): str(row["analysis"])
+                for row in select_in(conn, sql, (session_id, version), ids)
+            }
+        return StoredAnalyses(found, decode)
 
     def load_terms(
         self, session_id: int, version: int, *, after: int = 0, upto: int | None = None

@@ -195,10 +195,7 @@ class ColdRecall:
         if not found:
             return NONE
         runs = self.store.earlier_around(session_id, [m.id for m in found], upto=upto, reach=REACH)
-        analyses: dict[int, Analysis] = {}
-        load = self.store.load_analyses
-        for run in runs:  # a run's ids are the session's from its first to its last
-            analyses.update(load(session_id, ANALYSIS_VERSION, after=run[0].id - 1, upto=run[-1].id))
+        analyses = self.store.analyses_of(session_id, ANALYSIS_VERSION, [m.id for run in runs for m in run])
         total, counts = self.store.word_documents(list(asked))
         idf = {stemmed: bm25_idf(total, count) for stemmed, count in zip(asked.values(), counts, strict=True)}
         return ColdCandidates(cold_items(runs, self.counter, analyses), idf)

@@ -34,9 +34,7 @@ class ColdStore(Protocol):
         could find, in conversation order: the context a question or an answer sits in."""
         ...
 
-    def load_analyses(
-        self, session_id: int, version: int, *, after: int = 0, upto: int | None = None
-    ) -> Mapping[int, Analysis]:
-        """The stored analyses of the session's messages with ids in (``after``, ``upto``), as
+    def analyses_of(self, session_id: int, version: int, ids: Sequence[int]) -> Mapping[int, Analysis]:
+        """The stored analyses of the session's messages ``ids`` (those it has), as
         :meth:`engine.protocols.store.ChatStore.load_analyses` gives them: spares reading them again."""
         ...
