@@ -195,3 +195,17 @@ def test_analyses_stored_by_the_previous_extractor_are_read_again(store: SqliteC
     curation = curation_of(_curations(store), session.id)
     assert "name:echo" not in curation.by_id[message.id].refs
     assert "name:echo" not in curation.registry.records
+
+
+def test_analyses_read_by_id_are_the_sessions_own_however_many_are_asked(store: SqliteChatStore) -> None:
+    """Cold recall reads the analyses of the messages it found by their ids, in one go."""
+    session_id, other = _session(store), _session(store)
+    for session in (session_id, other):
+        curation_of(_curations(store), session)
+    ids = [m.id for m in store.messages(session_id)]
+    unknown = list(range(10**6, 10**6 + 600))  # more than one query's worth of ids
+    found = store.analyses_of(
+        session_id, ANALYSIS_VERSION, unknown + ids + [m.id for m in store.messages(other)]
+    )
+    assert sorted(found) == ids
+    assert [found[i] for i in ids] == [analyse_text(text) for _, text in CONVERSATION]

@@ -122,3 +122,13 @@ def test_the_recogniser_is_not_changed_without_a_word_on_its_version() -> None:
         "engine/standing/recognise.py changed: if it may recognise a statement it did not before, "
         f"bump RECOGNISER_VERSION; either way record {source!r} for it in RECOGNISER_SOURCES"
     )
+
+
+def test_openings_read_by_id_are_the_users_messages_in_the_conversation(store: SqliteChatStore) -> None:
+    session_id = session_saying(SAID, 9)
+    messages = store.messages(session_id)
+    store.update_message(messages[2].id, status=MessageStatus.SUPERSEDED)
+    unknown = list(range(10**6, 10**6 + 600))  # more than one query's worth of ids
+    assert store.openings(session_id, unknown + [m.id for m in messages], chars=12) == [
+        (m.id, m.content[:12]) for m in messages if m.role == "user" and m is not messages[2]
+    ]
