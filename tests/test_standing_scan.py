@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import sqlite3
 from collections.abc import Iterator
 
 import pytest
@@ -132,3 +133,13 @@ def test_openings_read_by_id_are_the_users_messages_in_the_conversation(store: S
     assert store.openings(session_id, unknown + [m.id for m in messages], chars=12) == [
         (m.id, m.content[:12]) for m in messages if m.role == "user" and m is not messages[2]
     ]
+
+
+def test_a_damaged_scan_is_made_again(store: SqliteChatStore) -> None:
+    session_id = session_saying(SAID, 149)
+    read_whole(store, session_id)
+    with sqlite3.connect(paths.database_path()) as damage:
+        damage.execute("UPDATE standing_scans SET said = 'x,#' WHERE session_id = ?", (session_id,))
+    curation, began = read_whole(store, session_id)
+    assert current(curation) == [SAID] and began == [0]
+    assert store.standing_scan(session_id, RECOGNISER_VERSION) is not None

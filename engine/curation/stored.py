@@ -150,7 +150,8 @@ def read_session(
     scan: StandingScan | None = None
     told = NO_EARLIER
     if cut is not None and earlier:
-        scan = store.standing_scan(session_id, RECOGNISER_VERSION)
+        with contextlib.suppress(StoreError):  # a damaged one is made again
+            scan = store.standing_scan(session_id, RECOGNISER_VERSION)
         said = _openings(store, session_id, after, scan)
         story_cut = store.history_cut(session_id, STORY_LIMIT)
         told_from = story_cut.after if story_cut is not None else 0
