@@ -125,11 +125,14 @@ class MessageRecords(Database):
             (session_id,),
         )
 
-    def messages_after(self, session_id: int, message_id: int, *, limit: int) -> list[StoredMessage]:
+    def messages_after(
+        self, session_id: int, message_id: int, *, limit: int, upto: int | None = None
+    ) -> list[StoredMessage]:
         return self._read(
             message_from,
-            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?",
-            (session_id, message_id, limit),
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? AND id <= ?"
+            " ORDER BY id LIMIT ?",
+            (session_id, message_id, upto if upto is not None else 2**63 - 1, limit),
         )
 
     def user_openings(

@@ -44,6 +44,14 @@ def test_messages_come_back_in_order_and_survive_reopening(store: SqliteChatStor
         assert again.get_session(session.id) == again.latest_session()
 
 
+def test_a_history_is_read_a_part_at_a_time_and_no_further_than_asked(store: SqliteChatStore) -> None:
+    session = store.create_session("long")
+    ids = [store.add_message(session.id, "user", f"message {n}").id for n in range(10)]
+    assert [m.id for m in store.messages_after(session.id, ids[2], limit=100, upto=ids[5])] == ids[3:6]
+    assert [m.id for m in store.messages_after(session.id, ids[2], limit=2, upto=ids[5])] == ids[3:5]
+    assert [m.id for m in store.messages_after(session.id, ids[2], limit=100)] == ids[3:]
+
+
 def test_latest_session_is_the_one_last_written_to(store: SqliteChatStore) -> None:
     first = store.create_session("first")
     second = store.create_session("second")

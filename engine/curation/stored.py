@@ -201,9 +201,7 @@ def _pages(
 ) -> Iterator[tuple[StoredMessage, T | None]]:
     """Messages in (``after``, ``upto``] with what ``load`` gives of their stored analyses."""
     while upto is None or after < upto:
-        page = store.messages_after(session_id, after, limit=REBUILD_PAGE)
-        if upto is not None:
-            page = [m for m in page if m.id <= upto]
+        page = store.messages_after(session_id, after, limit=REBUILD_PAGE, upto=upto)
         if not page:
             return
         stored = load(session_id, ANALYSIS_VERSION, after=after, upto=page[-1].id)

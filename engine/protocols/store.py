@@ -126,9 +126,11 @@ class ChatStore(Protocol):
         """A session's messages in the order they were added, superseded ones included."""
         ...
 
-    def messages_after(self, session_id: int, message_id: int, *, limit: int) -> list[StoredMessage]:
-        """Up to ``limit`` of the session's messages after ``message_id`` (superseded ones too),
-        oldest first: a long history read a part at a time."""
+    def messages_after(
+        self, session_id: int, message_id: int, *, limit: int, upto: int | None = None
+    ) -> list[StoredMessage]:
+        """Up to ``limit`` of the session's messages after ``message_id`` (superseded ones too), and
+        none after ``upto`` if given, oldest first: a long history read a part at a time."""
         ...
 
     def user_openings(
