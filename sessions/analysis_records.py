@@ -17,6 +17,13 @@ if TYPE_CHECKING:
     from sessions.analysis_codec import StoredAnalyses
 
 
+_OF_SESSION = (
+    "SELECT a.message_id, a.analysis FROM message_analyses a JOIN messages m ON m.id = a.message_id"
+    " WHERE m.session_id = ? AND a.version = ?"
+)
+"""A session's stored analyses made at a version (the JSON of each, by message id)."""
+
+
 class AnalysisRecords(Database):
     """The analyses part of the store (see the module)."""
 
@@ -30,15 +37,9 @@ class AnalysisRecords(Database):
     def analyses_of(self, session_id: int, version: int, ids: Sequence[int]) -> StoredAnalyses[Analysis]:
         from sessions.analysis_codec import StoredAnalyses, decode
 
-        sql = (
-            "SELECT a.message_id, a.analysis FROM message_analyses a JOIN messages m ON m.id = a.message_id"
-            " WHERE m.session_id = ? AND a.version = ? AND a.message_id IN ({})"
-        )
         with self._transaction() as conn:
-            found = {
-                int(row["message_id"]): str(row["analysis"])
-                for row in select_in(conn, sql, (session_id, version), ids)
-            }
+            rows = select_in(conn, f"{_OF_SESSION} AND a.message_id IN ({{}})", (session_id, version), ids)
+            found = {int(row["message_id"]): str(row["analysis"]) for row in rows}
         return StoredAnalyses(found, decode)
 
     def load_terms(
@@ -51,9 +52,7 @@ class AnalysisRecords(Database):
     def _analyses(self, session_id: int, version: int, after: int, upto: int | None) -> dict[int, str]:
         with self._transaction() as conn:
             rows = conn.execute(
-                "SELECT a.message_id, a.analysis FROM message_analyses a"
-                " JOIN messages m ON m.id = a.message_id"
-                " WHERE m.session_id = ? AND a.version = ? AND a.message_id > ? AND a.message_id <= ?",
+                f"{_OF_SESSION} AND a.message_id > ? AND a.message_id <= ?",
                 (session_id, version, after, upto if upto is not None else 2**63 - 1),
             )
             # (message id, JSON) pairs: the one query of the store read as pairs, for its thousands of rows.

@@ -23,6 +23,18 @@ NOT_IN_CONVERSATION = ", ".join(
 """The statuses of messages the model is not sent (see engine.curation.prompt.in_conversation)."""
 
 
+_USER_OPENINGS = (
+    "SELECT id, substr(content, 1, ?) AS opening FROM messages WHERE session_id = ? AND role = 'user'"
+    f" AND status NOT IN ({NOT_IN_CONVERSATION})"
+)
+"""The first characters (a parameter) of a session's user messages in the conversation: where
+standing instructions are recognised."""
+
+
+def _opening_from(row: sqlite3.Row) -> tuple[int, str]:
+    return int(row["id"]), str(row["opening"])
+
+
 _ROLES: dict[str, Role] = {role: role for role in get_args(Role)}
 """Each role's one string: a long history read holds thousands of messages' roles, not a copy each."""
 
@@ -139,24 +151,15 @@ class MessageRecords(Database):
         self, session_id: int, *, after: int, upto: int, chars: int, limit: int
     ) -> list[tuple[int, str]]:
         return self._read(
-            lambda row: (int(row["id"]), str(row["opening"])),
-            "SELECT id, substr(content, 1, ?) AS opening FROM messages WHERE session_id = ?"
-            " AND role = 'user' AND id > ? AND id <= ?"
-            f" AND status NOT IN ({NOT_IN_CONVERSATION}) ORDER BY id LIMIT ?",
+            _opening_from,
+            f"{_USER_OPENINGS} AND id > ? AND id <= ? ORDER BY id LIMIT ?",
             (chars, session_id, after, upto, limit),
         )
 
     def openings(self, session_id: int, ids: Sequence[int], *, chars: int) -> list[tuple[int, str]]:
-        sql = (
-            "SELECT id, substr(content, 1, ?) AS opening FROM messages WHERE session_id = ?"
-            f" AND role = 'user' AND status NOT IN ({NOT_IN_CONVERSATION}) AND id IN ({{}})"
-        )
         with self._transaction() as conn:
-            found = [
-                (int(row["id"]), str(row["opening"]))
-                for row in select_in(conn, sql, (chars, session_id), ids)
-            ]
-        return sorted(found)
+            rows = select_in(conn, f"{_USER_OPENINGS} AND id IN ({{}})", (chars, session_id), ids)
+            return sorted(map(_opening_from, rows))
 
     def message_text(self, message_id: int) -> str:
         with self._transaction() as conn:
