@@ -172,9 +172,9 @@ def read_session(
     _load_entities(curation, store, session_id)
     store.save_analyses(ANALYSIS_VERSION, curation.take_unstored())
     if cut is not None and earlier and (scan is None or scan.upto < after):
-        found = sorted({message_id for message_id, _ in curation.state.standing.found if message_id <= after})
+        found = StandingScan(after, curation.state.standing.stating(after))
         with contextlib.suppress(StoreError):  # a read-only database: the scan is made again next time
-            store.save_standing_scan(session_id, RECOGNISER_VERSION, StandingScan(after, tuple(found)))
+            store.save_standing_scan(session_id, RECOGNISER_VERSION, found)
     curation.set_keep_rules(store.keep_rules(session_id))
     curation.state.standing.set_edits(store.standing_edits(session_id))
     return curation

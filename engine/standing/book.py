@@ -114,6 +114,10 @@ class StandingBook:
         self._entries = tuple(grown)
         self.memo.clear()
 
+    def stating(self, upto: int) -> tuple[int, ...]:
+        """The ids of the messages up to ``upto`` that state something, in order (each once)."""
+        return tuple(dict.fromkeys(message_id for message_id, _ in self.found if message_id <= upto))
+
     def set_edits(self, edits: Iterable[Edit]) -> None:
         self.edits = list(edits)
         self._changed()
