@@ -40,14 +40,16 @@ def brief_for(curation: SessionCuration, new: Item, decisions: Sequence[str]) ->
     recent.reverse()
     shown = {i.id for i in recent} | {new.id}
     older: dict[int, Item] = {}
-    for ref in new.refs:
+    words = curation.registry.words
+    for ref in new.refs - words:
         for item_id in sorted(curation.items_mentioning(ref), reverse=True):
             item = curation.by_id[item_id]
             if item_id not in shown and item.turn < floor and not item.forgotten:
                 older.setdefault(item_id, item)
             if len(older) >= OLDER_SHOWN:
                 break
-    records = latest_records(list(curation.registry.records.values()), ENTITIES_SHOWN)
+    entities = [r for r in curation.registry.records.values() if r.ref not in words]
+    records = latest_records(entities, ENTITIES_SHOWN)
     return CuratorBrief(
         new_message=_message(new),
         recent=tuple(_message(i) for i in recent),

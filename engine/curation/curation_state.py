@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from engine.chat import BuildProgress, HistoryCut, Role
 from engine.curation.budget import Budget, Profile
+from engine.curation.common_words import CommonWords
 from engine.curation.consent import ConsentChoice, ConsentItem
 from engine.curation.index import EntityIndex, TermIndex
 from engine.curation.items import Item, ItemState, MemoryRole, id_label
@@ -75,6 +76,8 @@ class CurationState:
     term_index: TermIndex = field(default_factory=TermIndex)
     """The items' BM25 index."""
     entity_index: EntityIndex = field(default_factory=EntityIndex)
+    common_words: CommonWords = field(init=False)
+    """Which one-word names the conversation also writes as ordinary words (the registry is told)."""
     debugging: DebugTracker = field(default_factory=DebugTracker)
     """The errors pasted and the debugging threads so far (see :mod:`engine.curation.repeats`)."""
     dense: DenseIndex | None = None
@@ -139,6 +142,7 @@ class CurationState:
     story_lines: StoryLines = field(init=False)
 
     def __post_init__(self) -> None:
+        self.common_words = CommonWords(self.term_index, self.entity_index, self.by_id)
         self.story = Story()
         self.story_lines = StoryLines(self.counter.count)
 
@@ -180,6 +184,7 @@ class CurationState:
             name=name,
             label=label or id_label(item_id),
             mentions=() if digest else read.mentions,
+            digest=digest,
             terms=read.terms,
             memory_role=read.memory_role,
             preview=preview(text),
@@ -225,12 +230,15 @@ class CurationState:
         item.terms = None  # the index has them; recent items' are read again (see terms_of)
         self.entity_index.add(item.id, item.refs)
         self.debugging.observe(item.id, item.role, item.text, item.label)
+        judged = self.common_words.observe(item, terms.keys())
         for ref in self.registry.observe(item.mentions, item.turn):
             if len(self.registry.records[ref].turns) > RECURRENCE_TURNS:
                 continue  # recurrence is already at its maximum for this entity
             for other in self.entity_index.items_with(ref):
                 cached = self.by_id[other]
                 cached.recurrence = cached.prior = None
+        if judged:
+            self.registry.regard(judged)
         self.touched.update(item.refs)
         if item.role == "system" or item.pinned:
             self.fixed.add(item.id)

@@ -69,6 +69,8 @@ class Item:
     label: str = ""
     """How reasons and summaries refer to it: ``#id`` in the app, the transcript's id in replay."""
     mentions: tuple[Mention, ...] = ()
+    digest: bool = False
+    """An offline model's digest (see ``StoredMessage.is_digest``): its words are not the conversation's."""
     terms: dict[str, int] | None = None
     """Stemmed term → count, for lexical relevance, until the item is indexed (then None: see
     :meth:`engine.curation.session_curation.SessionCuration.terms_of`)."""

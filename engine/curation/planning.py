@@ -109,7 +109,7 @@ def plan(
             scores,
             term_index=state.term_index,
             entity_index=state.entity_index,
-            new_refs=new.refs,
+            new_refs=new.refs - state.registry.words,
             threshold=state.profile.recall_threshold,
         )
     choose(state, draft, scores)
@@ -257,7 +257,10 @@ def score(state: CurationState, draft: PlanDraft) -> ScoreTable:
         for term, count in state.terms_of(item).items():
             recent_terms[term] = recent_terms.get(term, 0) + count
         recent_refs |= item.refs
-    new_terms, new_refs, new_labels = state.terms_of(new), new.refs, [m.label for m in new.mentions]
+    words = state.registry.words  # names the conversation also writes as words: not entities
+    recent_refs -= words
+    new_refs = new.refs - words
+    new_terms, new_labels = state.terms_of(new), [m.label for m in new.mentions if m.ref in new_refs]
     if guidance is not None and guidance.retain_entities:
         # What the curator says still matters counts as if the new message named it.
         records = state.registry.records
@@ -314,8 +317,10 @@ def explain(
                 f"The curator model suggested forgetting {len(draft.advised_consent)} of your messages; "
                 "they stay unless you agree."
             )
+    words = state.registry.words
     for mention in new.mentions:
-        entities[mention.ref] = (EntityState.ACTIVE, "in the new message")
+        if mention.ref not in words:
+            entities[mention.ref] = (EntityState.ACTIVE, "in the new message")
     consent_items = draft.consent_items
     if consent_items:
         notes.append(

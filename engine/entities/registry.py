@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from engine.entities.mentions import EntityKind, Mention
@@ -73,6 +74,25 @@ class EntityRegistry:
         self._verdicts: dict[str, Verdict] = {}
         self._unsettled: set[str] = set()
         """Refs with no verdict yet, or one that is not "pruned", or seen again since it was given."""
+        self._words: set[str] = set()
+        """Refs of names the conversation also writes as ordinary words: given no verdict."""
+
+    @property
+    def words(self) -> AbstractSet[str]:
+        """Refs of names the conversation also writes as ordinary words ("Substitute" opening
+        sentences, "substitute" in them): not entities, though their records are kept."""
+        return self._words
+
+    def regard(self, judged: Mapping[str, bool]) -> None:
+        """Take each ref of ``judged`` for an ordinary word (True) or an entity again (False)."""
+        for ref, word in judged.items():
+            if word and ref not in self._words:
+                self._words.add(ref)
+                self._verdicts.pop(ref, None)
+                self._unsettled.discard(ref)
+            elif not word and ref in self._words:
+                self._words.discard(ref)
+                self._unsettled.add(ref)
 
     def observe(self, mentions: Iterable[Mention], turn: int) -> list[str]:
         """Note that ``mentions`` occur in ``turn``; returns the refs seen in a turn they were not before."""
@@ -88,7 +108,8 @@ class EntityRegistry:
                 else:
                     record.turns.append(turn)
                 grown.append(mention.ref)
-                self._unsettled.add(mention.ref)
+                if mention.ref not in self._words:
+                    self._unsettled.add(mention.ref)
         return grown
 
     def classify(self, turn: int, kept: Mapping[str, str]) -> dict[str, Verdict]:
@@ -99,7 +120,7 @@ class EntityRegistry:
         # order changes with the interpreter's hash seed (replay must be deterministic).
         for ref in sorted(self._unsettled.union(kept)):
             record = records.get(ref)
-            if record is None:
+            if record is None or ref in self._words:
                 continue
             if record.last_turn > turn - ACTIVE_TURNS:
                 verdicts[ref] = (EntityState.ACTIVE, f"mentioned in turn {record.last_turn}")
@@ -133,7 +154,7 @@ class EntityRegistry:
         longer.
         """
         record = self.records.get(ref)
-        if record is None:
+        if record is None or ref in self._words:
             return
         self._adopt(ref, state, reason)
         if state is not EntityState.PRUNED or reason != pruned_reason(record.last_turn):
