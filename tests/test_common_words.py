@@ -63,6 +63,21 @@ def test_a_name_the_conversation_also_writes_as_a_word_is_no_entity() -> None:
     assert "Substitute" not in shown
 
 
+def test_an_item_sharing_only_the_word_with_the_new_message_scores_nothing_for_it() -> None:
+    long_ago = ["Substitute the old value first.", *[f"Note {n}: the garden needs water." for n in range(6)]]
+    named, written = _chat([*long_ago, *OPENING]), _chat([*long_ago, *OPENING, *IN_PROSE])
+    assert named.curation.registry.words == set()
+    assert written.curation.registry.words == {SUBSTITUTE}
+    for chat in (named, written):
+        chat.curation.fit_window(60)  # the old message is a candidate, not sent whole anyway
+    _, as_name = named.ask("Substitute it again.")
+    _, as_word = written.ask("Substitute it again.")
+    assert as_name.scores[1].entities > 0
+    assert as_name.scores[1].recurrence > 0
+    assert as_word.scores[1].entities == 0
+    assert as_word.scores[1].recurrence == 0
+
+
 def test_before_the_conversation_writes_it_as_a_word_it_is_an_entity() -> None:
     chat = _chat([*OPENING, *IN_PROSE[:2]])  # two uses in prose: a heading or list could hold a name twice
     assert chat.curation.registry.words == set()

@@ -232,13 +232,10 @@ class CurationState:
         self.debugging.observe(item.id, item.role, item.text, item.label)
         judged = self.common_words.observe(item, terms.keys())
         for ref in self.registry.observe(item.mentions, item.turn):
-            if len(self.registry.records[ref].turns) > RECURRENCE_TURNS:
-                continue  # recurrence is already at its maximum for this entity
-            for other in self.entity_index.items_with(ref):
-                cached = self.by_id[other]
-                cached.recurrence = cached.prior = None
-        if judged:
-            self.registry.regard(judged)
+            if len(self.registry.records[ref].turns) <= RECURRENCE_TURNS:  # else at its maximum already
+                self._recurrence_changed(ref)
+        for ref in self.registry.regard(judged) if judged else ():
+            self._recurrence_changed(ref)  # taken for a word, or an entity again
         self.touched.update(item.refs)
         if item.role == "system" or item.pinned:
             self.fixed.add(item.id)
@@ -250,6 +247,12 @@ class CurationState:
             )
             self.pending.append(LedgerEntry.of(tag))
         return item
+
+    def _recurrence_changed(self, ref: str) -> None:
+        """Forget the cached recurrence of the items that mention ``ref``."""
+        for other in self.entity_index.items_with(ref):
+            cached = self.by_id[other]
+            cached.recurrence = cached.prior = None
 
     def story_idf(self, term: str) -> float:
         """A term's rarity for the story: in the curated messages, and the earlier ones it told (so

@@ -335,10 +335,11 @@ def _recurrence(item: Item, registry: EntityRegistry) -> float:
     if item.recurrence is not None:
         return item.recurrence
     total = 0.0
-    records = registry.records
-    for mention in item.mentions:
+    records, words = registry.records, registry.words
+    entities = [m for m in item.mentions if m.ref not in words] if words else item.mentions
+    for mention in entities:
         record = records.get(mention.ref)
         seen = len(record.turns) if record is not None else 1
         total += min(1.0, (seen - 1) / (RECURRENCE_TURNS - 1))
-    item.recurrence = total / len(item.mentions) if item.mentions else 0.0
+    item.recurrence = total / len(entities) if entities else 0.0
     return item.recurrence

@@ -83,8 +83,10 @@ class EntityRegistry:
         sentences, "substitute" in them): not entities, though their records are kept."""
         return self._words
 
-    def regard(self, judged: Mapping[str, bool]) -> None:
-        """Take each ref of ``judged`` for an ordinary word (True) or an entity again (False)."""
+    def regard(self, judged: Mapping[str, bool]) -> list[str]:
+        """Take each ref of ``judged`` for an ordinary word (True) or an entity again (False);
+        returns the refs that changed."""
+        changed: list[str] = []
         for ref, word in judged.items():
             if word and ref not in self._words:
                 self._words.add(ref)
@@ -93,6 +95,10 @@ class EntityRegistry:
             elif not word and ref in self._words:
                 self._words.discard(ref)
                 self._unsettled.add(ref)
+            else:
+                continue
+            changed.append(ref)
+        return changed
 
     def observe(self, mentions: Iterable[Mention], turn: int) -> list[str]:
         """Note that ``mentions`` occur in ``turn``; returns the refs seen in a turn they were not before."""
