@@ -9,6 +9,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.advice.advice import AdviceOutcome, AdviceSource, CuratorAdvice, Retain
 from engine.chat import Role
 from engine.curation.context_building import build_view
 from engine.curation.ledger import EntryKind
@@ -76,6 +77,17 @@ def test_an_item_sharing_only_the_word_with_the_new_message_scores_nothing_for_i
     assert as_name.scores[1].recurrence > 0
     assert as_word.scores[1].entities == 0
     assert as_word.scores[1].recurrence == 0
+
+
+def test_the_curator_saying_a_word_matters_gives_no_entity_credit() -> None:
+    chat = _chat([*OPENING, *IN_PROSE])
+    new, _ = chat.ask("What was the last step?")
+    advice = CuratorAdvice(retain=(Retain(SUBSTITUTE, "the user substitutes values"),))
+    guidance = chat.curation.judge(AdviceOutcome(advice, AdviceSource.STRUCTURED), new)
+    assert SUBSTITUTE in guidance.retain_entities  # a ref the session's records hold
+    result = chat.curation.plan(new, guidance=guidance)
+    assert SUBSTITUTE not in result.entities
+    assert all(score.entities == 0 for score in result.scores.values())
 
 
 def test_before_the_conversation_writes_it_as_a_word_it_is_an_entity() -> None:

@@ -265,7 +265,7 @@ def score(state: CurationState, draft: PlanDraft) -> ScoreTable:
         # What the curator says still matters counts as if the new message named it.
         records = state.registry.records
         labels = [records[ref].label for ref in guidance.retain_entities if ref in records]
-        new_refs = new_refs | frozenset(guidance.retain_entities)
+        new_refs = new_refs | (frozenset(guidance.retain_entities) - words)
         new_labels += labels
         new_terms = dict(new_terms)
         for term in (t for label in labels for t in terms(label)):
