@@ -100,6 +100,9 @@ class MessageList(MessageWindow):
             self.scroll_end(animate=False, immediate=True, force=True)
         self._placing = False
         self._maybe_ask()
+        # Asked before the page is laid out, the view may still have the old page's height; and
+        # an anchored view the layout moves gets no scroll event: look at the edges once laid out.
+        self.call_after_refresh(self._maybe_ask)
 
     async def extend(self, asked: NeedsMore, page: MessagePage) -> None:
         """Mount the page ``asked`` for, keeping the view where it is, and unmount the far side
@@ -203,8 +206,9 @@ class MessageList(MessageWindow):
         self._show_counts()
         self.anchor()
         # A new message from an older page starts a short window at the end, mounted after the
-        # window was placed: look for its edges now that it holds something.
+        # window was placed: look for its edges now that it holds something, and once laid out.
         self._maybe_ask()
+        self.call_after_refresh(self._maybe_ask)
         return view
 
     def _following(self) -> bool:
