@@ -101,7 +101,8 @@ class MessageList(MessageWindow):
         self._placing = False
         self._maybe_ask()
         # Asked before the page is laid out, the view may still have the old page's height; and
-        # an anchored view the layout moves gets no scroll event: look at the edges once laid out.
+        # an anchored view the layout moves gets no scroll event (docs/upstream/
+        # textual-anchored-scroll.md): look at the edges again once it is laid out.
         self.call_after_refresh(self._maybe_ask)
 
     async def extend(self, asked: NeedsMore, page: MessagePage) -> None:
