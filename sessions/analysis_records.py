@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sessions.database import Database
-from sessions.rows import select_in
+from sessions.rows import id_bound, select_in
 
 if TYPE_CHECKING:
     from engine.text.analysis import Analysis
@@ -53,7 +53,7 @@ class AnalysisRecords(Database):
         with self._transaction() as conn:
             rows = conn.execute(
                 f"{_OF_SESSION} AND a.message_id > ? AND a.message_id <= ?",
-                (session_id, version, after, upto if upto is not None else 2**63 - 1),
+                (session_id, version, after, id_bound(upto)),
             )
             # (message id, JSON) pairs: the one query of the store read as pairs, for its thousands of rows.
             return {int(message_id): str(text) for message_id, text in rows}

@@ -12,7 +12,7 @@ from engine.chat import HistoryCut, MessagePage, MessageStatus, Role, StoredMess
 from engine.errors import StoreError
 from engine.text.moments import stored_moment
 from sessions.database import Database
-from sessions.rows import inserted_id, now_text, select, select_in, select_one, value
+from sessions.rows import id_bound, inserted_id, now_text, select, select_in, select_one, value
 from sessions.session_records import SHOWN_STATUSES, no_session
 from sessions.session_stamps import SessionStamps
 
@@ -144,7 +144,7 @@ class MessageRecords(Database):
             message_from,
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id > ? AND id <= ?"
             " ORDER BY id LIMIT ?",
-            (session_id, message_id, upto if upto is not None else 2**63 - 1, limit),
+            (session_id, message_id, id_bound(upto), limit),
         )
 
     def user_openings(
@@ -181,7 +181,7 @@ class MessageRecords(Database):
                     conn,
                     f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE {_SHOWN} AND id < ?"
                     " ORDER BY id DESC LIMIT ?",
-                    (session_id, before if before is not None else 2**63 - 1, limit),
+                    (session_id, id_bound(before), limit),
                 )
                 rows.reverse()
             messages = [message_from(row) for row in rows]

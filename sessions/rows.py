@@ -21,6 +21,15 @@ def select(conn: sqlite3.Connection, sql: str, params: tuple[object, ...] = ()) 
     return cursor.fetchall()
 
 
+LAST_ID = 2**63 - 1
+"""SQLite's largest row id: the bound of an id range left open."""
+
+
+def id_bound(bound: int | None) -> int:
+    """An id range's upper bound: ``bound``, or past every id if None."""
+    return bound if bound is not None else LAST_ID
+
+
 IN_AT_ONCE = 500
 """Values asked for in one ``IN (...)`` of :func:`select_in` (SQLite limits a statement's parameters)."""
 
