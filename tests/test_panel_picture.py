@@ -136,6 +136,7 @@ async def test_the_why_dialog_tells_one_story() -> None:
                 assert "state active (kept whole)" in facts
                 assert "In the next request: not sent: your message does not fit" in facts
                 assert "Score: relevance" in facts
+                assert "Ranked by 0." in facts  # how it competes for the room
             else:  # the last reply: one of the recent turns, sent in full without a score
                 assert "In the next request: sent in full: in the last 2 turns" in facts
                 assert "Score: none: one of the last 2 turns" in facts

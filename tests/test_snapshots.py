@@ -171,7 +171,7 @@ def seed_long_conversation() -> int:
     for turn in range(16):
         topic = TOPICS[turn % len(TOPICS)]
         question = f"Question {turn} about the {topic}: " + " ".join(
-            f"the {topic} step {n} needs checking before Friday." for n in range(14)
+            f"the {topic} step {n} needs checking before Friday." for n in range(30)
         )
         answer = f"Answer {turn}. " + " ".join(
             f"For the {topic}, item {n} is fine as it is." for n in range(30)

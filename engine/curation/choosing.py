@@ -2,12 +2,13 @@
 
 Two phases of :func:`engine.curation.planning.plan` over a :class:`PlanDraft`: :func:`choose` picks
 what else is sent verbatim (what the user restored, the user's own messages or a consent question
-about them, then the best-scoring others while they fit); :func:`operate` proposes the operations
-on the candidates (recall, prioritize, demote).
+about them, then the others by :func:`worth` while they fit); :func:`operate` proposes the
+operations on the candidates (recall, prioritize, demote).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from engine.advice.rules import CURATOR, advised, advised_why, summarize_all
@@ -23,10 +24,20 @@ from engine.curation.result import cost
 from engine.curation.scoring import ScoreTable
 from engine.curation.user_room import fit, recall_reason
 
+SHORT_COST = 100
+"""In the ranking a message under this many tokens counts as this many: being short earns no more."""
+
+
+def worth(score: float, tokens: int) -> float:
+    """A message's claim on the room: its score over the square root of its cost. The room is
+    shared, so a long message must matter more to take the place of several short ones; the
+    root keeps relevance first (a message nine times as long needs three times the score)."""
+    return score / math.sqrt(max(SHORT_COST, cost(tokens)))
+
 
 def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
     """What else is sent verbatim: what the user restored, the user's own messages (or a
-    consent question about them), then the best-scoring others while they fit."""
+    consent question about them), then the others by :func:`worth` while they fit."""
     candidates, chosen, guidance = draft.candidates, draft.chosen, draft.guidance
     draft.reserve = (
         int(draft.budget * state.profile.memory_share)
@@ -55,13 +66,14 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
         eligible, draft.retained, draft.set_aside = advised(eligible, candidates, guidance, named)
     eligible.extend(draft.cold)  # earlier messages the new one refers to compete as pruned ones do
     retained = draft.retained
-    # Best first (what the curator retains before all); newest first among equal scores (the
+    # Worth most first (what the curator retains before all); newest first among equals (the
     # list is newest first and sorting is stable).
+    keys = [worth(totals[i.id], i.tokens) for i in eligible]
     if retained:
-        eligible.sort(key=lambda i: (i.id in retained, totals[i.id]), reverse=True)
+        order = sorted(range(len(keys)), key=lambda n: (eligible[n].id in retained, keys[n]), reverse=True)
     else:  # the usual case, keyed without a lambda call per item (10,000 in a long session)
-        keys = [totals[i.id] for i in eligible]
-        eligible = [eligible[n] for n in sorted(range(len(keys)), key=keys.__getitem__, reverse=True)]
+        order = sorted(range(len(keys)), key=keys.__getitem__, reverse=True)
+    eligible = [eligible[n] for n in order]
     eligible = compete_once(eligible, draft.repeats)  # a repeated paste competes once
     smallest = cost(min((i.tokens for i in eligible), default=0))
 

@@ -3,10 +3,11 @@
 Replays each transcript in-process as ``heedful replay`` does (same store, same plans; probes
 planned after the whole conversation), then for each evidence message a probe's context does not
 carry verbatim prints: its probe's category, role and size, its state at probe time (active,
-summarized, pruned) and whether the summary section or the story names it, its rank by score
-among what could be sent against the last rank sent, the words and entities it shares with the
-probe, its relevance from words (and with embeddings on, its similarity rank), its distance in
-messages from the nearest message the probe's words point to, and a reason:
+summarized, pruned) and whether the summary section or the story names it, its rank by worth
+(score per square root of cost) among what could be sent against the last rank sent, the words
+and entities it shares with the probe, its relevance from words (and with embeddings on, its
+similarity rank), its distance in messages from the nearest message the probe's words point to,
+and a reason:
 
 - ``no shared word or entity``: nothing of the probe's in it; only meaning or neighbours can find it;
 - ``only a speaker's name``: the one word it shares is who speaks (LoCoMo's names), said by half
@@ -36,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the project, whe
 
 from cli.replay import _use_embeddings  # the replay's own way of turning embeddings on
 from engine.curation.budget import profile_named
+from engine.curation.choosing import worth
 from engine.curation.consent import ConsentChoice
 from engine.curation.items import Item, ItemState
 from engine.curation.result import CurationResult, cost
@@ -146,7 +148,7 @@ def misses_of(
         if not i.forgotten
         and (i.id in named or (i.role != "tool" and (i.state is ItemState.ACTIVE or i.id in beside)))
     ]
-    eligible.sort(key=lambda i: (scores.total[i.id], i.position), reverse=True)
+    eligible.sort(key=lambda i: (worth(scores.total[i.id], i.tokens), i.position), reverse=True)
     sent = {s for m in planned.messages if m.form == "verbatim" for s in m.sources}
     rank_of = {item.id: n for n, item in enumerate(eligible, start=1)}
     dense_rank: dict[int, int] = {}
