@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from engine.chat import MessageStatus, StoredMessage
 from engine.curation import session_curations
-from engine.curation.cold_recall import ColdCandidates, cold_items
+from engine.curation.cold_recall import QUERY_WORDS, ColdCandidates, cold_items, query_words
 from engine.curation.context_service import ContextService
 from engine.curation.context_view import Mark
 from engine.curation.items import ItemState
@@ -360,3 +360,20 @@ async def test_a_standing_instruction_given_before_the_cut_is_still_sent(
     await ask(at_limit, session_id, "What should I pack for the train?")
     standing = [m for m in sent(fake_server) if "answer in French" in m]
     assert len(standing) == 1 and standing[0].count("metric units") == 1
+
+
+def test_a_name_the_conversation_writes_as_a_word_is_asked_for_by_its_rarity_not_first() -> None:
+    """Recall asks the store about the new message's entities first; a capitalised word that the
+    conversation also writes as a plain word is no entity, and waits its turn among the rare words."""
+    curation = SessionCuration(window=8000, counter=COUNTER)
+    for n in range(40):
+        text = "Try to substitute the flour." if n == 0 else f"Ordinary filler line number {n}."
+        curation.add_message(n + 1, "user" if n % 2 == 0 else "assistant", text, COUNTER.count(text))
+    rare = "quokka marzipan zeppelin harpsichord tundra origami lantern walnut glacier mosaic violin meteor"
+    text = f"Substitute {rare}."
+    new = curation.add_message(100, "user", text, COUNTER.count(text))
+    (named,) = [m for m in new.mentions if m.label == "Substitute"]
+
+    assert "substitut" in query_words(new, curation.term_index)  # a name: asked first
+    asked = query_words(new, curation.term_index, {named.ref})  # a word: the rarer ones first
+    assert "substitut" not in asked and len(asked) == QUERY_WORDS

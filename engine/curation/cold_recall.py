@@ -11,6 +11,7 @@ refers to them or to a message beside them, as fits the budget.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING
@@ -57,12 +58,14 @@ APART = 3
 """Positions between two messages that do not follow one another: no neighbour credit passes."""
 
 
-def query_words(new: Item, index: TermIndex) -> dict[str, str]:
+def query_words(new: Item, index: TermIndex, not_names: AbstractSet[str] = frozenset()) -> dict[str, str]:
     """The words of ``new`` that carry meaning (a stemmed term) and are not common in the curated
     part (indexed by ``index``), at most :data:`QUERY_WORDS`, each with its term: its entities'
-    words first, then the rarest; a stem that begins its word stands for the word (it finds
-    "painted" for "paint")."""
-    entity_words = {w for mention in new.mentions for w in words(mention.label)}
+    words first (not those of ``not_names``, refs the conversation writes as words), then the
+    rarest; a stem that begins its word stands for the word (it finds "painted" for "paint")."""
+    entity_words = {
+        w for mention in new.mentions if mention.ref not in not_names for w in words(mention.label)
+    }
     common = max(1, int(len(index) * ASK_SHARE))
     found: dict[str, tuple[bool, int, str]] = {}
     for word in words(new.text):
@@ -185,10 +188,17 @@ class ColdRecall:
     store: ColdStore
     counter: TokenCounter
 
-    def candidates(self, session_id: int, upto: int, new: Item, index: TermIndex) -> ColdCandidates:
+    def candidates(
+        self,
+        session_id: int,
+        upto: int,
+        new: Item,
+        index: TermIndex,
+        not_names: AbstractSet[str] = frozenset(),
+    ) -> ColdCandidates:
         """The earlier messages (ids up to ``upto``) that may answer ``new``, with their neighbours:
         none when it has no word that carries meaning and is not common in the curated part."""
-        asked = query_words(new, index)
+        asked = query_words(new, index, not_names)
         if not asked:
             return NONE
         found = self.store.earlier_matches(session_id, upto=upto, words=list(asked), limit=CANDIDATES)
@@ -208,7 +218,9 @@ def earlier_candidates(
     whole, or with no store to read them from."""
     if store is None or curation.cut is None:
         return NONE
-    return ColdRecall(store, counter).candidates(session_id, curation.cut.after, new, curation.term_index)
+    return ColdRecall(store, counter).candidates(
+        session_id, curation.cut.after, new, curation.term_index, curation.registry.words
+    )
 
 
 def recall_earlier(draft: PlanDraft, scores: ScoreTable, threshold: float, already: set[int]) -> None:
