@@ -148,6 +148,18 @@ async def test_forgetting_your_own_message_is_logged_as_your_choice(
     assert store.messages(session_id)[0].content == question.content  # nothing is deleted
 
 
+async def test_the_why_dialog_ranks_only_what_competes_for_the_room(
+    services: tuple[TurnService, ContextService], store: SqliteChatStore
+) -> None:
+    turns, context = services
+    session_id, question = await first_question(turns, store, 3)  # older than the last 2 turns
+    before = await context.inspect(session_id, question.id)
+    assert before.scores is not None and before.worth is not None
+    await context.forget(session_id, question.id)
+    after = await context.inspect(session_id, question.id)
+    assert after.scores is not None and after.worth is None  # scored, but out by the user's word
+
+
 async def test_a_pinned_message_cannot_be_forgotten_until_unpinned(
     services: tuple[TurnService, ContextService], store: SqliteChatStore
 ) -> None:

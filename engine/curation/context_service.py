@@ -240,6 +240,7 @@ class ContextService:
             return held.preview()
 
     def _inspect(self, session_id: int, item_id: int) -> ItemDetail:
+        from engine.curation.choosing import worth
         from engine.curation.context_building import build_view, unscored_reason
         from engine.curation.context_view import ItemDetail
 
@@ -254,6 +255,9 @@ class ContextService:
             placed = build_view(curation, result, new_id=new.id).item(item_id)
             scores = result.scores.get(item_id)
             unscored = "" if scores is not None else unscored_reason(item, new.id, result.recent_from)
+            # What the user summarized, removed or kept aside does not compete for the room.
+            mine = item.forgotten or item.attached
+            ranked = worth(scores.total, item.tokens) if scores is not None and not mine else None
         assert placed is not None  # every item of the session is in its view
         return ItemDetail(
             view=placed,
@@ -262,6 +266,7 @@ class ContextService:
             memory_role=item.memory_role.value,
             scores=scores,
             unscored=unscored,
+            worth=ranked,
             ledger=tuple(self.store.ledger(session_id, target=str(item_id))),
         )
 

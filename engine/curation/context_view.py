@@ -204,3 +204,6 @@ class ItemDetail:
     """Every ledger entry about it, oldest first."""
     unscored: str = ""
     """Why it has no score, in words (empty when it has one)."""
+    worth: float | None = None
+    """What it is ranked by for the room (:func:`engine.curation.choosing.worth`); None when it
+    does not compete: unscored, or summarized, removed or kept aside by the user."""

@@ -12,7 +12,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static, TextArea
 
-from engine.curation.choosing import worth
 from engine.text.redaction import redact
 from tui.bindings import closing
 from tui.messages import ItemVerb
@@ -44,10 +43,11 @@ def describe(detail: ItemDetail) -> str:
     if detail.scores is not None:
         parts = detail.scores.as_dict()
         lines.append("Score: " + "  ".join(f"{name} {parts[name]:.2f}" for name in SCORE_PARTS))
-        lines.append(
-            f"Ranked by {worth(detail.scores.total, view.tokens):.3f}: the total over the square root of "
-            f"its cost, so a long message needs more to take the place of short ones"
-        )
+        if detail.worth is not None:
+            lines.append(
+                f"Ranked by {detail.worth:.3f}: the total over the square root of its cost, so a long "
+                "message needs more to take the place of short ones"
+            )
     else:
         lines.append(f"Score: none: {detail.unscored or 'not scored for this request'}")
     return "\n".join(lines)
