@@ -71,5 +71,5 @@ def test_being_short_earns_no_more_below_the_short_cost(score: float, one: int, 
 )
 def test_a_longer_message_must_score_higher_to_rank_as_high(score: float, tokens: int, extra: int) -> None:
     assert worth(score, tokens + extra) < worth(score, tokens)
-    # ... but relevance stays first: four times the cost is outranked by twice the score and more.
+    # ... but relevance stays first: a little over twice the score outranks four times the cost.
     assert worth(score * 2.01, (cost(tokens) * 4) - cost(0)) > worth(score, tokens)
