@@ -374,6 +374,6 @@ def test_a_name_the_conversation_writes_as_a_word_is_asked_for_by_its_rarity_not
     new = curation.add_message(100, "user", text, COUNTER.count(text))
     (named,) = [m for m in new.mentions if m.label == "Substitute"]
 
-    assert "substitut" in query_words(new, curation.term_index)  # a name: asked first
+    assert "substitut" in query_words(new, curation.term_index, frozenset())  # a name: asked first
     asked = query_words(new, curation.term_index, {named.ref})  # a word: the rarer ones first
     assert "substitut" not in asked and len(asked) == QUERY_WORDS

@@ -58,7 +58,7 @@ APART = 3
 """Positions between two messages that do not follow one another: no neighbour credit passes."""
 
 
-def query_words(new: Item, index: TermIndex, not_names: AbstractSet[str] = frozenset()) -> dict[str, str]:
+def query_words(new: Item, index: TermIndex, not_names: AbstractSet[str]) -> dict[str, str]:
     """The words of ``new`` that carry meaning (a stemmed term) and are not common in the curated
     part (indexed by ``index``), at most :data:`QUERY_WORDS`, each with its term: its entities'
     words first (not those of ``not_names``, refs the conversation writes as words), then the
@@ -194,7 +194,7 @@ class ColdRecall:
         upto: int,
         new: Item,
         index: TermIndex,
-        not_names: AbstractSet[str] = frozenset(),
+        not_names: AbstractSet[str],
     ) -> ColdCandidates:
         """The earlier messages (ids up to ``upto``) that may answer ``new``, with their neighbours:
         none when it has no word that carries meaning and is not common in the curated part."""
