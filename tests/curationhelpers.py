@@ -35,3 +35,8 @@ class Chat:
         """Adds the user's ``text`` and plans the request for it, without applying the plan."""
         new = self.say("user", text, apply=False)
         return new, self.curation.plan(new)
+
+
+def sent(result: CurationResult) -> set[int]:
+    """The ids of the messages ``result`` sends whole."""
+    return {source for message in result.messages for source in message.sources if message.form == "verbatim"}

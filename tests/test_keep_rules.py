@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 from engine.curation.context_building import build_view
 from engine.curation.items import Item, ItemState
 from engine.curation.keep_rules import KeepRule, matches, needed, rule
-from engine.curation.result import CurationResult
-from tests.curationhelpers import Chat, garden
+from tests.curationhelpers import Chat, garden, sent
 
 RULE = "anything about the database schema"
 SCHEMA = "The database schema has a users table with an email column and an orders table keyed by user id."
@@ -27,10 +26,6 @@ def schema_chat() -> tuple[Chat, Item]:
         chat.say("user", f"Tell me about the garden {turn}?")
         chat.say("assistant", garden(turn))
     return chat, old
-
-
-def sent(result: CurationResult) -> set[int]:
-    return {source for message in result.messages for source in message.sources if message.form == "verbatim"}
 
 
 def test_a_matching_old_message_is_sent_with_the_rule_as_its_reason() -> None:

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.curation.choosing import SHORT_COST, worth
-from engine.curation.result import CurationResult, cost
-from tests.curationhelpers import Chat, garden
+from engine.curation.result import cost
+from tests.curationhelpers import Chat, garden, sent
 
 TRAILS = ("Cedar", "Falcon", "Juniper", "Otter", "Granite", "Willow", "Heron", "Aspen")
 
@@ -21,10 +21,6 @@ def advice(turn: int, sentences: int) -> str:
         f"Trail advice {turn}.{k}: which trail you hike depends on the weather, the season and your boots."
         for k in range(sentences)
     )
-
-
-def sent(result: CurationResult) -> set[int]:
-    return {source for message in result.messages for source in message.sources if message.form == "verbatim"}
 
 
 @pytest.mark.parametrize("sentences", [8, 12, 24])
