@@ -96,6 +96,17 @@ KEPT_LOGIN = "The login fails with JWTError in auth.py:42 since this morning."
     policy=None,
     stored=False,
 )
+@example(  # the recent turns do not all fit: the user's paste goes before the reply after it
+    script=[
+        Step("user", KEPT_LOGIN),
+        Step("user", " ".join([KEPT_LOGIN] * 4)),
+        Step("assistant", KEPT_LOGIN),
+        Step("user", " ".join([KEPT_LOGIN] * 3)),
+    ],
+    window=200,
+    policy=None,
+    stored=False,
+)
 @given(
     script=st.lists(steps, min_size=1, max_size=40),
     window=st.integers(200, 3000),
@@ -139,6 +150,20 @@ def test_the_engines_promises_hold(
                 assert all(curation.by_id[i].kept_by_user for i in result.past_budget)
                 for op in result.operations:
                     assert not curation.by_id[op.target].pinned, "an operation touched a pinned item"
+                # In the recent turns the user's words go before the replies: a reply sent whole
+                # never took the room of a message of theirs that is left out.
+                recent = [
+                    i
+                    for i in curation.items
+                    if i.turn >= result.recent_from
+                    and i is not item
+                    and not i.pinned
+                    and i.state is ItemState.ACTIVE
+                ]
+                yours_out = [i.tokens for i in recent if i.user_owned and i.id in result.left_out]
+                replies_in = [i.tokens for i in recent if not i.user_owned and i.id in verbatim]
+                if yours_out and replies_in:
+                    assert max(replies_in) < min(yours_out)
                 delta = curation.apply(result)
         elif ids:
             target = ids[step.target % len(ids)]

@@ -214,7 +214,9 @@ def standing_cost(draft: PlanDraft) -> int:
 
 
 def take_recent(state: CurationState, draft: PlanDraft) -> None:
-    """The last turns go verbatim while they fit, newest first; the rest are candidates."""
+    """The last turns go verbatim while they fit: the user's messages first, then the replies,
+    each newest first (a reply may be left out of a request, the user's words only if asked);
+    the rest are candidates."""
     new = draft.new
     fixed_ids = {i.id for i in draft.fixed}
     draft.recent_from = recent_floor = draft.turn - RECENT_TURNS + answered(state, new)
@@ -227,7 +229,7 @@ def take_recent(state: CurationState, draft: PlanDraft) -> None:
             recent.append(item)
     recent.reverse()
     draft.recent = recent
-    for item in reversed(recent):
+    for item in sorted(reversed(recent), key=lambda i: not i.user_owned):
         draft.remaining = fit(draft, item, draft.remaining)
     draft.excluded = fixed_ids | {i.id for i in recent} | {new.id}
     excluded = draft.excluded

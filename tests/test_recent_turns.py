@@ -1,0 +1,42 @@
+"""The recent turns when they do not all fit: the user's words are sent before the replies, so a
+long reply never pushes the user's own paste out of a request unasked (found in a tmux walk at a
+1,500-token window: an 800-token paste and its 800-token echo; the next message's request sent
+the echo and left the paste out, asking only afterwards)."""
+
+from __future__ import annotations
+
+from engine.curation.items import ItemState
+from tests.curationhelpers import Chat, sent
+
+# About 800 tokens each: one of them fits beside the short messages, not both.
+PASTE = " ".join(f"line {n}: the login handler reads session data from redis" for n in range(66))
+ECHO = " ".join(f"step {n}: the cache keeps the session for a day then drops it" for n in range(53))
+
+
+def test_a_reply_is_left_out_before_the_users_paste_of_the_same_turn() -> None:
+    chat = Chat()
+    chat.say("user", "Hi, I'm Maya. I'm debugging a KeyError on login.")
+    chat.say("assistant", "Happy to help: what does the traceback say?")
+    paste = chat.say("user", PASTE)
+    echo = chat.say("assistant", ECHO)
+    _, result = chat.ask("and what about the cache?")
+    whole = sent(result)
+    assert paste.id in whole, "the user's paste is sent, not left out to make room for a reply"
+    assert echo.id not in whole
+    assert result.consent is None, "nothing of the user's needs asking about"
+    assert paste.id not in result.left_out
+    assert echo.id in result.left_out
+    assert result.tokens <= result.budget_tokens
+    # Left out of this request only: the reply itself is not pruned or summarized for it.
+    chat.curation.apply(result)
+    assert chat.curation.state.by_id[echo.id].state is ItemState.ACTIVE
+
+
+def test_when_everything_fits_the_recent_turns_all_go_in_order() -> None:
+    chat = Chat(window=4_000)
+    chat.say("user", "Hi, I'm Maya.")
+    paste = chat.say("user", PASTE)
+    echo = chat.say("assistant", ECHO)
+    new, result = chat.ask("and what about the cache?")
+    verbatim = [s for m in result.messages if m.form == "verbatim" for s in m.sources]
+    assert verbatim[-3:] == [paste.id, echo.id, new.id]
