@@ -18,6 +18,7 @@ from tests.apphelpers import (
     refreshed,
     send,
     stored_messages,
+    toasts,
     type_command,
     views,
     wait_for,
@@ -224,6 +225,9 @@ async def test_compact_summarizes_older_replies_and_asks_about_the_users_message
         await asked_for(pilot, app, ConsentScreen)
         asked = {item.item_id for item in app.screen.request.items}  # type: ignore[attr-defined]
         assert old_question in asked and old_reply not in asked
+        # Said as it is: the older replies are summarized, and these short messages saved nothing.
+        await wait_for(pilot, lambda: any(t.startswith("Summarized 2 older messages: ") for t in toasts(app)))
+        assert not any("0 tokens smaller" in t for t in toasts(app)), toasts(app)
         # The model's older reply is summarized at once; the recent turns are not touched.
         assert screen.context is not None
         assert screen.context.item(old_reply).state is ItemState.SUMMARIZED  # type: ignore[union-attr]
@@ -231,6 +235,9 @@ async def test_compact_summarizes_older_replies_and_asks_about_the_users_message
         assert screen.context.item(old_question).state is ItemState.ACTIVE  # type: ignore[union-attr]
         await pilot.press("alt+s")  # summarize all
         await wait_for(pilot, lambda: screen.context.item(old_question).state is ItemState.SUMMARIZED)  # type: ignore[union-attr]
+        # Again, with nothing left to compact: said so, not "0 tokens smaller".
+        await type_command(pilot, app, "/compact")
+        await wait_for(pilot, lambda: "Nothing older to compact." in toasts(app))
 
 
 async def test_system_sets_this_sessions_prompt_which_is_sent_and_kept(fake_server: FakeOpenAIServer) -> None:

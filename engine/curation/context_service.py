@@ -128,14 +128,15 @@ class ContextService:
 
         return await asyncio.to_thread(work)
 
-    async def compact(self, session_id: int) -> tuple[ContextView, ConsentRequest | None]:
-        """Summarize older turns now; the user's own messages come back as a consent request."""
+    async def compact(self, session_id: int) -> tuple[ContextView, int, ConsentRequest | None]:
+        """Summarize older turns now: the context after it, how many messages were summarized, and
+        the consent request the user's own messages come back as."""
 
-        def work() -> tuple[ContextView, ConsentRequest | None]:
+        def work() -> tuple[ContextView, int, ConsentRequest | None]:
             with self.curations.held(session_id) as held:
                 delta, request = held.curation.compact()
                 held.save(delta)
-                return held.preview(), request
+                return held.preview(), len(delta.items), request
 
         return await asyncio.to_thread(work)
 

@@ -238,11 +238,19 @@ class SlashCommands(ChatPart):
 
         host = self.host
         before = host.context.tokens if host.context is not None else 0
-        view, request = await host.services.context.compact(session_id)
+        view, summarized, request = await host.services.context.compact(session_id)
         host.show_context(view)
         saved = max(0, before - view.tokens)
         asked = f" Heedful asks before summarizing {len(request.items)} of your messages." if request else ""
-        host.notify(f"Compacted the older turns: the next request is {saved:,} tokens smaller.{asked}")
+        if summarized:
+            messages = "1 older message" if summarized == 1 else f"{summarized:,} older messages"
+            smaller = f"{saved:,} tokens smaller" if saved else "no smaller (they were short, or not sent)"
+            done = f"Summarized {messages}: the next request is {smaller}."
+        elif request is not None:
+            done = "Nothing older could be compacted without your answer."
+        else:
+            done = "Nothing older to compact."
+        host.notify(done + asked)
         if request is not None:
 
             def answered(answer: ConsentAnswer | None) -> None:
