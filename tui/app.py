@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import io
 import signal
+import time
 from collections.abc import Iterable
 from functools import partial
 from typing import Any
@@ -44,6 +45,8 @@ class HeedfulApp(App[None]):
         self.services = services
         self._theme_restored = False
         self._signals: list[signal.Signals] = []
+        self._toasts_until: dict[tuple[str, str, str], float] = {}
+        """Each toast on screen (its words, title and severity) and when it goes."""
         self.first_frame = asyncio.Event()
         """Set once a frame has been drawn on the terminal: what is loaded after the first frame
         waits for it (see :meth:`_display`)."""
@@ -131,14 +134,16 @@ class HeedfulApp(App[None]):
     ) -> None:
         """Every notification is plain text: they quote paths, titles and server errors, and markup
         would turn a "[" in those into a crash or a clickable action. An exception's text may quote a
-        server's error and the key in it: every notification passes the redaction gate."""
-        super().notify(
-            inert(redact(message)),
-            title=inert(redact(title)),
-            severity=severity,
-            timeout=timeout,
-            markup=False,
-        )
+        server's error and the key in it: every notification passes the redaction gate. The same
+        words twice while the first toast still shows (a failure retried) are shown once."""
+        message, title = inert(redact(message)), inert(redact(title))
+        now = time.monotonic()
+        self._toasts_until = {key: until for key, until in self._toasts_until.items() if until > now}
+        key = (message, title, severity)
+        if key in self._toasts_until:
+            return
+        self._toasts_until[key] = now + (self.NOTIFICATION_TIMEOUT if timeout is None else timeout)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def _fatal_error(self) -> None:
         """Textual's report of a crash (printed when the app ends), without the frames' local
