@@ -110,7 +110,8 @@ def test_the_last_two_turns_go_in_full_before_anything_older(
     script: list[Say], window: int, last: str
 ) -> None:
     """Each message of the last two turns (that the user has not summarized or forgotten) is sent in
-    full, or is larger than the room the always-sent parts and the newer recent messages left."""
+    full, or is larger than the room the always-sent parts and the recent messages before it in
+    order left: the user's first, then the replies, each newest first."""
     played = play(script, window, last)
     curation, result = played.curation, played.result
     sent = verbatim(result)
@@ -123,7 +124,7 @@ def test_the_last_two_turns_go_in_full_before_anything_older(
         for i in curation.items
         if i.turn >= turn - RECENT_TURNS and i.state is ItemState.ACTIVE and i not in fixed
     ]
-    for item in reversed(recent):  # newest first, as README says
+    for item in sorted(reversed(recent), key=lambda i: i.role != "user"):  # as README says
         if cost(item.tokens) <= room:
             assert item.id in sent, f"recent message {item.id} fits but is not sent"
             room -= cost(item.tokens)
