@@ -151,7 +151,7 @@ def unscored_reason(item: Item, new_id: int, recent_from: int) -> str:
     if item.turn >= recent_from:
         return (
             f"one of the last {RECENT_TURNS} turns, which go in full before anything older while "
-            "they fit (newest first), so not scored"
+            "they fit (yours first, then the replies), so not scored"
         )
     return "not scored for this request"
 
