@@ -3,9 +3,8 @@ the panel's marks and picture say what the request really carries.
 
 README: system messages, pinned messages and the new message are always sent, whole; the last
 two turns go in full before anything older, while they fit (the user's first, then the replies,
-each newest first). A message is marked
-"summarized" only when the request carries its summary; the picture's parts add up to the
-request's tokens.
+each newest first). A message is marked "summarized" only when the request carries its summary;
+the picture's parts add up to the request's tokens.
 """
 
 from __future__ import annotations
