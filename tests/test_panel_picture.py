@@ -133,7 +133,7 @@ async def test_the_why_dialog_tells_one_story() -> None:
             await wait_for(pilot, lambda: app.screen is screen)
             assert "(pruned)" not in facts and "always sent" not in facts, facts
             if name == "document":  # the user's own document: not sent, scored like any older message
-                assert "state active (kept whole)" in facts
+                assert "state active (whole, not summarized)" in facts
                 assert "In the next request: not sent: your message does not fit" in facts
                 assert "Score: relevance" in facts
                 assert "Ranked by 0." in facts  # how it competes for the room

@@ -24,7 +24,11 @@ if TYPE_CHECKING:
     from engine.curation.context_view import ItemDetail
 
 SCORE_PARTS = ("relevance", "neighbour", "entities", "recency", "role", "recurrence", "total")
-STATE_WORDS = {"active": "active (kept whole)", "summarized": "summarized", "pruned": "pruned (restorable)"}
+STATE_WORDS = {
+    "active": "active (whole, not summarized)",
+    "summarized": "summarized",
+    "pruned": "pruned (restorable)",
+}
 
 
 def describe(detail: ItemDetail) -> str:
