@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.curation.context_building import build_view, unscored_reason
+from engine.curation.context_building import SHORTENED, build_view, unscored_reason
 from engine.curation.context_view import ContextView, Mark
 from engine.curation.items import ItemState
 from engine.curation.prompt import REPLY_PRIMING_TOKENS
@@ -130,7 +130,12 @@ def test_the_last_two_turns_go_in_full_before_anything_older(
             room -= cost(item.tokens)
         else:
             assert item.id not in sent and item.id in result.left_out
-            assert not played.view.item(item.id).in_prompt  # type: ignore[union-attr]
+            shown = played.view.item(item.id)
+            assert shown is not None
+            # Not sent, or (a reply, never the user's words) sent as a quick summary instead.
+            if shown.in_prompt:
+                assert item.role != "user" and item.id in summarized(result)
+                assert shown.mark is Mark.SUMMARIZED and shown.reason == SHORTENED
 
 
 @SETTINGS

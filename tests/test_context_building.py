@@ -8,6 +8,7 @@ from engine.curation import context_building
 from engine.curation.context_building import build_view
 from engine.curation.context_view import ContextView, Mark, Section
 from engine.curation.items import ItemState
+from engine.curation.result import CurationResult
 from engine.curation.session_curation import SessionCuration
 from engine.text.tokens import CharEstimateCounter
 
@@ -57,14 +58,39 @@ def test_reused_views_show_every_change_the_user_makes_between_plans() -> None:
     assert after.items != first.items
 
 
-def test_a_reply_too_big_for_the_budget_is_left_out_and_the_note_says_so_in_the_singular() -> None:
-    curation = SessionCuration(window=1_200, counter=CharEstimateCounter())
+def huge_reply(window: int) -> tuple[SessionCuration, CurationResult]:
+    """A reply of ~4,500 tokens, more than the whole budget, then the user's next message planned."""
+    curation = SessionCuration(window=window, counter=CharEstimateCounter())
     curation.add_message(1, "user", "Paste the whole log, please.", 7)
-    huge = "log line " * 2_000  # ~4,500 tokens: more than the whole budget
+    huge = "log line " * 2_000
     curation.add_message(2, "assistant", huge, len(huge) // 4)
     new = curation.add_message(3, "user", "Thanks. What failed?", 5)
-    view = build_view(curation, curation.plan(new), new_id=new.id)
+    return curation, curation.plan(new)
+
+
+def test_a_reply_too_big_for_the_budget_is_sent_as_a_quick_summary_and_the_note_says_so() -> None:
+    curation, result = huge_reply(1_200)
+    view = build_view(curation, result, new_id=3)
+    shortened = view.item(2)
+    assert shortened is not None and shortened.mark is Mark.SUMMARIZED and shortened.in_prompt
+    assert shortened.reason == context_building.SHORTENED
+    (section,) = [m for m in result.messages if m.form == "summary"]
+    assert section.sources == (2,) and "log line" in section.content
+    assert result.tokens <= result.budget_tokens
+    said = "1 reply did not fit whole: a quick summary of it is sent instead, in this request only."
+    assert said in view.notes
+    # Logged as it was, and nothing about it changed: the next plan finds it whole.
+    delta = curation.apply(result)
+    (logged,) = [e for e in delta.ledger if e.target == "2"]
+    assert "a quick summary of it was sent in its place" in logged.reason
+    assert curation.state.by_id[2].state is ItemState.ACTIVE and curation.state.by_id[2].summary is None
+
+
+def test_a_reply_left_out_with_no_room_even_for_its_summary_is_said_so_in_the_singular() -> None:
+    curation, result = huge_reply(60)
+    view = build_view(curation, result, new_id=3)
     left_out = view.item(2)
-    assert left_out is not None and left_out.mark is Mark.LEFT_OUT
+    assert left_out is not None and left_out.mark is Mark.LEFT_OUT and not left_out.in_prompt
+    assert not left_out.summary, "no summary is shown for one that is not sent"
     said = "1 message did not fit and was left out of this request only; nothing about it changed."
     assert said in view.notes

@@ -27,7 +27,10 @@ def test_a_reply_is_left_out_before_the_users_paste_of_the_same_turn() -> None:
     assert paste.id not in result.left_out
     assert echo.id in result.left_out
     assert result.tokens <= result.budget_tokens
-    # Left out of this request only: the reply itself is not pruned or summarized for it.
+    # In its place, a quick summary of it, for this request only: the reply itself is not
+    # pruned or summarized.
+    (section,) = [m for m in result.messages if m.form == "summary"]
+    assert echo.id in section.sources and "the cache keeps the session" in section.content
     chat.curation.apply(result)
     assert chat.curation.state.by_id[echo.id].state is ItemState.ACTIVE
 

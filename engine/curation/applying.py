@@ -79,6 +79,9 @@ def apply(state: CurationState, result: CurationResult) -> CurationDelta:
                 "your message does not fit; not sent until you choose: keep it aside, summarize it "
                 "or leave it out"
                 if item_id in asked
+                else "did not fit the budget; a quick summary of it was sent in its place, in this "
+                "request only; nothing about it changed"
+                if item_id in result.stand_ins
                 else "did not fit the budget; left out of this request only, nothing about it changed",
             )
         )

@@ -22,6 +22,12 @@ def assemble(
     # An item whose summary a model is still writing stays as it is, and a quick summary
     # stands in for it in this request.
     stand_ins = {i: stand_in(state, state.by_id[i]) for i in draft.waiting}
+    # A recent reply too long for the room left: a quick summary of it stands in for it in this
+    # request, before the other summaries (the user's own words are never summarized unasked).
+    left_out = set(draft.left_out)
+    cut = [i for i in draft.recent if i.id in left_out and not i.user_owned]
+    stand_ins.update((i.id, stand_in(state, i)) for i in cut)
+    first = frozenset(i.id for i in cut)
     threads = None
     # What the summaries and the story may take beyond draft.room and draft.reserve (less than
     # nothing when the threads took some of them).
@@ -35,7 +41,7 @@ def assemble(
         threads = thread_section(draft.threads, in_full, state.counter, room)
         extra = left - (threads.tokens if threads is not None else 0) - draft.room - draft.reserve
     after, summarized, repeats = draft.after_state.get, ItemState.SUMMARIZED, draft.repeats
-    summarized_items = [
+    summarized_items = cut + [
         i
         for i in draft.candidates
         if i.id not in chosen
@@ -49,13 +55,16 @@ def assemble(
         story_message, draft.story = story_section(state, draft, min(draft.story_reserve, free))
         story_used = story_message.tokens if story_message is not None else 0
         room = draft.room + draft.reserve + extra - story_used
-        summary_message = state.summary_section.build(summarized_items, summaries, scores, room)
+        summary_message = state.summary_section.build(summarized_items, summaries, scores, room, first=first)
     else:  # sharing the summaries' room (a small window): told in what they leave
         room = draft.room + draft.reserve + extra
-        summary_message = state.summary_section.build(summarized_items, summaries, scores, room)
+        summary_message = state.summary_section.build(summarized_items, summaries, scores, room, first=first)
         if draft.story_reserve:
             left = free - (summary_message.tokens if summary_message is not None else 0)
             story_message, draft.story = story_section(state, draft, min(draft.story_reserve, left))
+    if first:  # a quick summary the section had no room for stands in for nothing
+        in_section = set(summary_message.sources) if summary_message is not None else set()
+        stand_ins = {i: text for i, text in stand_ins.items() if i not in first or i in in_section}
     messages: list[ContextMessage] = []
     if system_prompt:
         messages.append(ContextMessage("system", system_prompt, (), "system", draft.system_cost))

@@ -9,7 +9,7 @@ operations on the candidates (recall, prioritize, demote).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from engine.advice.rules import CURATOR, advised, advised_why, summarize_all
 from engine.curation.cold_recall import recall_earlier
@@ -212,14 +212,27 @@ def operate(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
                     draft.after_state[item.id] = operation.after
     if draft.cold:
         recall_earlier(draft, scores, state.profile.recall_threshold, state.cold_recalled)
-    # The user's messages asked about have their own note (engine.curation.user_room).
-    if left := len([i for i in draft.left_out if i not in draft.asked_left_out]):
+
+
+def left_out_note(draft: PlanDraft, shortened: Collection[int]) -> None:
+    """Notes what did not fit: left out of this request only, or (a recent reply) sent as a quick
+    summary. The user's messages asked about have their own (engine.curation.user_room)."""
+    left = [i for i in draft.left_out if i not in draft.asked_left_out]
+    short = sum(1 for i in left if i in shortened)
+    if out := len(left) - short:
         were, them = (
             ("1 message did not fit and was", "it")
-            if left == 1
-            else (f"{left} messages did not fit and were", "them")
+            if out == 1
+            else (f"{out} messages did not fit and were", "them")
         )
         draft.notes.append(f"{were} left out of this request only; nothing about {them} changed.")
+    if short:
+        draft.notes.append(
+            "1 reply did not fit whole: a quick summary of it is sent instead, in this request only."
+            if short == 1
+            else f"{short} replies did not fit whole: quick summaries of them are sent instead, in this "
+            "request only."
+        )
 
 
 def keep_by_rule(draft: PlanDraft, room: int, totals: Mapping[int, float], protected: set[int]) -> int:

@@ -156,6 +156,9 @@ def unscored_reason(item: Item, new_id: int, recent_from: int) -> str:
     return "not scored for this request"
 
 
+SHORTENED = "too long for the room left: a quick summary of it is sent in this request instead"
+"""Why a recent reply is sent as a summary (engine.curation.assembling); nothing about it changes."""
+
 SHOWN = 3
 """Left-out messages named one by one at the top of the panel; the rest are counted."""
 
@@ -290,6 +293,8 @@ class _ItemPlacer:
                 return Section.RETAINED, Mark.VERBATIM, YOURS
             return Section.RETAINED, Mark.VERBATIM, self._retained_reason(item.id)
         if item.id in self.summarized:
+            if item.id in self.left_out:  # a recent reply too long for the room left
+                return Section.RETAINED, Mark.SUMMARIZED, SHORTENED
             if item.id in self.result.stand_ins:
                 return (
                     Section.RETAINED,

@@ -28,7 +28,7 @@ from engine.advice.rules import (
 )
 from engine.curation.assembling import assemble
 from engine.curation.candidates import narrow
-from engine.curation.choosing import choose, operate
+from engine.curation.choosing import choose, left_out_note, operate
 from engine.curation.cold_recall import NONE, ColdCandidates, admit
 from engine.curation.consent import ConsentRequest
 from engine.curation.curation_state import CurationState
@@ -115,6 +115,7 @@ def plan(
     choose(state, draft, scores)
     operate(state, draft, scores)
     messages, verbatim, summary_message, stand_ins = assemble(state, draft, scores, system_prompt)
+    left_out_note(draft, stand_ins.keys() & set(draft.left_out))
     entities, consent = explain(state, draft, verbatim, summary_message)
     turn, retained = draft.turn, draft.retained
     tokens = sum(m.tokens for m in messages) + REPLY_PRIMING_TOKENS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from engine.curation.items import Item
@@ -28,8 +29,11 @@ class SummarySection:
         new_summaries: Mapping[int, str],
         scores: ScoreTable,
         room: int,
+        *,
+        first: frozenset[int],
     ) -> ContextMessage | None:
-        """The section for ``summarized`` items (those not sent verbatim), within ``room`` tokens."""
+        """The section for ``summarized`` items (those not sent verbatim), within ``room`` tokens;
+        the ``first`` (recent, so unscored) take their room before the rest."""
         if not summarized:
             return None
         header_cost = cost(self.counter.count(SUMMARY_HEADER))
@@ -39,7 +43,7 @@ class SummarySection:
         # Best first, in conversation order among equals (a stable sort); keyed by a list's
         # __getitem__, not a lambda, and costs looked up inline: a long session has ~10,000
         # summarized items, and this runs every turn.
-        keys = [-totals[i.id] for i in summarized]
+        keys = [-totals[i.id] if i.id not in first else -math.inf for i in summarized]
         for n in sorted(range(len(keys)), key=keys.__getitem__):
             item = summarized[n]
             text = new_summaries.get(item.id) or item.summary or ""
