@@ -43,3 +43,18 @@ def test_when_everything_fits_the_recent_turns_all_go_in_order() -> None:
     new, result = chat.ask("and what about the cache?")
     verbatim = [s for m in result.messages if m.form == "verbatim" for s in m.sources]
     assert verbatim[-3:] == [paste.id, echo.id, new.id]
+
+
+def test_the_summaries_never_take_a_request_past_the_budget_the_recent_turns_nearly_fill() -> None:
+    # The summary section's share of the budget was set aside whole even when the recent turns
+    # left less than it: requests went up to 48 tokens past the budget with no word of it.
+    for words in range(284, 304, 2):
+        chat = Chat()
+        for turn in range(6):
+            chat.say("user", f"Question {turn} about the garden and its roses in spring {turn}?")
+            chat.say("assistant", " ".join(f"The garden note {turn}.{j} is about roses." for j in range(2)))
+        chat.say("user", "Now a question about roses: " + " ".join(f"word{k}" for k in range(words)))
+        chat.say("assistant", "Roses answer: " + " ".join(f"reply{k}" for k in range(200)))
+        _, result = chat.ask("And the roses in spring?")
+        assert not result.over_budget and not result.past_budget
+        assert result.tokens <= result.budget_tokens, (words, result.tokens)

@@ -48,6 +48,9 @@ def choose(state: CurationState, draft: PlanDraft, scores: ScoreTable) -> None:
     if draft.story_reserve >= STORY_OWN_SHARE_FROM:
         draft.reserve += draft.story_reserve
     # else a small window: the story is told in what the summaries leave, taking no one's room
+    # The sections never take more than what is always sent and the recent turns leave: a
+    # request past the budget is the user's choice alone.
+    draft.reserve = min(draft.reserve, draft.remaining)
     room = max(0, draft.remaining - draft.reserve - draft.threads_room)
     totals = scores.total
     # Tool and search results expire as soon as the new message stops referring to them
