@@ -17,7 +17,6 @@ from sessions import paths
 from sessions.store import open_store
 from tests.apphelpers import chat, make_app, refreshed, wait_for, write_config
 from tui.app import HeedfulApp
-from tui.screens.chat import ChatScreen
 from tui.screens.connect import ConnectScreen
 from tui.screens.sessions import SessionsScreen
 from tui.widgets.composer import Composer
@@ -199,13 +198,17 @@ def test_populated_context_panel_wide(snap_compare: Any) -> None:
 
 
 def opening(count: int, key: str, screen: str, *, row: int | None = None) -> Callable[[Pilot[None]], Any]:
-    """Once the seeded session has settled: highlight message ``row`` in the panel (if given),
-    press ``key`` and wait for ``screen`` to be on top."""
+    """Once the seeded session has settled and the panel says its question is open (the picture of
+    the next request is in: before it, the panel behind the dialog now and then showed less):
+    highlight message ``row`` in the panel (if given), press ``key`` and wait for ``screen``."""
 
     async def run_before(pilot: Pilot[None]) -> None:
         await settled(count)(pilot)
         app = pilot.app
         assert isinstance(app, HeedfulApp)
+        asking = chat(app).context_panel.query_one("#context-asking", Static)
+        await wait_for(pilot, lambda: asking.display and "F4 answers" in str(asking.render()))
+        await pilot.pause()
         if row is not None:
             await highlight(app, row)
         await pilot.press(key)
@@ -227,10 +230,6 @@ def test_consent_dialog(snap_compare: Any) -> None:
 
     async def run_before(pilot: Pilot[None]) -> None:
         await opened(pilot)
-        # The panel behind it says a question is open once the request's picture is in.
-        screen = next(s for s in pilot.app.screen_stack if isinstance(s, ChatScreen))
-        asking = screen.context_panel.query_one("#context-asking", Static)
-        await wait_for(pilot, lambda: asking.display and "F4 answers" in str(asking.render()))
         await refreshed(pilot)
 
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
