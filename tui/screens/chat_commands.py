@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from tui import slash
+from tui.filtering import counted
 from tui.messages import ContextAction, ItemVerb
 from tui.screens.chat_parts import ChatPart
 from tui.screens.chat_settings import SETTINGS, SettingCommands
@@ -243,9 +244,8 @@ class SlashCommands(ChatPart):
         saved = max(0, before - view.tokens)
         asked = f" Heedful asks before summarizing {len(request.items)} of your messages." if request else ""
         if summarized:
-            messages = "1 older message" if summarized == 1 else f"{summarized:,} older messages"
             smaller = f"{saved:,} tokens smaller" if saved else "no smaller (they were short, or not sent)"
-            done = f"Summarized {messages}: the next request is {smaller}."
+            done = f"Summarized {counted(summarized, 'older message')}: the next request is {smaller}."
         elif request is not None:
             done = "Nothing older could be compacted without your answer."
         else:
