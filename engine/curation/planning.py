@@ -216,8 +216,8 @@ def standing_cost(draft: PlanDraft) -> int:
 
 def take_recent(state: CurationState, draft: PlanDraft) -> None:
     """The last turns go verbatim while they fit: the user's messages first, then the replies,
-    each newest first (a reply may be left out of a request, the user's words only if asked);
-    the rest are candidates."""
+    each newest first (a reply that does not fit goes as a quick summary, or not at all; the
+    user's words are left out only when asked); the rest are candidates."""
     new = draft.new
     fixed_ids = {i.id for i in draft.fixed}
     draft.recent_from = recent_floor = draft.turn - RECENT_TURNS + answered(state, new)
