@@ -244,7 +244,7 @@ class SlashCommands(ChatPart):
         saved = max(0, before - view.tokens)
         asked = f" Heedful asks before summarizing {len(request.items)} of your messages." if request else ""
         if summarized:
-            smaller = f"{saved:,} tokens smaller" if saved else "no smaller (they were short, or not sent)"
+            smaller = f"{saved:,} tokens smaller" if saved else "no smaller (short, or not sent)"
             done = f"Summarized {counted(summarized, 'older message')}: the next request is {smaller}."
         elif request is not None:
             done = "Nothing older could be compacted without your answer."
